@@ -1,0 +1,1 @@
+"""Agents as persistent employees: hiring, lifecycle, templates, policy, memory."""

@@ -1,0 +1,118 @@
+"""Hiring an agent onto a node, and reassigning it to another one while it is idle."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from parley.agents.lifecycle import refuse_node_session
+from parley.agents.lookup import agent_by_name
+from parley.agents.model import Agent, Lifecycle, Modality
+from parley.brains.spec import parse_brain_spec
+from parley.clock import Clock
+from parley.errors import Conflict, Invalid
+from parley.mesh.nodes import check_engram, node_by_name
+from parley.naming import check_name
+from parley.people.accounts import person_by_name
+from parley.people.model import Person
+from parley.store import Tx
+
+MAX_SESSIONS_LIMIT = 1000
+HUMAN_BRAIN = "human"
+
+
+@dataclass(frozen=True)
+class HireOrder:
+    name: str
+    node: str
+    engram: str = ""
+    brain: str | None = None
+    max_sessions: int = 1
+    template: bool = False
+    surge_threshold: int | None = None
+    clone_lifetime: timedelta | None = None
+    human: str | None = None
+
+
+def check_max_sessions(value: int) -> int:
+    if not 1 <= value <= MAX_SESSIONS_LIMIT:
+        raise Invalid(f"max sessions must be between 1 and {MAX_SESSIONS_LIMIT}, not {value}")
+    return value
+
+
+def _check_template_options(order: HireOrder) -> None:
+    if order.template:
+        if order.human:
+            raise Invalid("a template cannot be a human agent: clones of a person make no sense")
+        if order.surge_threshold is not None and order.surge_threshold < 1:
+            raise Invalid(f"surge threshold must be at least 1, not {order.surge_threshold}")
+        return
+    if order.surge_threshold is not None or order.clone_lifetime is not None:
+        raise Invalid("--surge-threshold and --clone-lifetime only apply to a --template agent")
+
+
+async def hire(tx: Tx, clock: Clock, order: HireOrder, by: Person, default_brain: str) -> Agent:
+    """Write the new agent as ``hired``; it becomes active once its node has made its workspace."""
+    check_name("agent", order.name)
+    check_engram(order.engram)
+    check_max_sessions(order.max_sessions)
+    _check_template_options(order)
+    node = await node_by_name(tx, order.node)
+    human_id = None
+    if order.human is not None:
+        if order.brain is not None:
+            raise Invalid("a human agent has no brain: give --human or --brain, not both")
+        human_id = (await person_by_name(tx, order.human)).id
+        brain = HUMAN_BRAIN
+    else:
+        brain = str(parse_brain_spec(order.brain or default_brain))
+    if await tx.agents.by_name(order.name) is not None:
+        raise Conflict(f"an agent named {order.name!r} already exists (names are never reused)")
+    agent_id = await tx.agents.insert(
+        name=order.name,
+        node_id=node.id,
+        lifecycle=Lifecycle.HIRED.value,
+        modality=(Modality.HUMAN if human_id else Modality.AI).value,
+        human_person_id=human_id,
+        engram=order.engram,
+        brain=brain,
+        max_sessions=order.max_sessions,
+        is_template=order.template,
+        surge_threshold=order.surge_threshold,
+        clone_lifetime_seconds=_seconds(order.clone_lifetime),
+        hired_by_person_id=by.id,
+        created_at=clock.now(),
+    )
+    agent = await tx.agents.by_id(agent_id)
+    assert agent is not None
+    return agent
+
+
+async def reassign(tx: Tx, agent_name: str, node_name: str) -> Agent:
+    """Move an idle agent to another node; its new workspace is made there next."""
+    agent = await agent_by_name(tx, agent_name)
+    refuse_node_session(agent, "reassigned")
+    node = await node_by_name(tx, node_name)
+    if node.id == agent.node_id:
+        raise Conflict(f"agent {agent.name} is already on node {node.name}")
+    movable = (Lifecycle.HIRED, Lifecycle.ACTIVE)
+    if agent.lifecycle not in movable:
+        raise Conflict(
+            f"agent {agent.name} is {agent.lifecycle.value}; only a hired or active agent can be"
+            " reassigned",
+            state=agent.lifecycle.value,
+        )
+    if not await tx.agents.move_if_idle(agent.id, node.id, movable):
+        open_runs = await tx.runs.count_open(agent.id)
+        raise Conflict(
+            f"agent {agent.name} is not idle ({open_runs} run(s) queued or running); reassign it"
+            " when it is idle",
+            state=agent.lifecycle.value,
+        )
+    moved = await tx.agents.by_id(agent.id)
+    assert moved is not None
+    return moved
+
+
+def _seconds(duration: timedelta | None) -> int | None:
+    return None if duration is None else int(duration.total_seconds())

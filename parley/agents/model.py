@@ -1,0 +1,79 @@
+"""Values describing agents."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+
+class Lifecycle(StrEnum):
+    HIRED = "hired"
+    ACTIVE = "active"
+    DRAINING = "draining"
+    RETIRED = "retired"
+    # A node session exists because its node does; it has no hiring lifecycle at all.
+    INHERENT = "inherent"
+
+
+class AgentKind(StrEnum):
+    AGENT = "agent"
+    NODE_SESSION = "node"
+
+
+class Modality(StrEnum):
+    AI = "ai"
+    HUMAN = "human"
+
+
+# Which states may take work: a new topic only from an active agent; text in a topic the
+# agent already holds also from a draining one, so that its running work can finish.
+NEW_TOPIC_STATES = (Lifecycle.ACTIVE, Lifecycle.INHERENT)
+HELD_TOPIC_STATES = (Lifecycle.ACTIVE, Lifecycle.DRAINING, Lifecycle.INHERENT)
+
+
+@dataclass(frozen=True)
+class Agent:
+    id: int
+    name: str
+    kind: AgentKind
+    node_id: int
+    node_name: str
+    lifecycle: Lifecycle
+    modality: Modality
+    human_person: str | None
+    engram: str
+    brain: str
+    max_sessions: int
+    is_template: bool
+    surge_threshold: int | None
+    clone_lifetime_seconds: int | None
+    template_name: str | None
+    expires_at: datetime | None
+    workspace: str | None
+    retired_reason: str | None
+    retired_at: datetime | None
+    created_at: datetime
+    warning_count: int
+
+    @property
+    def is_node_session(self) -> bool:
+        return self.kind is AgentKind.NODE_SESSION
+
+
+@dataclass(frozen=True)
+class MemoryNote:
+    id: int
+    agent_name: str
+    note: str
+    written_by: str | None
+    written_at: datetime
+
+
+@dataclass(frozen=True)
+class AgentWarning:
+    id: int
+    agent_name: str
+    reason: str
+    given_by: str | None
+    given_at: datetime

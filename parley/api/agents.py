@@ -1,0 +1,146 @@
+"""/api/v1/agents: hiring, lifecycle, templates, policy and memory."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Query
+
+from parley.agents.hiring import HireOrder, hire, reassign
+from parley.agents.lifecycle import begin_draining, force_retire, refuse_node_session, retire
+from parley.agents.lookup import agent_by_name
+from parley.agents.memory import recall, remember
+from parley.agents.model import Agent, Lifecycle
+from parley.agents.policy import warn
+from parley.agents.templates import clone
+from parley.agents.workspaces import provision
+from parley.api.deps import Caller, Ctx
+from parley.api.schemas import (
+    AgentOut,
+    CloneIn,
+    HireIn,
+    MemoryOut,
+    NoteIn,
+    ReassignIn,
+    RetireIn,
+    WarningOut,
+    WarnIn,
+    WarnOut,
+)
+from parley.context import Context
+from parley.durations import parse_duration
+from parley.errors import Conflict
+from parley.people.accounts import require_owner
+
+router = APIRouter(tags=["agents"])
+
+
+async def _provisioned(ctx: Context, agent: Agent) -> AgentOut:
+    """Ask the node for the workspace now; if it is away, the agent waits as it is."""
+    await provision(ctx.store, ctx.broker, agent)
+    async with ctx.store.transaction() as tx:
+        return AgentOut.of(await agent_by_name(tx, agent.name))
+
+
+@router.post("/agents", status_code=201)
+async def hire_agent(body: HireIn, caller: Caller, ctx: Ctx) -> AgentOut:
+    require_owner(caller, "hire agents")
+    lifetime = parse_duration(body.clone_lifetime, "clone lifetime") if body.clone_lifetime else None
+    order = HireOrder(
+        name=body.name,
+        node=body.node,
+        engram=body.engram,
+        brain=body.brain,
+        max_sessions=body.max_sessions,
+        template=body.template,
+        surge_threshold=body.surge_threshold,
+        clone_lifetime=lifetime,
+        human=body.human,
+    )
+    async with ctx.store.transaction() as tx:
+        agent = await hire(tx, ctx.clock, order, caller, ctx.settings.default_brain)
+    return await _provisioned(ctx, agent)
+
+
+@router.get("/agents")
+async def list_agents(
+    caller: Caller, ctx: Ctx, lifecycle: list[Lifecycle] | None = Query(None)
+) -> list[AgentOut]:
+    async with ctx.store.transaction() as tx:
+        return [AgentOut.of(agent) for agent in await tx.agents.all(lifecycle)]
+
+
+@router.get("/agents/{name}")
+async def show_agent(name: str, caller: Caller, ctx: Ctx) -> AgentOut:
+    async with ctx.store.transaction() as tx:
+        return AgentOut.of(await agent_by_name(tx, name))
+
+
+@router.delete("/agents/{name}", status_code=204)
+async def delete_agent(name: str, caller: Caller, ctx: Ctx) -> None:
+    require_owner(caller, "remove agents")
+    async with ctx.store.transaction() as tx:
+        agent = await agent_by_name(tx, name)
+    refuse_node_session(agent, "deleted")
+    raise Conflict(f"agents are never deleted; retire {agent.name} instead (it stays readable)")
+
+
+@router.post("/agents/{name}/reassign")
+async def reassign_agent(name: str, body: ReassignIn, caller: Caller, ctx: Ctx) -> AgentOut:
+    require_owner(caller, "reassign agents")
+    async with ctx.store.transaction() as tx:
+        agent = await reassign(tx, name, body.node)
+    return await _provisioned(ctx, agent)
+
+
+@router.post("/agents/{name}/retire")
+async def retire_agent(name: str, body: RetireIn, caller: Caller, ctx: Ctx) -> AgentOut:
+    """Drain (no new work, running work finishes, then retired), or with force retire now."""
+    require_owner(caller, "retire agents")
+    reason = (body.reason or "").strip() or f"retired by {caller.name}"
+    async with ctx.store.transaction() as tx:
+        agent = await agent_by_name(tx, name)
+        if body.force:
+            await force_retire(tx, ctx.clock, agent, reason)
+        else:
+            await begin_draining(tx, agent, reason)
+            if await tx.runs.count_open(agent.id) == 0:
+                await retire(tx, ctx.clock, agent)
+        return AgentOut.of(await agent_by_name(tx, name))
+
+
+@router.post("/agents/{name}/warnings")
+async def warn_agent(name: str, body: WarnIn, caller: Caller, ctx: Ctx) -> WarnOut:
+    require_owner(caller, "warn agents")
+    async with ctx.store.transaction() as tx:
+        outcome = await warn(
+            tx, ctx.clock, name, body.reason, caller, ctx.settings.warnings_to_dismiss
+        )
+    return WarnOut(agent=AgentOut.of(outcome.agent), warnings=outcome.warnings, dismissed=outcome.dismissed)
+
+
+@router.get("/agents/{name}/warnings")
+async def list_warnings(name: str, caller: Caller, ctx: Ctx) -> list[WarningOut]:
+    async with ctx.store.transaction() as tx:
+        agent = await agent_by_name(tx, name)
+        return [WarningOut.of(w) for w in await tx.agents.warnings(agent.id)]
+
+
+@router.post("/agents/{name}/clones", status_code=201)
+async def clone_agent(name: str, body: CloneIn, caller: Caller, ctx: Ctx) -> AgentOut:
+    require_owner(caller, "clone templates")
+    lifetime = parse_duration(body.lifetime, "lifetime") if body.lifetime else None
+    async with ctx.store.transaction() as tx:
+        agent = await clone(tx, ctx.clock, name, body.name, lifetime)
+    return await _provisioned(ctx, agent)
+
+
+@router.post("/agents/{name}/memory", status_code=201)
+async def add_memory(name: str, body: NoteIn, caller: Caller, ctx: Ctx) -> list[MemoryOut]:
+    async with ctx.store.transaction() as tx:
+        await remember(tx, ctx.clock, name, body.note, caller)
+        return [MemoryOut.of(note) for note in await recall(tx, name)]
+
+
+@router.get("/agents/{name}/memory")
+async def read_memory(name: str, caller: Caller, ctx: Ctx) -> list[MemoryOut]:
+    async with ctx.store.transaction() as tx:
+        return [MemoryOut.of(note) for note in await recall(tx, name)]

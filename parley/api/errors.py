@@ -1,0 +1,81 @@
+"""The one place errors become HTTP: status plus ``{"error": ..., "message": ...}``."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from parley.errors import (
+    Conflict,
+    Forbidden,
+    Invalid,
+    NotFound,
+    ParleyError,
+    Unauthorized,
+    Unavailable,
+)
+
+log = logging.getLogger(__name__)
+
+STATUS = {
+    Invalid: 400,
+    Unauthorized: 401,
+    Forbidden: 403,
+    NotFound: 404,
+    Conflict: 409,
+    Unavailable: 503,
+}
+
+
+def status_of(error: ParleyError) -> int:
+    for cls in type(error).__mro__:
+        if cls in STATUS:
+            return STATUS[cls]
+    return 500
+
+
+def _response(error: ParleyError) -> JSONResponse:
+    headers = {"WWW-Authenticate": "Bearer"} if isinstance(error, Unauthorized) else None
+    return JSONResponse(error.to_dict(), status_code=status_of(error), headers=headers)
+
+
+def describe_validation(exc: RequestValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        location = ".".join(str(p) for p in err["loc"] if p != "body") or "body"
+        if err["type"] == "json_invalid":
+            parts.append(f"the body is not valid JSON ({err.get('ctx', {}).get('error', 'parse error')})")
+        else:
+            parts.append(f"{location}: {err['msg']}")
+    return "bad request: " + "; ".join(parts)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    async def parley_error(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, ParleyError)
+        return _response(exc)
+
+    async def validation_error(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        return _response(Invalid(describe_validation(exc)))
+
+    async def http_error(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, HTTPException)
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "error")
+        return JSONResponse({"error": code, "message": str(exc.detail)}, status_code=exc.status_code)
+
+    async def unexpected(_: Request, exc: Exception) -> JSONResponse:
+        log.exception("unexpected error", exc_info=exc)
+        return JSONResponse(
+            {"error": "internal", "message": "an unexpected error happened; see the server log"},
+            status_code=500,
+        )
+
+    app.add_exception_handler(ParleyError, parley_error)
+    app.add_exception_handler(RequestValidationError, validation_error)
+    app.add_exception_handler(HTTPException, http_error)
+    app.add_exception_handler(Exception, unexpected)

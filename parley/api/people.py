@@ -1,0 +1,30 @@
+"""/api/v1/people and /api/v1/me."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from parley.api.deps import Caller, Ctx
+from parley.api.schemas import NewPersonOut, PersonIn, PersonOut
+from parley.people.accounts import add_person, require_owner
+
+router = APIRouter(tags=["people"])
+
+
+@router.get("/me")
+async def me(caller: Caller) -> PersonOut:
+    return PersonOut.of(caller)
+
+
+@router.post("/people", status_code=201)
+async def create_person(body: PersonIn, caller: Caller, ctx: Ctx) -> NewPersonOut:
+    require_owner(caller, "add people")
+    async with ctx.store.transaction() as tx:
+        created = await add_person(tx, ctx.clock, body.name, body.role)
+    return NewPersonOut(person=PersonOut.of(created.person), token=created.token)
+
+
+@router.get("/people")
+async def list_people(caller: Caller, ctx: Ctx) -> list[PersonOut]:
+    async with ctx.store.transaction() as tx:
+        return [PersonOut.of(person) for person in await tx.people.all()]

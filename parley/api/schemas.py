@@ -1,0 +1,177 @@
+"""Shapes of the HTTP API: requests are validated here, responses are built from our values."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from parley.agents.model import Agent, AgentWarning, MemoryNote
+from parley.durations import format_duration
+from parley.mesh.model import Node
+from parley.people.model import Person, Role
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PersonIn(Body):
+    name: str
+    role: Role = Role.MEMBER
+
+
+class PersonOut(BaseModel):
+    name: str
+    role: Role
+    created_at: datetime
+
+    @classmethod
+    def of(cls, person: Person) -> PersonOut:
+        return cls(name=person.name, role=person.role, created_at=person.created_at)
+
+
+class NewPersonOut(BaseModel):
+    person: PersonOut
+    token: str = Field(description="shown once; only its hash is stored")
+
+
+class EngramIn(Body):
+    engram: str
+
+
+class NodeOut(BaseModel):
+    name: str
+    status: str
+    last_seen_at: datetime
+    hostname: str
+    engram: str
+    joined_at: datetime
+    session: str
+    workspace_root: str
+
+    @classmethod
+    def of(cls, node: Node, now: datetime, offline_after: timedelta, session: str) -> NodeOut:
+        return cls(
+            name=node.name,
+            status=node.status(now, offline_after).value,
+            last_seen_at=node.last_seen_at,
+            hostname=node.hostname,
+            engram=node.engram,
+            joined_at=node.joined_at,
+            session=session,
+            workspace_root=node.workspace_root,
+        )
+
+
+class HireIn(Body):
+    name: str
+    node: str
+    engram: str = ""
+    brain: str | None = None
+    max_sessions: int = 1
+    template: bool = False
+    surge_threshold: int | None = None
+    clone_lifetime: str | None = Field(None, description="e.g. 30m, 2h, 1d")
+    human: str | None = Field(None, description="the person who answers for a human agent")
+
+
+class ReassignIn(Body):
+    node: str
+
+
+class RetireIn(Body):
+    force: bool = False
+    reason: str | None = None
+
+
+class WarnIn(Body):
+    reason: str
+
+
+class CloneIn(Body):
+    name: str | None = None
+    lifetime: str | None = None
+
+
+class NoteIn(Body):
+    note: str
+
+
+class AgentOut(BaseModel):
+    name: str
+    kind: str
+    node: str
+    lifecycle: str
+    modality: str
+    human: str | None
+    engram: str
+    brain: str
+    max_sessions: int
+    template: bool
+    surge_threshold: int | None
+    clone_lifetime: str | None
+    clone_of: str | None
+    expires_at: datetime | None
+    workspace: str | None
+    retired_reason: str | None
+    retired_at: datetime | None
+    created_at: datetime
+    warnings: int
+
+    @classmethod
+    def of(cls, agent: Agent) -> AgentOut:
+        lifetime = agent.clone_lifetime_seconds
+        return cls(
+            name=agent.name,
+            kind=agent.kind.value,
+            node=agent.node_name,
+            lifecycle=agent.lifecycle.value,
+            modality=agent.modality.value,
+            human=agent.human_person,
+            engram=agent.engram,
+            brain=agent.brain,
+            max_sessions=agent.max_sessions,
+            template=agent.is_template,
+            surge_threshold=agent.surge_threshold,
+            clone_lifetime=format_duration(lifetime) if lifetime is not None else None,
+            clone_of=agent.template_name,
+            expires_at=agent.expires_at,
+            workspace=agent.workspace,
+            retired_reason=agent.retired_reason,
+            retired_at=agent.retired_at,
+            created_at=agent.created_at,
+            warnings=agent.warning_count,
+        )
+
+
+class WarnOut(BaseModel):
+    agent: AgentOut
+    warnings: int
+    dismissed: bool
+
+
+class MemoryOut(BaseModel):
+    note: str
+    written_by: str | None
+    written_at: datetime
+
+    @classmethod
+    def of(cls, note: MemoryNote) -> MemoryOut:
+        return cls(note=note.note, written_by=note.written_by, written_at=note.written_at)
+
+
+class WarningOut(BaseModel):
+    reason: str
+    given_by: str | None
+    given_at: datetime
+
+    @classmethod
+    def of(cls, warning: AgentWarning) -> WarningOut:
+        return cls(reason=warning.reason, given_by=warning.given_by, given_at=warning.given_at)
+
+
+class Health(BaseModel):
+    status: str
+    version: str
+    store: str

@@ -1,0 +1,31 @@
+"""create_app(settings): wiring only."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from parley import __version__
+from parley.api import agents, health, nodes, people
+from parley.api.errors import install_error_handlers
+from parley.clock import Clock, SystemClock
+from parley.settings import Settings
+from parley.startup import running
+
+
+def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with running(settings, clock or SystemClock()) as context:
+            app.state.context = context
+            yield
+            app.state.context = None
+
+    app = FastAPI(title="Parley", version=__version__, lifespan=lifespan, docs_url="/docs")
+    install_error_handlers(app)
+    app.include_router(health.router)
+    for module in (people, nodes, agents):
+        app.include_router(module.router, prefix="/api/v1")
+    return app

@@ -1,0 +1,38 @@
+"""Brain specs as written on ``--brain``: ``KIND:ARGUMENT``, or ``offline``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from parley.errors import Invalid
+
+# kind -> what its argument is, for the error message
+BRAIN_KINDS = {
+    "offline": "nothing: a built-in brain that answers without any model",
+    "scripted": "the path of a YAML rule file",
+    "openai": "a model name served by an OpenAI-compatible API",
+    "anthropic": "an Anthropic model name",
+    "command": "the command line of an agent program",
+}
+
+
+@dataclass(frozen=True)
+class BrainSpec:
+    kind: str
+    argument: str
+
+    def __str__(self) -> str:
+        return self.kind if not self.argument else f"{self.kind}:{self.argument}"
+
+
+def parse_brain_spec(text: str) -> BrainSpec:
+    kind, _, argument = text.strip().partition(":")
+    if kind not in BRAIN_KINDS:
+        known = ", ".join(f"{k}:…" if k != "offline" else k for k in BRAIN_KINDS)
+        raise Invalid(f"brain {text!r} is not a brain spec: use one of {known}", field="brain")
+    if kind == "offline":
+        if argument:
+            raise Invalid("brain 'offline' takes no argument", field="brain")
+    elif not argument.strip():
+        raise Invalid(f"brain {kind!r} needs {BRAIN_KINDS[kind]} after '{kind}:'", field="brain")
+    return BrainSpec(kind, argument.strip())

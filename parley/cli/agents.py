@@ -1,0 +1,155 @@
+"""parley agent …"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from parley.cli.output import console, fields, reporting_errors, show, table
+from parley.cli.state import JsonOption, client
+
+app = typer.Typer(help="Agents: hire, move, retire, warn, clone; their memory.", no_args_is_help=True)
+
+AGENT_FIELDS = [
+    "name", "kind", "lifecycle", "node", "modality", "human", "brain", "max_sessions", "template",
+    "surge_threshold", "clone_lifetime", "clone_of", "expires_at", "workspace", "warnings",
+    "retired_reason", "retired_at", "created_at", "engram",
+]  # fmt: skip
+LIST_COLUMNS = ["name", "lifecycle", "node", "brain", "max_sessions", "template", "warnings"]
+
+
+def _show_agent(row: Any) -> None:
+    fields(row, AGENT_FIELDS)
+
+
+@app.command("hire")
+def hire(
+    ctx: typer.Context,
+    name: str,
+    node: str = typer.Option(..., "--node", help="the node it lives and works on"),
+    engram: str = typer.Option("", "--engram", help="its system prompt"),
+    brain: str | None = typer.Option(None, "--brain", help="offline, scripted:FILE, openai:MODEL, …"),
+    max_sessions: int = typer.Option(1, "--max-sessions", help="sessions it may run at once"),
+    template: bool = typer.Option(False, "--template", help="a blueprint that is only cloned"),
+    surge_threshold: int | None = typer.Option(None, "--surge-threshold", help="queue length that hires a clone"),
+    clone_lifetime: str | None = typer.Option(None, "--clone-lifetime", help="how long a clone lives, e.g. 2h"),
+    human: str | None = typer.Option(None, "--human", help="a person who answers as this agent"),
+    as_json: bool = JsonOption,
+) -> None:
+    """Hire an agent onto a node (owners)."""
+    body = {
+        "name": name,
+        "node": node,
+        "engram": engram,
+        "brain": brain,
+        "max_sessions": max_sessions,
+        "template": template,
+        "surge_threshold": surge_threshold,
+        "clone_lifetime": clone_lifetime,
+        "human": human,
+    }
+    with reporting_errors():
+        show(client(ctx).post("/agents", body), as_json, _show_agent)
+
+
+@app.command("list")
+def list_agents(
+    ctx: typer.Context,
+    lifecycle: list[str] | None = typer.Option(None, "--lifecycle", help="only these states"),
+    as_json: bool = JsonOption,
+) -> None:
+    """Every agent, retired ones included (they stay readable)."""
+    with reporting_errors():
+        agents = client(ctx).get("/agents", lifecycle=lifecycle or [])
+        show(agents, as_json, lambda rows: table(rows, LIST_COLUMNS, "no agents yet"))
+
+
+@app.command("show")
+def show_agent(ctx: typer.Context, name: str, as_json: bool = JsonOption) -> None:
+    """One agent in full."""
+    with reporting_errors():
+        show(client(ctx).get(f"/agents/{name}"), as_json, _show_agent)
+
+
+@app.command("reassign")
+def reassign(
+    ctx: typer.Context,
+    name: str,
+    node: str = typer.Option(..., "--node", help="the node to move it to"),
+    as_json: bool = JsonOption,
+) -> None:
+    """Move an idle agent to another node (owners)."""
+    with reporting_errors():
+        show(client(ctx).post(f"/agents/{name}/reassign", {"node": node}), as_json, _show_agent)
+
+
+@app.command("retire")
+def retire(
+    ctx: typer.Context,
+    name: str,
+    force: bool = typer.Option(False, "--force", help="stop its running work now"),
+    reason: str | None = typer.Option(None, "--reason", help="kept with the agent"),
+    as_json: bool = JsonOption,
+) -> None:
+    """Retire an agent: it drains (no new work, running work finishes), then is retired (owners)."""
+    with reporting_errors():
+        body = {"force": force, "reason": reason}
+        show(client(ctx).post(f"/agents/{name}/retire", body), as_json, _show_agent)
+
+
+@app.command("warn")
+def warn(
+    ctx: typer.Context,
+    name: str,
+    reason: str = typer.Option(..., "--reason", help="what it did"),
+    as_json: bool = JsonOption,
+) -> None:
+    """Warn an agent; at the configured count it is dismissed (owners)."""
+    with reporting_errors():
+        outcome = client(ctx).post(f"/agents/{name}/warnings", {"reason": reason})
+
+        def render(data: Any) -> None:
+            agent = data["agent"]
+            verdict = "dismissed" if data["dismissed"] else agent["lifecycle"]
+            console.print(f"{agent['name']}: warning {data['warnings']}; now {verdict}", markup=False)
+
+        show(outcome, as_json, render)
+
+
+@app.command("warnings")
+def warnings(ctx: typer.Context, name: str, as_json: bool = JsonOption) -> None:
+    """The warnings an agent was given."""
+    with reporting_errors():
+        rows = client(ctx).get(f"/agents/{name}/warnings")
+        show(rows, as_json, lambda r: table(r, ["given_at", "given_by", "reason"], "no warnings"))
+
+
+@app.command("clone")
+def clone(
+    ctx: typer.Context,
+    template: str,
+    name: str | None = typer.Option(None, "--name", help="default: TEMPLATE-N"),
+    lifetime: str | None = typer.Option(None, "--lifetime", help="default: the template's"),
+    as_json: bool = JsonOption,
+) -> None:
+    """Hire a clone of a template, with a lifetime (owners)."""
+    with reporting_errors():
+        body = {"name": name, "lifetime": lifetime}
+        show(client(ctx).post(f"/agents/{template}/clones", body), as_json, _show_agent)
+
+
+@app.command("remember")
+def remember(ctx: typer.Context, name: str, note: str, as_json: bool = JsonOption) -> None:
+    """Add a note to an agent's memory."""
+    with reporting_errors():
+        notes = client(ctx).post(f"/agents/{name}/memory", {"note": note})
+        show(notes, as_json, lambda rows: console.print(f"{name} now remembers {len(rows)} note(s)"))
+
+
+@app.command("memory")
+def memory(ctx: typer.Context, name: str, as_json: bool = JsonOption) -> None:
+    """An agent's memory, oldest first."""
+    with reporting_errors():
+        rows = client(ctx).get(f"/agents/{name}/memory")
+        show(rows, as_json, lambda r: table(r, ["written_at", "written_by", "note"], "nothing remembered yet"))

@@ -1,0 +1,77 @@
+"""The CLI's HTTP client: where Parley is, who we are, and errors turned back into our tree."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import httpx
+
+from parley.errors import ERRORS_BY_CODE, ParleyError, Unauthorized, Unavailable
+from parley.people.bootstrap import owner_token_path
+from parley.settings import load_settings
+
+TIMEOUT = httpx.Timeout(60.0, connect=5.0)
+
+
+class ApiClient:
+    def __init__(self, base_url: str, token: str | None, transport: httpx.BaseTransport | None = None) -> None:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.base_url = base_url
+        self._http = httpx.Client(
+            base_url=base_url, headers=headers, timeout=TIMEOUT, transport=transport
+        )
+
+    def get(self, path: str, **params: Any) -> Any:
+        return self._call("GET", path, params=params)
+
+    def post(self, path: str, body: dict[str, Any]) -> Any:
+        return self._call("POST", path, json=body)
+
+    def put(self, path: str, body: dict[str, Any]) -> Any:
+        return self._call("PUT", path, json=body)
+
+    def delete(self, path: str) -> Any:
+        return self._call("DELETE", path)
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        try:
+            response = self._http.request(method, "/api/v1" + path, **kwargs)
+        except httpx.TransportError as exc:
+            raise Unavailable(
+                f"cannot reach Parley at {self.base_url} ({exc}); is 'parley serve' running?"
+            ) from exc
+        if response.is_success:
+            return response.json() if response.content else None
+        raise _error_from(response)
+
+
+def _error_from(response: httpx.Response) -> ParleyError:
+    try:
+        body = response.json()
+        code, message = body["error"], body["message"]
+    except (ValueError, KeyError, TypeError):
+        return ParleyError(f"HTTP {response.status_code}: {response.text[:500]}")
+    return ERRORS_BY_CODE.get(code, ParleyError)(message)
+
+
+def client_from_environment(url: str | None, token: str | None) -> ApiClient:
+    """URL: --url, PARLEY_URL, or host/port from settings. Token: --token, PARLEY_TOKEN, or the
+    owner token file in the data directory (written at first start)."""
+    settings = load_settings()
+    base_url = url or os.environ.get("PARLEY_URL") or settings.base_url
+    token = token or os.environ.get("PARLEY_TOKEN") or _read_token_file(settings.data_dir)
+    if not token:
+        raise Unauthorized(
+            f"no API token: pass --token, set PARLEY_TOKEN, or run from where"
+            f" {owner_token_path(settings.data_dir)} exists"
+        )
+    return ApiClient(base_url, token)
+
+
+def _read_token_file(data_dir: Any) -> str | None:
+    path = owner_token_path(data_dir)
+    try:
+        return path.read_text().strip() or None
+    except OSError:
+        return None

@@ -1,0 +1,45 @@
+"""parley node …"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from parley.cli.output import fields, reporting_errors, show, table
+from parley.cli.state import JsonOption, client
+
+app = typer.Typer(help="Nodes: the machines of the mesh and their node sessions.", no_args_is_help=True)
+
+NODE_FIELDS = ["name", "status", "last_seen_at", "hostname", "session", "workspace_root", "joined_at", "engram"]
+
+
+@app.command("list")
+def list_nodes(ctx: typer.Context, as_json: bool = JsonOption) -> None:
+    """Each node with its status and when it was last seen."""
+    with reporting_errors():
+        nodes = client(ctx).get("/nodes")
+        show(
+            nodes,
+            as_json,
+            lambda rows: table(rows, ["name", "status", "last_seen_at", "hostname", "session"], "no nodes"),
+        )
+
+
+@app.command("show")
+def show_node(ctx: typer.Context, name: str, as_json: bool = JsonOption) -> None:
+    """One node in full, engram included."""
+    with reporting_errors():
+        show(client(ctx).get(f"/nodes/{name}"), as_json, lambda row: fields(row, NODE_FIELDS))
+
+
+@app.command("engram")
+def engram(ctx: typer.Context, name: str, text: str, as_json: bool = JsonOption) -> None:
+    """Set the node's engram: the system prompt of its node session."""
+    with reporting_errors():
+        node = client(ctx).put(f"/nodes/{name}/engram", {"engram": text})
+
+        def render(row: Any) -> None:
+            fields(row, ["name", "engram"])
+
+        show(node, as_json, render)

@@ -1,0 +1,87 @@
+"""How the CLI shows results and errors: rich tables for people, JSON for scripts, exit codes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from parley.errors import (
+    Conflict,
+    Forbidden,
+    Invalid,
+    NotFound,
+    ParleyError,
+    Unauthorized,
+    Unavailable,
+)
+
+# The one place errors become exit codes.
+EXIT_CODES: dict[type[ParleyError], int] = {
+    Invalid: 2,
+    NotFound: 3,
+    Conflict: 4,
+    Forbidden: 5,
+    Unauthorized: 5,
+    Unavailable: 6,
+}
+
+console = Console(highlight=False)
+errors = Console(stderr=True, highlight=False)
+
+
+def exit_code_of(error: ParleyError) -> int:
+    for cls in type(error).__mro__:
+        if cls in EXIT_CODES:
+            return EXIT_CODES[cls]
+    return 1
+
+
+@contextmanager
+def reporting_errors() -> Iterator[None]:
+    try:
+        yield
+    except ParleyError as exc:
+        errors.print(f"error: {exc.message}", markup=False)
+        raise typer.Exit(exit_code_of(exc)) from exc
+
+
+def show_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def show(data: Any, as_json: bool, render: Callable[[Any], None]) -> None:
+    if as_json:
+        show_json(data)
+    else:
+        render(data)
+
+
+def table(rows: Sequence[dict[str, Any]], columns: Sequence[str], empty: str) -> None:
+    if not rows:
+        console.print(empty)
+        return
+    grid = Table(*columns, box=None, pad_edge=False)
+    for row in rows:
+        grid.add_row(*(_cell(row.get(column)) for column in columns))
+    console.print(grid)
+
+
+def fields(row: dict[str, Any], names: Sequence[str]) -> None:
+    width = max(len(name) for name in names)
+    for name in names:
+        console.print(f"{name.ljust(width)}  {_cell(row.get(name))}", markup=False)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)

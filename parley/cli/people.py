@@ -1,0 +1,44 @@
+"""parley person …"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from parley.cli.output import console, reporting_errors, show, table
+from parley.cli.state import JsonOption, client
+from parley.errors import Invalid
+
+app = typer.Typer(help="People: owners and members, and their API tokens.", no_args_is_help=True)
+
+
+@app.command("add")
+def add(
+    ctx: typer.Context,
+    name: str,
+    owner: bool = typer.Option(False, "--owner", help="may hire, retire, warn and add people"),
+    member: bool = typer.Option(False, "--member", help="talks to agents and gives them work"),
+    as_json: bool = JsonOption,
+) -> None:
+    """Add a person and print their API token (shown once)."""
+    with reporting_errors():
+        if owner == member:
+            raise Invalid("say exactly one of --owner or --member")
+        role = "owner" if owner else "member"
+        created = client(ctx).post("/people", {"name": name, "role": role})
+
+        def render(data: Any) -> None:
+            person = data["person"]
+            console.print(f"added {person['role']} {person['name']}; their API token (shown once):")
+            console.print(data["token"], markup=False)
+
+        show(created, as_json, render)
+
+
+@app.command("list")
+def list_people(ctx: typer.Context, as_json: bool = JsonOption) -> None:
+    """List the people of this installation."""
+    with reporting_errors():
+        people = client(ctx).get("/people")
+        show(people, as_json, lambda rows: table(rows, ["name", "role", "created_at"], "nobody yet"))

@@ -1,0 +1,26 @@
+"""What the global options leave for the subcommands: how to build the API client."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import typer
+
+from parley.cli.client import ApiClient, client_from_environment
+
+JsonOption = typer.Option(False, "--json", help="print JSON for scripts")
+
+
+@dataclass
+class CliState:
+    url: str | None = None
+    token: str | None = None
+
+    def client(self) -> ApiClient:
+        return client_from_environment(self.url, self.token)
+
+
+def client(ctx: typer.Context) -> ApiClient:
+    state = ctx.find_root().obj
+    assert isinstance(state, CliState)
+    return state.client()

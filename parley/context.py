@@ -1,0 +1,18 @@
+"""What the edges hand to the library: settings and the running parts, built once at start."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from parley.clock import Clock
+from parley.mesh.broker import Broker
+from parley.settings import Settings
+from parley.store import Store
+
+
+@dataclass(frozen=True)
+class Context:
+    settings: Settings
+    store: Store
+    broker: Broker
+    clock: Clock

@@ -1,0 +1,60 @@
+"""The one error tree of Parley.
+
+Every failure a caller can cause or see is one of these; each edge maps them once:
+HTTP in ``api/errors.py``, the CLI in ``cli/output.py``.
+
+    ParleyError
+    ├── Invalid        the input is malformed or out of range          HTTP 400, exit 2
+    ├── Unauthorized   no credential, or one we do not know            HTTP 401, exit 5
+    ├── Forbidden      known caller, not allowed to do this            HTTP 403, exit 5
+    ├── NotFound       no such thing (or not visible to the caller)    HTTP 404, exit 3
+    ├── Conflict       the thing exists but its state refuses this     HTTP 409, exit 4
+    └── Unavailable    a needed part (node, store, server) is down     HTTP 503, exit 6
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class ParleyError(Exception):
+    """Base of every error Parley raises on purpose; carries a code and fields."""
+
+    code: ClassVar[str] = "error"
+
+    def __init__(self, message: str, **fields: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fields = fields
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"error": self.code, "message": self.message, **self.fields}
+
+
+class Invalid(ParleyError):
+    code = "invalid"
+
+
+class Unauthorized(ParleyError):
+    code = "unauthorized"
+
+
+class Forbidden(ParleyError):
+    code = "forbidden"
+
+
+class NotFound(ParleyError):
+    code = "not_found"
+
+
+class Conflict(ParleyError):
+    code = "conflict"
+
+
+class Unavailable(ParleyError):
+    code = "unavailable"
+
+
+ERRORS_BY_CODE: dict[str, type[ParleyError]] = {
+    cls.code: cls for cls in (Invalid, Unauthorized, Forbidden, NotFound, Conflict, Unavailable)
+}

@@ -1,0 +1,28 @@
+"""Values describing nodes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+
+class NodeStatus(StrEnum):
+    ONLINE = "online"
+    OFFLINE = "offline"
+
+
+@dataclass(frozen=True)
+class Node:
+    id: int
+    name: str
+    hostname: str
+    workspace_root: str
+    engram: str
+    joined_at: datetime
+    last_seen_at: datetime
+    session_agent_id: int
+
+    def status(self, now: datetime, offline_after: timedelta) -> NodeStatus:
+        """Derived, never stored: a node is online while it keeps sending heartbeats."""
+        return NodeStatus.ONLINE if now - self.last_seen_at <= offline_after else NodeStatus.OFFLINE

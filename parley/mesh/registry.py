@@ -1,0 +1,96 @@
+"""The hub's side of the mesh: nodes register and send heartbeats across the broker."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+from pydantic import ValidationError
+
+from parley.clock import Clock
+from parley.errors import ParleyError
+from parley.mesh.broker import Broker, Subscription
+from parley.mesh.join_token import join_token_matches
+from parley.mesh.messages import HEARTBEAT, REGISTER, Heartbeat, Register, RegisterReply
+from parley.mesh.nodes import register_node
+from parley.store import Store
+
+log = logging.getLogger(__name__)
+
+NodeReady = Callable[[str], Awaitable[None]]
+
+
+class MeshRegistry:
+    def __init__(
+        self, store: Store, broker: Broker, clock: Clock, join_token: str, on_node_ready: NodeReady
+    ) -> None:
+        self._store = store
+        self._broker = broker
+        self._clock = clock
+        self._join_token = join_token
+        self._on_node_ready = on_node_ready
+        self._subscriptions: list[Subscription] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> None:
+        self._subscriptions = [
+            await self._broker.subscribe(REGISTER, self._on_register),
+            await self._broker.subscribe(HEARTBEAT, self._on_heartbeat),
+        ]
+
+    async def stop(self) -> None:
+        for subscription in self._subscriptions:
+            await subscription.unsubscribe()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _on_register(self, data: bytes) -> bytes:
+        reply = await self._register(data)
+        return reply.model_dump_json().encode()
+
+    async def _register(self, data: bytes) -> RegisterReply:
+        try:
+            message = Register.model_validate_json(data)
+        except ValidationError as exc:
+            return RegisterReply(accepted=False, reason=f"malformed registration: {exc}")
+        if not join_token_matches(self._join_token, message.join_token):
+            log.warning("node %r tried to join with a wrong join token", message.node)
+            return RegisterReply(accepted=False, reason="wrong join token")
+        try:
+            async with self._store.transaction() as tx:
+                await register_node(
+                    tx, self._clock, message.node, message.hostname, message.workspace_root
+                )
+        except ParleyError as exc:
+            return RegisterReply(accepted=False, reason=exc.message)
+        log.info("node %r registered from %s", message.node, message.hostname)
+        self._spawn(self._on_node_ready(message.node))
+        return RegisterReply(accepted=True)
+
+    async def _on_heartbeat(self, data: bytes) -> None:
+        try:
+            message = Heartbeat.model_validate_json(data)
+        except ValidationError:
+            log.warning("dropped a malformed heartbeat")
+            return None
+        if not join_token_matches(self._join_token, message.join_token):
+            log.warning("dropped a heartbeat from %r with a wrong join token", message.node)
+            return None
+        async with self._store.transaction() as tx:
+            known = await tx.nodes.touch(message.node, self._clock.now())
+        if not known:
+            log.warning("heartbeat from unregistered node %r", message.node)
+        return None
+
+    def _spawn(self, work: Awaitable[None]) -> None:
+        async def guarded() -> None:
+            try:
+                await work
+            except Exception:
+                log.exception("work after a node registration failed")
+
+        task = asyncio.create_task(guarded())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)

@@ -1,0 +1,1 @@
+"""People: owners and members, their tokens, and who may do what."""

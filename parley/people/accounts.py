@@ -1,0 +1,49 @@
+"""Adding people, knowing who a token belongs to, and what only owners may do."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from parley.clock import Clock
+from parley.errors import Conflict, Forbidden, NotFound, Unauthorized
+from parley.naming import check_name
+from parley.people.model import Person, Role
+from parley.people.tokens import hash_token, new_token
+from parley.store import Store, Tx
+
+
+@dataclass(frozen=True)
+class NewPerson:
+    person: Person
+    token: str
+
+
+def require_owner(person: Person, action: str) -> None:
+    if not person.is_owner:
+        raise Forbidden(f"only an owner may {action}; {person.name} is a {person.role.value}")
+
+
+async def add_person(tx: Tx, clock: Clock, name: str, role: Role) -> NewPerson:
+    check_name("person", name)
+    if await tx.people.by_name(name) is not None:
+        raise Conflict(f"a person named {name!r} already exists")
+    token = new_token()
+    person = await tx.people.add(name, role, hash_token(token), clock.now())
+    return NewPerson(person, token)
+
+
+async def authenticate(store: Store, token: str | None) -> Person:
+    if not token:
+        raise Unauthorized("no API token: send 'Authorization: Bearer <token>'")
+    async with store.transaction() as tx:
+        person = await tx.people.by_token_hash(hash_token(token))
+    if person is None:
+        raise Unauthorized("this API token is not known here")
+    return person
+
+
+async def person_by_name(tx: Tx, name: str) -> Person:
+    person = await tx.people.by_name(name)
+    if person is None:
+        raise NotFound(f"no person named {name!r}")
+    return person

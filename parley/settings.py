@@ -1,0 +1,84 @@
+"""Every option of Parley, each with a default and one line of help.
+
+Sources, strongest first: values passed in (CLI flags), ``PARLEY_*`` environment variables,
+``parley.toml`` (in the working directory, or the file named by ``PARLEY_CONFIG``), defaults.
+Settings are built by the edge (``cli``) and passed in; nothing creates them at import.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from parley.errors import Invalid
+
+LogLevel = Literal["debug", "info", "warning", "error"]
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="PARLEY_", extra="forbid")
+
+    data_dir: Path = Field(Path("parley-data"), description="where the store, tokens and workspaces live")
+    host: str = Field("127.0.0.1", description="address the HTTP API listens on")
+    port: int = Field(8700, ge=1, le=65535, description="port the HTTP API listens on")
+    database_url: str | None = Field(
+        None, description="SQLAlchemy URL; default sqlite under data_dir (postgresql+asyncpg://… for many machines)"
+    )
+    log_level: LogLevel = Field("info", description="debug, info, warning or error")
+    owner_name: str = Field("owner", description="name of the owner created on first start")
+    node_name: str = Field("local", description="name of the node this process hosts")
+    warnings_to_dismiss: int = Field(2, ge=1, description="warnings after which an agent is dismissed")
+    heartbeat_seconds: float = Field(5.0, gt=0, description="how often a node tells the hub it is alive")
+    node_offline_after_seconds: float = Field(
+        20.0, gt=0, description="a node unheard of for this long is shown offline"
+    )
+    sweep_seconds: float = Field(5.0, gt=0, description="how often expired clones and drained agents are swept")
+    default_brain: str = Field("offline", description="brain of agents hired without --brain")
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        return value.lower() if isinstance(value, str) else value
+
+    @property
+    def resolved_database_url(self) -> str:
+        return self.database_url or f"sqlite+aiosqlite:///{self.data_dir / 'parley.db'}"
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml_file = Path(os.environ.get("PARLEY_CONFIG", "parley.toml"))
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file))
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build settings from every source; ``overrides`` (CLI flags) win. None means 'not given'."""
+    given = {key: value for key, value in overrides.items() if value is not None}
+    try:
+        return Settings(**given)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'settings'}: {err['msg']}" for err in exc.errors()
+        )
+        raise Invalid(f"bad settings: {problems}") from exc
+    except ValueError as exc:  # e.g. a parley.toml that is not TOML
+        raise Invalid(f"bad settings: {exc}") from exc

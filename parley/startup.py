@@ -1,0 +1,73 @@
+"""Starting and stopping the running parts of one installation, in order."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from parley.agents.sweeper import run_sweeper
+from parley.agents.workspaces import provision_waiting
+from parley.clock import Clock
+from parley.context import Context
+from parley.mesh.join_token import load_or_create_join_token
+from parley.mesh.local_broker import LocalBroker
+from parley.mesh.node_runner import NodeRunner
+from parley.mesh.registry import MeshRegistry
+from parley.people.bootstrap import ensure_owner, owner_token_path
+from parley.settings import Settings
+from parley.store import Store
+
+log = logging.getLogger("parley")
+
+
+@asynccontextmanager
+async def running(settings: Settings, clock: Clock) -> AsyncIterator[Context]:
+    """Store (migrated), owner, broker, hub registry, the local node, the sweeper."""
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    store = await Store.open(settings.resolved_database_url)
+    broker = LocalBroker()
+    context = Context(settings=settings, store=store, broker=broker, clock=clock)
+    sweeper: asyncio.Task[None] | None = None
+    async with contextlib.AsyncExitStack() as stack:
+        stack.push_async_callback(store.close)
+        stack.push_async_callback(broker.close)
+        await _announce_owner(context)
+        join_token = load_or_create_join_token(settings.data_dir)
+
+        async def on_node_ready(node: str) -> None:
+            await provision_waiting(store, broker, node)
+
+        registry = MeshRegistry(store, broker, clock, join_token, on_node_ready)
+        await registry.start()
+        stack.push_async_callback(registry.stop)
+        node = NodeRunner(
+            settings.node_name,
+            broker,
+            join_token,
+            settings.data_dir / "workspaces",
+            settings.heartbeat_seconds,
+        )
+        await node.start()
+        stack.push_async_callback(node.stop)
+        sweeper = asyncio.create_task(run_sweeper(store, clock, settings.sweep_seconds))
+        stack.push_async_callback(_cancel, sweeper)
+        log.info("Parley is up: store %s, node %r", store.dialect, settings.node_name)
+        yield context
+
+
+async def _announce_owner(context: Context) -> None:
+    settings = context.settings
+    saved = await ensure_owner(context.store, context.clock, settings.data_dir, settings.owner_name)
+    if saved is not None:
+        log.info("first start: owner %r created; API token saved in %s", settings.owner_name, saved)
+    else:
+        log.info("owner token (if this machine made it) is in %s", owner_token_path(settings.data_dir))
+
+
+async def _cancel(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task

@@ -1,0 +1,5 @@
+"""The store: the only package that knows SQLAlchemy. SQLite by default, PostgreSQL for many machines."""
+
+from parley.store.store import Store, Tx
+
+__all__ = ["Store", "Tx"]

@@ -1,0 +1,227 @@
+"""Agent rows with their memory and warnings. Every query that picks an agent for work takes
+the lifecycle states it accepts: there is no way to ask for 'an agent' without saying which."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Select, and_, exists, func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from parley.agents.model import Agent, AgentKind, AgentWarning, Lifecycle, MemoryNote, Modality
+from parley.store.tables import agent_memory, agent_warnings, agents, nodes, people, runs
+
+_template = agents.alias("template")
+_warning_count = (
+    select(func.count())
+    .where(agent_warnings.c.agent_id == agents.c.id)
+    .correlate(agents)
+    .scalar_subquery()
+)
+_open_runs = exists().where(runs.c.agent_id == agents.c.id, runs.c.state.in_(("queued", "running")))
+
+
+def _agent_query() -> Select[Any]:
+    return (
+        select(
+            agents,
+            nodes.c.name.label("node_name"),
+            people.c.name.label("human_person"),
+            _template.c.name.label("template_name"),
+            _warning_count.label("warning_count"),
+        )
+        .join(nodes, nodes.c.id == agents.c.node_id)
+        .outerjoin(people, people.c.id == agents.c.human_person_id)
+        .outerjoin(_template, _template.c.id == agents.c.template_id)
+    )
+
+
+def _agent(row: Any) -> Agent:
+    return Agent(
+        id=row.id,
+        name=row.name,
+        kind=AgentKind(row.kind),
+        node_id=row.node_id,
+        node_name=row.node_name,
+        lifecycle=Lifecycle(row.lifecycle),
+        modality=Modality(row.modality),
+        human_person=row.human_person,
+        engram=row.engram,
+        brain=row.brain,
+        max_sessions=row.max_sessions,
+        is_template=bool(row.is_template),
+        surge_threshold=row.surge_threshold,
+        clone_lifetime_seconds=row.clone_lifetime_seconds,
+        template_name=row.template_name,
+        expires_at=row.expires_at,
+        workspace=row.workspace,
+        retired_reason=row.retired_reason,
+        retired_at=row.retired_at,
+        created_at=row.created_at,
+        warning_count=int(row.warning_count),
+    )
+
+
+def _states(states: Iterable[Lifecycle]) -> list[str]:
+    return [state.value for state in states]
+
+
+class AgentsRepo:
+    def __init__(self, connection: AsyncConnection) -> None:
+        self._c = connection
+
+    async def insert(self, **values: Any) -> int:
+        result = await self._c.execute(insert(agents).values(kind="agent", **values).returning(agents.c.id))
+        return int(result.scalar_one())
+
+    async def by_name(self, name: str) -> Agent | None:
+        row = (await self._c.execute(_agent_query().where(agents.c.name == name))).first()
+        return _agent(row) if row else None
+
+    async def by_id(self, agent_id: int) -> Agent | None:
+        row = (await self._c.execute(_agent_query().where(agents.c.id == agent_id))).first()
+        return _agent(row) if row else None
+
+    async def all(self, states: Sequence[Lifecycle] | None = None) -> list[Agent]:
+        query = _agent_query().order_by(agents.c.name)
+        if states is not None:
+            query = query.where(agents.c.lifecycle.in_(_states(states)))
+        return [_agent(row) for row in await self._c.execute(query)]
+
+    async def receivable(self, name: str, states: Sequence[Lifecycle]) -> Agent | None:
+        """The agent called ``name`` if it may take work in one of ``states``; templates never run."""
+        query = _agent_query().where(
+            agents.c.name == name,
+            agents.c.lifecycle.in_(_states(states)),
+            agents.c.is_template.is_(False),
+        )
+        row = (await self._c.execute(query)).first()
+        return _agent(row) if row else None
+
+    async def receivable_clones(self, template_id: int, states: Sequence[Lifecycle]) -> list[Agent]:
+        """Clones of a template that may take work, least loaded first."""
+        load = (
+            select(func.count())
+            .where(runs.c.agent_id == agents.c.id, runs.c.state.in_(("queued", "running")))
+            .correlate(agents)
+            .scalar_subquery()
+        )
+        query = (
+            _agent_query()
+            .where(agents.c.template_id == template_id, agents.c.lifecycle.in_(_states(states)))
+            .order_by(load, agents.c.id)
+        )
+        return [_agent(row) for row in await self._c.execute(query)]
+
+    async def move_lifecycle(
+        self,
+        agent_id: int,
+        allowed_from: Sequence[Lifecycle],
+        to: Lifecycle,
+        **values: Any,
+    ) -> bool:
+        """Change state only if the agent is still in one of ``allowed_from`` (safe under races)."""
+        result = await self._c.execute(
+            update(agents)
+            .where(agents.c.id == agent_id, agents.c.lifecycle.in_(_states(allowed_from)))
+            .values(lifecycle=to.value, **values)
+        )
+        return result.rowcount == 1
+
+    async def move_if_idle(self, agent_id: int, node_id: int, states: Sequence[Lifecycle]) -> bool:
+        """Reassign in one statement, so that work arriving meanwhile cannot slip in between."""
+        result = await self._c.execute(
+            update(agents)
+            .where(
+                agents.c.id == agent_id,
+                agents.c.lifecycle.in_(_states(states)),
+                ~_open_runs,
+            )
+            .values(node_id=node_id, workspace=None)
+        )
+        return result.rowcount == 1
+
+    async def set_workspace(self, agent_id: int, workspace: str) -> None:
+        await self._c.execute(update(agents).where(agents.c.id == agent_id).values(workspace=workspace))
+
+    async def awaiting_workspace(self, node_id: int) -> list[Agent]:
+        query = _agent_query().where(
+            agents.c.node_id == node_id,
+            agents.c.kind == "agent",
+            agents.c.lifecycle.in_(_states((Lifecycle.HIRED, Lifecycle.ACTIVE))),
+            agents.c.workspace.is_(None),
+        )
+        return [_agent(row) for row in await self._c.execute(query)]
+
+    async def expired_clones(self, now: datetime) -> list[Agent]:
+        query = _agent_query().where(
+            agents.c.template_id.is_not(None),
+            agents.c.expires_at <= now,
+            agents.c.lifecycle.in_(_states((Lifecycle.HIRED, Lifecycle.ACTIVE))),
+        )
+        return [_agent(row) for row in await self._c.execute(query)]
+
+    async def drained(self) -> list[Agent]:
+        """Draining agents with nothing left queued or running: ready to be retired."""
+        query = _agent_query().where(agents.c.lifecycle == Lifecycle.DRAINING.value, ~_open_runs)
+        return [_agent(row) for row in await self._c.execute(query)]
+
+    async def count_clones(self, template_id: int) -> int:
+        query = select(func.count()).where(agents.c.template_id == template_id)
+        return int((await self._c.execute(query)).scalar_one())
+
+    async def add_memory(self, agent_id: int, note: str, person_id: int | None, now: datetime) -> None:
+        await self._c.execute(
+            insert(agent_memory).values(
+                agent_id=agent_id, note=note, written_by_person_id=person_id, written_at=now
+            )
+        )
+
+    async def memory(self, agent_id: int) -> list[MemoryNote]:
+        query = (
+            select(agent_memory, agents.c.name.label("agent_name"), people.c.name.label("author"))
+            .join(agents, agents.c.id == agent_memory.c.agent_id)
+            .outerjoin(people, people.c.id == agent_memory.c.written_by_person_id)
+            .where(agent_memory.c.agent_id == agent_id)
+            .order_by(agent_memory.c.id)
+        )
+        return [
+            MemoryNote(
+                id=row.id,
+                agent_name=row.agent_name,
+                note=row.note,
+                written_by=row.author,
+                written_at=row.written_at,
+            )
+            for row in await self._c.execute(query)
+        ]
+
+    async def add_warning(self, agent_id: int, reason: str, person_id: int | None, now: datetime) -> int:
+        await self._c.execute(
+            insert(agent_warnings).values(
+                agent_id=agent_id, reason=reason, given_by_person_id=person_id, given_at=now
+            )
+        )
+        query = select(func.count()).where(agent_warnings.c.agent_id == agent_id)
+        return int((await self._c.execute(query)).scalar_one())
+
+    async def warnings(self, agent_id: int) -> list[AgentWarning]:
+        query = (
+            select(agent_warnings, agents.c.name.label("agent_name"), people.c.name.label("author"))
+            .join(agents, agents.c.id == agent_warnings.c.agent_id)
+            .outerjoin(people, people.c.id == agent_warnings.c.given_by_person_id)
+            .where(and_(agent_warnings.c.agent_id == agent_id))
+            .order_by(agent_warnings.c.id)
+        )
+        return [
+            AgentWarning(
+                id=row.id,
+                agent_name=row.agent_name,
+                reason=row.reason,
+                given_by=row.author,
+                given_at=row.given_at,
+            )
+            for row in await self._c.execute(query)
+        ]

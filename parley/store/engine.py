@@ -1,0 +1,63 @@
+"""Engines by URL: SQLite tuned for one writer (WAL, busy timeout, BEGIN IMMEDIATE), or PostgreSQL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from parley.errors import Invalid
+
+SUPPORTED_DRIVERS = ("sqlite+aiosqlite", "postgresql+asyncpg")
+
+
+def normalise_url(url: str) -> str:
+    """Accept the plain forms an operator types (``postgresql://``, ``sqlite:///``)."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        raise Invalid(f"database URL {url!r} is not a URL: {exc}") from exc
+    driver = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+asyncpg", "postgres": "postgresql+asyncpg"}
+    name = driver.get(parsed.drivername, parsed.drivername)
+    if name not in SUPPORTED_DRIVERS:
+        raise Invalid(f"database URL {url!r}: use sqlite:///PATH or postgresql://USER@HOST/DB")
+    return parsed.set(drivername=name).render_as_string(hide_password=False)
+
+
+def create_engine(url: str) -> AsyncEngine:
+    url = normalise_url(url)
+    if url.startswith("sqlite"):
+        return _sqlite_engine(url)
+    return create_async_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=True)
+
+
+def _sqlite_engine(url: str) -> AsyncEngine:
+    database = make_url(url).database
+    if database and database != ":memory:":
+        Path(database).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_async_engine(url, connect_args={"timeout": 30})
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Let us issue BEGIN ourselves; pysqlite's implicit transactions defer the write lock.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        for pragma in (
+            "journal_mode=WAL",
+            "synchronous=NORMAL",
+            "busy_timeout=30000",
+            "foreign_keys=ON",
+        ):
+            cursor.execute(f"PRAGMA {pragma}")
+        cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        # Take the write lock up front: no deadlock between two readers upgrading to writers.
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine

@@ -1,0 +1,103 @@
+"""Node rows, and the node session each one has by construction."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, insert, select, text, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from parley.mesh.model import Node
+from parley.store.tables import agents, nodes
+
+
+def _node(row: Any) -> Node:
+    return Node(
+        id=row.id,
+        name=row.name,
+        hostname=row.hostname,
+        workspace_root=row.workspace_root,
+        engram=row.engram,
+        joined_at=row.joined_at,
+        last_seen_at=row.last_seen_at,
+        session_agent_id=row.session_agent_id,
+    )
+
+
+class NodesRepo:
+    def __init__(self, connection: AsyncConnection) -> None:
+        self._c = connection
+
+    async def by_name(self, name: str) -> Node | None:
+        row = (await self._c.execute(select(nodes).where(nodes.c.name == name))).first()
+        return _node(row) if row else None
+
+    async def all(self) -> list[Node]:
+        return [_node(row) for row in await self._c.execute(select(nodes).order_by(nodes.c.name))]
+
+    async def create_with_session(
+        self, name: str, session_name: str, hostname: str, workspace_root: str, now: datetime
+    ) -> Node:
+        """Insert a node and its node session together; the deferred key checks the pair at commit."""
+        session_id = await self._next_agent_id()
+        node_id = (
+            await self._c.execute(
+                insert(nodes)
+                .values(
+                    name=name,
+                    hostname=hostname,
+                    workspace_root=workspace_root,
+                    joined_at=now,
+                    last_seen_at=now,
+                    session_agent_id=session_id,
+                )
+                .returning(nodes.c.id)
+            )
+        ).scalar_one()
+        await self.insert_session(session_id, session_name, node_id, now)
+        node = await self.by_name(name)
+        assert node is not None
+        return node
+
+    async def insert_session(self, agent_id: int | None, name: str, node_id: int, now: datetime) -> None:
+        """The raw insert of a node-session row; the store refuses a second one for a node."""
+        values: dict[str, Any] = dict(
+            name=name,
+            kind="node",
+            node_id=node_id,
+            lifecycle="inherent",
+            brain="offline",
+            max_sessions=1,
+            created_at=now,
+        )
+        if agent_id is not None:
+            values["id"] = agent_id
+        await self._c.execute(insert(agents).values(**values))
+
+    async def _next_agent_id(self) -> int:
+        if self._c.dialect.name == "postgresql":
+            query = text("SELECT nextval(pg_get_serial_sequence('agents', 'id'))")
+            return int((await self._c.execute(query)).scalar_one())
+        # SQLite: the transaction holds the only write lock, so max + 1 cannot race.
+        highest = (await self._c.execute(select(func.max(agents.c.id)))).scalar_one()
+        return int(highest or 0) + 1
+
+    async def record_registration(
+        self, name: str, hostname: str, workspace_root: str, now: datetime
+    ) -> None:
+        await self._c.execute(
+            update(nodes)
+            .where(nodes.c.name == name)
+            .values(hostname=hostname, workspace_root=workspace_root, last_seen_at=now)
+        )
+
+    async def touch(self, name: str, now: datetime) -> bool:
+        result = await self._c.execute(
+            update(nodes).where(nodes.c.name == name).values(last_seen_at=now)
+        )
+        return result.rowcount == 1
+
+    async def set_engram(self, name: str, engram: str) -> bool:
+        result = await self._c.execute(update(nodes).where(nodes.c.name == name).values(engram=engram))
+        return result.rowcount == 1

@@ -1,0 +1,45 @@
+"""People rows."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, insert, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from parley.people.model import Person, Role
+from parley.store.tables import people
+
+
+def _person(row: Any) -> Person:
+    return Person(id=row.id, name=row.name, role=Role(row.role), created_at=row.created_at)
+
+
+class PeopleRepo:
+    def __init__(self, connection: AsyncConnection) -> None:
+        self._c = connection
+
+    async def add(self, name: str, role: Role, token_hash: str, now: datetime) -> Person:
+        result = await self._c.execute(
+            insert(people)
+            .values(name=name, role=role.value, token_hash=token_hash, created_at=now)
+            .returning(*people.c)
+        )
+        return _person(result.one())
+
+    async def by_name(self, name: str) -> Person | None:
+        row = (await self._c.execute(select(people).where(people.c.name == name))).first()
+        return _person(row) if row else None
+
+    async def by_token_hash(self, token_hash: str) -> Person | None:
+        query = select(people).where(people.c.token_hash == token_hash)
+        row = (await self._c.execute(query)).first()
+        return _person(row) if row else None
+
+    async def all(self) -> list[Person]:
+        rows = await self._c.execute(select(people).order_by(people.c.id))
+        return [_person(row) for row in rows]
+
+    async def count(self) -> int:
+        return int((await self._c.execute(select(func.count()).select_from(people))).scalar_one())

@@ -1,0 +1,59 @@
+"""The store: an engine, migrated at open, handing out transactions with one repository per concept."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from parley.errors import Conflict, Unavailable
+from parley.store.agents import AgentsRepo
+from parley.store.engine import create_engine
+from parley.store.migrate import upgrade_to_head
+from parley.store.nodes import NodesRepo
+from parley.store.people import PeopleRepo
+from parley.store.runs import RunsRepo
+
+
+class Tx:
+    """One transaction; its repositories all act inside it."""
+
+    def __init__(self, connection: AsyncConnection) -> None:
+        self.connection = connection
+        self.people = PeopleRepo(connection)
+        self.nodes = NodesRepo(connection)
+        self.agents = AgentsRepo(connection)
+        self.runs = RunsRepo(connection)
+
+
+class Store:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+
+    @classmethod
+    async def open(cls, url: str) -> Store:
+        engine = create_engine(url)
+        try:
+            await upgrade_to_head(engine)
+        except (OSError, DBAPIError) as exc:
+            await engine.dispose()
+            raise Unavailable(f"cannot open the store at {engine.url!r}: {exc}") from exc
+        return cls(engine)
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Tx]:
+        """Commit on success, roll back on any error; constraint violations become Conflict."""
+        try:
+            async with self.engine.begin() as connection:
+                yield Tx(connection)
+        except IntegrityError as exc:
+            raise Conflict(f"the change breaks a rule of the store: {exc.orig}") from exc
+
+    async def close(self) -> None:
+        await self.engine.dispose()

@@ -1,0 +1,102 @@
+"""Every test that touches the store runs once on SQLite and once on PostgreSQL.
+
+PostgreSQL: ``PARLEY_TEST_POSTGRES_URL`` (default the machine's 127.0.0.1:5432, database test).
+Absent, its half of the suite is skipped with the reason, except under CI=true, where it fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from parley.settings import Settings
+from tests.support import Harness, ManualClock, started
+
+ADMIN_URL = os.environ.get("PARLEY_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+TABLES = "people, nodes, agents, agent_memory, agent_warnings, runs"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No operator settings leak into a test: no PARLEY_* variables, no parley.toml."""
+    for name in list(os.environ):
+        if name.startswith("PARLEY_") and name != "PARLEY_TEST_POSTGRES_URL":
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("PARLEY_CONFIG", str(tmp_path / "absent-parley.toml"))
+
+
+async def _create_database(name: str) -> str:
+    admin = await asyncpg.connect(ADMIN_URL, timeout=5)
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+    return ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+
+
+async def _drop_database(name: str) -> None:
+    admin = await asyncpg.connect(ADMIN_URL, timeout=5)
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await admin.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    name = f"parley_test_{os.getpid()}"
+    try:
+        url = asyncio.run(_create_database(name))
+    except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
+        reason = f"PostgreSQL not reachable at {ADMIN_URL}: {exc}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{reason} (CI=true: PostgreSQL is required)")
+        pytest.skip(reason)
+    yield url
+    asyncio.run(_drop_database(name))
+
+
+async def _empty_tables(url: str) -> None:
+    connection = await asyncpg.connect(url.replace("+asyncpg", ""))
+    try:
+        exists = await connection.fetchval("SELECT to_regclass('public.agents') IS NOT NULL")
+        if exists:
+            await connection.execute(f"TRUNCATE {TABLES} RESTART IDENTITY CASCADE")
+    finally:
+        await connection.close()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite+aiosqlite:///{tmp_path / 'parley.db'}"
+    url: str = request.getfixturevalue("postgres_url")
+    asyncio.run(_empty_tables(url))
+    return url
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def settings(tmp_path: Path, database_url: str) -> Settings:
+    return Settings(
+        data_dir=tmp_path / "data",
+        database_url=database_url,
+        heartbeat_seconds=0.02,
+        sweep_seconds=3600,
+    )
+
+
+@pytest.fixture
+async def parley(settings: Settings, clock: ManualClock) -> AsyncIterator[Harness]:
+    async with started(settings, clock) as harness:
+        yield harness

@@ -1,0 +1,79 @@
+"""Test support: a clock we can move, and Parley started in process behind real HTTP semantics."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+
+from parley.app import create_app
+from parley.context import Context
+from parley.people.bootstrap import owner_token_path
+from parley.settings import Settings
+
+
+class ManualClock:
+    """A real Clock whose time only moves when a test says so."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self._now = start or datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+
+    def now(self) -> datetime:
+        return self._now
+
+    def advance(self, **delta: float) -> None:
+        self._now += timedelta(**delta)
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+@dataclass
+class Harness:
+    context: Context
+    transport: httpx.ASGITransport
+    owner: httpx.AsyncClient
+    clock: ManualClock
+
+    def client(self, token: str | None = None) -> httpx.AsyncClient:
+        headers = bearer(token) if token else {}
+        return httpx.AsyncClient(transport=self.transport, base_url="http://parley", headers=headers)
+
+    async def add_person(self, name: str, role: str = "member") -> str:
+        response = await self.owner.post("/api/v1/people", json={"name": name, "role": role})
+        assert response.status_code == 201, response.text
+        token = response.json()["token"]
+        assert isinstance(token, str)
+        return token
+
+    async def hire(self, name: str, **fields: Any) -> dict[str, Any]:
+        body = {"name": name, "node": "local", **fields}
+        response = await self.owner.post("/api/v1/agents", json=body)
+        assert response.status_code == 201, response.text
+        agent = response.json()
+        assert isinstance(agent, dict)
+        return agent
+
+    async def agent(self, name: str) -> dict[str, Any]:
+        response = await self.owner.get(f"/api/v1/agents/{name}")
+        assert response.status_code == 200, response.text
+        agent = response.json()
+        assert isinstance(agent, dict)
+        return agent
+
+
+@asynccontextmanager
+async def started(settings: Settings, clock: ManualClock) -> AsyncIterator[Harness]:
+    app = create_app(settings, clock)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        token = owner_token_path(settings.data_dir).read_text().strip()
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://parley", headers=bearer(token)
+        ) as owner:
+            yield Harness(app.state.context, transport, owner, clock)
