@@ -91,7 +91,7 @@ def settings(tmp_path: Path, database_url: str) -> Settings:
     return Settings(
         data_dir=tmp_path / "data",
         database_url=database_url,
-        heartbeat_seconds=0.02,
+        heartbeat_seconds=3600,  # tests send heartbeats themselves when they need them
         sweep_seconds=3600,
     )
 

@@ -98,6 +98,7 @@ async def retire_agent(name: str, body: RetireIn, caller: Caller, ctx: Ctx) -> A
     reason = (body.reason or "").strip() or f"retired by {caller.name}"
     async with ctx.store.transaction() as tx:
         agent = await agent_by_name(tx, name)
+        refuse_node_session(agent, "retired")
         if body.force:
             await force_retire(tx, ctx.clock, agent, reason)
         else:

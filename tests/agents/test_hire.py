@@ -1,0 +1,115 @@
+"""Hiring: a validated, uniquely named agent with a workspace on its node, active once it exists."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from parley.mesh.join_token import load_or_create_join_token
+from parley.mesh.node_runner import NodeRunner
+from tests.support import Harness
+
+
+async def _names(parley: Harness) -> list[str]:
+    return [a["name"] for a in (await parley.owner.get("/api/v1/agents")).json() if a["kind"] == "agent"]
+
+
+async def test_a_hired_agent_is_active_with_a_workspace_on_its_node(parley: Harness) -> None:
+    agent = await parley.hire("scribe", engram="writes things down", brain="offline", max_sessions=3)
+    assert agent["lifecycle"] == "active"
+    assert agent["node"] == "local"
+    assert (agent["engram"], agent["brain"], agent["max_sessions"]) == ("writes things down", "offline", 3)
+    workspace = Path(agent["workspace"])
+    assert workspace.is_dir()
+    assert workspace.name == "scribe"
+    assert workspace.is_relative_to(parley.context.settings.data_dir.resolve())
+
+
+async def test_brain_defaults_to_the_offline_brain(parley: Harness) -> None:
+    assert (await parley.hire("scribe"))["brain"] == "offline"
+
+
+@pytest.mark.parametrize(
+    "brain", ["scripted:rules/echo.yaml", "openai:gpt-4o-mini", "anthropic:claude-x", "command:my-agent --json"]
+)
+async def test_each_brain_kind_is_accepted(parley: Harness, brain: str) -> None:
+    assert (await parley.hire("scribe", brain=brain))["brain"] == brain
+
+
+async def test_a_human_agent_belongs_to_a_person(parley: Harness) -> None:
+    await parley.add_person("ada")
+    agent = await parley.hire("ada-desk", human="ada")
+    assert (agent["modality"], agent["human"], agent["brain"]) == ("human", "ada", "human")
+
+
+async def test_names_are_unique_forever(parley: Harness) -> None:
+    await parley.hire("scribe")
+    await parley.owner.post("/api/v1/agents/scribe/retire", json={})
+    response = await parley.owner.post("/api/v1/agents", json={"name": "scribe", "node": "local"})
+    assert response.status_code == 409
+    assert "an agent named 'scribe' already exists" in response.json()["message"]
+
+
+BAD_HIRES: list[tuple[dict[str, Any], int, str]] = [
+    ({"name": "Scribe"}, 400, "agent name 'Scribe' is invalid"),
+    ({"name": "-x"}, 400, "agent name '-x' is invalid"),
+    ({"name": "x" * 41}, 400, "is invalid"),
+    ({"node": "nowhere"}, 404, "no node named 'nowhere'"),
+    ({"brain": "gpt4"}, 400, "brain 'gpt4' is not a brain spec"),
+    ({"brain": "openai:"}, 400, "brain 'openai' needs a model name"),
+    ({"max_sessions": 0}, 400, "max sessions must be between 1 and 1000, not 0"),
+    ({"max_sessions": "many"}, 400, "max_sessions"),
+    ({"surge_threshold": 5}, 400, "only apply to a --template agent"),
+    ({"clone_lifetime": "2h"}, 400, "only apply to a --template agent"),
+    ({"template": True, "clone_lifetime": "soon"}, 400, "clone lifetime 'soon' is not a duration"),
+    ({"template": True, "clone_lifetime": "0s"}, 400, "must be longer than zero"),
+    ({"template": True, "surge_threshold": 0}, 400, "surge threshold must be at least 1"),
+    ({"human": "nobody"}, 404, "no person named 'nobody'"),
+    ({"engram": "x" * 20_001}, 400, "at most 20000 characters"),
+]
+
+
+@pytest.mark.parametrize(("fields", "status", "says"), BAD_HIRES)
+async def test_bad_hires_say_what_is_wrong_and_change_nothing(
+    parley: Harness, fields: dict[str, Any], status: int, says: str
+) -> None:
+    body = {"name": "scribe", "node": "local", **fields}
+    response = await parley.owner.post("/api/v1/agents", json=body)
+    assert response.status_code == status
+    assert says in response.json()["message"]
+    assert await _names(parley) == []
+
+
+async def test_a_human_agent_cannot_also_have_a_brain(parley: Harness) -> None:
+    await parley.add_person("ada")
+    response = await parley.owner.post(
+        "/api/v1/agents", json={"name": "desk", "node": "local", "human": "ada", "brain": "offline"}
+    )
+    assert response.status_code == 400
+    assert "give --human or --brain, not both" in response.json()["message"]
+
+
+async def test_an_agent_hired_onto_an_absent_node_waits_as_hired(parley: Harness) -> None:
+    """The node is registered but its process is gone: the agent is hired, not yet active."""
+    data_dir = parley.context.settings.data_dir
+    token = load_or_create_join_token(data_dir)
+    runner = NodeRunner("beta", parley.context.broker, token, data_dir / "beta", 3600)
+    await runner.start()
+    await runner.stop()
+    agent = await parley.hire("scribe", node="beta")
+    assert (agent["lifecycle"], agent["workspace"]) == ("hired", None)
+    # When the node comes back it registers again and the waiting workspace is made.
+    await runner.start()
+    try:
+        for _ in range(200):
+            if (await parley.agent("scribe"))["lifecycle"] == "active":
+                break
+            await asyncio.sleep(0.01)
+        agent = await parley.agent("scribe")
+        assert agent["lifecycle"] == "active"
+        assert Path(agent["workspace"]) == (data_dir / "beta" / "scribe").resolve()
+    finally:
+        await runner.stop()

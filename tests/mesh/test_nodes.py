@@ -1,0 +1,149 @@
+"""Nodes join across the broker with the join token, send heartbeats, and keep their session."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from parley.errors import Unavailable
+from parley.mesh.join_token import load_or_create_join_token
+from parley.mesh.messages import HEARTBEAT, REGISTER, Heartbeat
+from parley.mesh.node_runner import NodeRunner
+from tests.support import Harness
+
+
+def _join_token(parley: Harness) -> str:
+    return load_or_create_join_token(parley.context.settings.data_dir)
+
+
+async def _node(parley: Harness, name: str) -> dict[str, object]:
+    response = await parley.owner.get(f"/api/v1/nodes/{name}")
+    assert response.status_code == 200, response.text
+    node = response.json()
+    assert isinstance(node, dict)
+    return node
+
+
+async def test_the_local_node_registered_at_start_with_its_session(parley: Harness) -> None:
+    nodes = (await parley.owner.get("/api/v1/nodes")).json()
+    assert [(n["name"], n["status"], n["session"]) for n in nodes] == [("local", "online", "node:local")]
+    session = await parley.agent("node:local")
+    assert session["kind"] == "node" and session["lifecycle"] == "inherent"
+
+
+async def test_a_second_node_joins_through_the_broker(parley: Harness, tmp_path: Path) -> None:
+    runner = NodeRunner("beta", parley.context.broker, _join_token(parley), tmp_path / "beta", 0.02)
+    await runner.start()
+    try:
+        node = await _node(parley, "beta")
+        assert node["status"] == "online" and node["session"] == "node:beta"
+        assert (await parley.agent("node:beta"))["node"] == "beta"
+    finally:
+        await runner.stop()
+
+
+async def test_a_wrong_join_token_is_refused(parley: Harness, tmp_path: Path) -> None:
+    runner = NodeRunner("intruder", parley.context.broker, "pj_wrong", tmp_path / "x", 1)
+    with pytest.raises(Unavailable, match="wrong join token"):
+        await runner.start()
+    await runner.stop()
+    assert (await parley.owner.get("/api/v1/nodes/intruder")).status_code == 404
+
+
+async def test_a_malformed_registration_is_refused_with_a_reason(parley: Harness) -> None:
+    reply = await parley.context.broker.request(REGISTER, b'{"node": 3}', timeout=2)
+    assert json.loads(reply)["accepted"] is False
+    assert "malformed registration" in json.loads(reply)["reason"]
+
+
+async def test_heartbeats_keep_a_node_online_and_silence_takes_it_offline(parley: Harness) -> None:
+    offline_after = parley.context.settings.node_offline_after_seconds
+    parley.clock.advance(seconds=offline_after + 1)
+    assert (await _node(parley, "local"))["status"] == "offline"
+    beat = Heartbeat(node="local", join_token=_join_token(parley)).model_dump_json().encode()
+    await parley.context.broker.publish(HEARTBEAT, beat)
+    for _ in range(100):
+        if (await _node(parley, "local"))["status"] == "online":
+            break
+        await asyncio.sleep(0.01)
+    node = await _node(parley, "local")
+    assert node["status"] == "online"
+    assert node["last_seen_at"].startswith(parley.clock.now().strftime("%Y-%m-%dT%H:%M:%S"))
+
+
+async def test_a_heartbeat_with_a_wrong_token_is_ignored(parley: Harness) -> None:
+    before = (await _node(parley, "local"))["last_seen_at"]
+    parley.clock.advance(seconds=60)
+    await parley.context.broker.publish(
+        HEARTBEAT, Heartbeat(node="local", join_token="pj_wrong").model_dump_json().encode()
+    )
+    await asyncio.sleep(0.1)
+    assert (await _node(parley, "local"))["last_seen_at"] == before
+
+
+async def test_an_owner_sets_a_nodes_engram(parley: Harness) -> None:
+    response = await parley.owner.put("/api/v1/nodes/local/engram", json={"engram": "terse, kind"})
+    assert response.status_code == 200
+    assert (await _node(parley, "local"))["engram"] == "terse, kind"
+
+
+async def test_an_engram_for_an_unknown_node_is_404(parley: Harness) -> None:
+    response = await parley.owner.put("/api/v1/nodes/nowhere/engram", json={"engram": "x"})
+    assert response.status_code == 404
+    assert response.json()["message"] == "no node named 'nowhere'"
+
+
+async def test_an_oversized_engram_is_refused(parley: Harness) -> None:
+    response = await parley.owner.put("/api/v1/nodes/local/engram", json={"engram": "x" * 20_001})
+    assert response.status_code == 400
+    assert (await _node(parley, "local"))["engram"] == ""
+
+
+NODE_SESSION_ATTEMPTS = [
+    ("post", "/api/v1/agents/node:local/retire", {}, "cannot be retired"),
+    ("post", "/api/v1/agents/node:local/retire", {"force": True}, "cannot be retired"),
+    ("post", "/api/v1/agents/node:local/reassign", {"node": "beta"}, "cannot be reassigned"),
+    ("post", "/api/v1/agents/node:local/warnings", {"reason": "x"}, "cannot be warned"),
+    ("delete", "/api/v1/agents/node:local", None, "cannot be deleted"),
+    ("delete", "/api/v1/nodes/local/session", None, "cannot lose its node session"),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body", "says"), NODE_SESSION_ATTEMPTS)
+async def test_the_node_session_refuses_the_hiring_lifecycle(
+    parley: Harness, tmp_path: Path, method: str, path: str, body: object, says: str
+) -> None:
+    runner = NodeRunner("beta", parley.context.broker, _join_token(parley), tmp_path / "beta", 1)
+    await runner.start()
+    try:
+        response = await parley.owner.request(method.upper(), path, json=body)
+    finally:
+        await runner.stop()
+    assert response.status_code == 409
+    assert says in response.json()["message"]
+    session = await parley.agent("node:local")
+    assert (session["lifecycle"], session["node"]) == ("inherent", "local")
+
+
+async def test_a_node_session_cannot_be_hired(parley: Harness) -> None:
+    response = await parley.owner.post("/api/v1/agents", json={"name": "node:local", "node": "local"})
+    assert response.status_code == 400
+    assert "agent name 'node:local' is invalid" in response.json()["message"]
+
+
+async def test_a_running_node_sends_heartbeats_by_itself(parley: Harness, tmp_path: Path) -> None:
+    runner = NodeRunner("beta", parley.context.broker, _join_token(parley), tmp_path / "beta", 0.01)
+    await runner.start()
+    try:
+        parley.clock.advance(hours=1)
+        for _ in range(200):
+            if (await _node(parley, "beta"))["status"] == "online":
+                break
+            await asyncio.sleep(0.01)
+        assert (await _node(parley, "beta"))["status"] == "online"
+        assert (await _node(parley, "local"))["status"] == "offline"
+    finally:
+        await runner.stop()
