@@ -7,7 +7,10 @@ import re
 from parley.errors import Invalid
 
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,38}[a-z0-9]$|^[a-z]$")
-NAME_RULE = "1–40 lowercase letters, digits or hyphens, starting with a letter and not ending with a hyphen"
+NAME_RULE = (
+    "1 to 40 lowercase letters, digits or hyphens, starting with a letter and not ending with"
+    " a hyphen"
+)
 
 
 def check_name(kind: str, value: str) -> str:

@@ -27,21 +27,30 @@ LogLevel = Literal["debug", "info", "warning", "error"]
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="PARLEY_", extra="forbid")
 
-    data_dir: Path = Field(Path("parley-data"), description="where the store, tokens and workspaces live")
+    data_dir: Path = Field(
+        Path("parley-data"), description="where the store, tokens and workspaces live"
+    )
     host: str = Field("127.0.0.1", description="address the HTTP API listens on")
     port: int = Field(8700, ge=1, le=65535, description="port the HTTP API listens on")
     database_url: str | None = Field(
-        None, description="SQLAlchemy URL; default sqlite under data_dir (postgresql+asyncpg://… for many machines)"
+        None,
+        description="default: SQLite under data_dir; postgresql://… for several machines",
     )
     log_level: LogLevel = Field("info", description="debug, info, warning or error")
     owner_name: str = Field("owner", description="name of the owner created on first start")
     node_name: str = Field("local", description="name of the node this process hosts")
-    warnings_to_dismiss: int = Field(2, ge=1, description="warnings after which an agent is dismissed")
-    heartbeat_seconds: float = Field(5.0, gt=0, description="how often a node tells the hub it is alive")
+    warnings_to_dismiss: int = Field(
+        2, ge=1, description="warnings after which an agent is dismissed"
+    )
+    heartbeat_seconds: float = Field(
+        5.0, gt=0, description="how often a node tells the hub it is alive"
+    )
     node_offline_after_seconds: float = Field(
         20.0, gt=0, description="a node unheard of for this long is shown offline"
     )
-    sweep_seconds: float = Field(5.0, gt=0, description="how often expired clones and drained agents are swept")
+    sweep_seconds: float = Field(
+        5.0, gt=0, description="how often expired clones and drained agents are swept"
+    )
     default_brain: str = Field("offline", description="brain of agents hired without --brain")
 
     @field_validator("log_level", mode="before")
@@ -77,7 +86,8 @@ def load_settings(**overrides: Any) -> Settings:
         return Settings(**given)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'settings'}: {err['msg']}" for err in exc.errors()
+            f"{'.'.join(str(p) for p in err['loc']) or 'settings'}: {err['msg']}"
+            for err in exc.errors()
         )
         raise Invalid(f"bad settings: {problems}") from exc
     except ValueError as exc:  # e.g. a parley.toml that is not TOML

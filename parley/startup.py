@@ -64,7 +64,9 @@ async def _announce_owner(context: Context) -> None:
     if saved is not None:
         log.info("first start: owner %r created; API token saved in %s", settings.owner_name, saved)
     else:
-        log.info("owner token (if this machine made it) is in %s", owner_token_path(settings.data_dir))
+        log.info(
+            "owner token (if this machine made it) is in %s", owner_token_path(settings.data_dir)
+        )
 
 
 async def _cancel(task: asyncio.Task[None]) -> None:

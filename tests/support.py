@@ -42,7 +42,9 @@ class Harness:
 
     def client(self, token: str | None = None) -> httpx.AsyncClient:
         headers = bearer(token) if token else {}
-        return httpx.AsyncClient(transport=self.transport, base_url="http://parley", headers=headers)
+        return httpx.AsyncClient(
+            transport=self.transport, base_url="http://parley", headers=headers
+        )
 
     async def add_person(self, name: str, role: str = "member") -> str:
         response = await self.owner.post("/api/v1/people", json={"name": name, "role": role})

@@ -31,7 +31,12 @@ async def activate(tx: Tx, agent: Agent) -> None:
 async def begin_draining(tx: Tx, agent: Agent, reason: str) -> None:
     """hired|active → draining: no new topics; what it holds may finish."""
     await _move(
-        tx, agent, (Lifecycle.HIRED, Lifecycle.ACTIVE), Lifecycle.DRAINING, "drained", retired_reason=reason
+        tx,
+        agent,
+        (Lifecycle.HIRED, Lifecycle.ACTIVE),
+        Lifecycle.DRAINING,
+        "drained",
+        retired_reason=reason,
     )
 
 
@@ -44,7 +49,9 @@ async def retire(tx: Tx, clock: Clock, agent: Agent) -> None:
             " they end (or use --force)",
             state=agent.lifecycle.value,
         )
-    await _move(tx, agent, (Lifecycle.DRAINING,), Lifecycle.RETIRED, "retired", retired_at=clock.now())
+    await _move(
+        tx, agent, (Lifecycle.DRAINING,), Lifecycle.RETIRED, "retired", retired_at=clock.now()
+    )
 
 
 async def force_retire(tx: Tx, clock: Clock, agent: Agent, reason: str) -> int:

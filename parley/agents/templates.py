@@ -19,7 +19,7 @@ async def clone(
     name: str | None = None,
     lifetime: timedelta | None = None,
 ) -> Agent:
-    """Hire a real agent from a template: its engram, brain, node and session cap, plus a lifetime."""
+    """Hire a real agent from a template: its engram, brain, node, session cap; and a lifetime."""
     template = await agent_by_name(tx, template_name)
     if not template.is_template:
         raise Conflict(f"agent {template.name} is not a template; only templates can be cloned")

@@ -21,8 +21,8 @@ from parley.api.schemas import (
     NoteIn,
     ReassignIn,
     RetireIn,
-    WarningOut,
     WarnIn,
+    WarningOut,
     WarnOut,
 )
 from parley.context import Context
@@ -43,7 +43,9 @@ async def _provisioned(ctx: Context, agent: Agent) -> AgentOut:
 @router.post("/agents", status_code=201)
 async def hire_agent(body: HireIn, caller: Caller, ctx: Ctx) -> AgentOut:
     require_owner(caller, "hire agents")
-    lifetime = parse_duration(body.clone_lifetime, "clone lifetime") if body.clone_lifetime else None
+    lifetime = (
+        parse_duration(body.clone_lifetime, "clone lifetime") if body.clone_lifetime else None
+    )
     order = HireOrder(
         name=body.name,
         node=body.node,
@@ -115,7 +117,9 @@ async def warn_agent(name: str, body: WarnIn, caller: Caller, ctx: Ctx) -> WarnO
         outcome = await warn(
             tx, ctx.clock, name, body.reason, caller, ctx.settings.warnings_to_dismiss
         )
-    return WarnOut(agent=AgentOut.of(outcome.agent), warnings=outcome.warnings, dismissed=outcome.dismissed)
+    return WarnOut(
+        agent=AgentOut.of(outcome.agent), warnings=outcome.warnings, dismissed=outcome.dismissed
+    )
 
 
 @router.get("/agents/{name}/warnings")

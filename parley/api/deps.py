@@ -20,7 +20,9 @@ def get_context(request: Request) -> Context:
     return context
 
 
-async def current_person(request: Request, context: Annotated[Context, Depends(get_context)]) -> Person:
+async def current_person(
+    request: Request, context: Annotated[Context, Depends(get_context)]
+) -> Person:
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     if header and scheme.lower() != "bearer":

@@ -48,7 +48,9 @@ def describe_validation(exc: RequestValidationError) -> str:
     for err in exc.errors():
         location = ".".join(str(p) for p in err["loc"] if p != "body") or "body"
         if err["type"] == "json_invalid":
-            parts.append(f"the body is not valid JSON ({err.get('ctx', {}).get('error', 'parse error')})")
+            parts.append(
+                f"the body is not valid JSON ({err.get('ctx', {}).get('error', 'parse error')})"
+            )
         else:
             parts.append(f"{location}: {err['msg']}")
     return "bad request: " + "; ".join(parts)
@@ -66,7 +68,9 @@ def install_error_handlers(app: FastAPI) -> None:
     async def http_error(_: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, HTTPException)
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "error")
-        return JSONResponse({"error": code, "message": str(exc.detail)}, status_code=exc.status_code)
+        return JSONResponse(
+            {"error": code, "message": str(exc.detail)}, status_code=exc.status_code
+        )
 
     async def unexpected(_: Request, exc: Exception) -> JSONResponse:
         log.exception("unexpected error", exc_info=exc)

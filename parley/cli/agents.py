@@ -9,7 +9,9 @@ import typer
 from parley.cli.output import console, fields, reporting_errors, show, table
 from parley.cli.state import JsonOption, client
 
-app = typer.Typer(help="Agents: hire, move, retire, warn, clone; their memory.", no_args_is_help=True)
+app = typer.Typer(
+    help="Agents: hire, move, retire, warn, clone; their memory.", no_args_is_help=True
+)
 
 AGENT_FIELDS = [
     "name", "kind", "lifecycle", "node", "modality", "human", "brain", "max_sessions", "template",
@@ -29,11 +31,17 @@ def hire(
     name: str,
     node: str = typer.Option(..., "--node", help="the node it lives and works on"),
     engram: str = typer.Option("", "--engram", help="its system prompt"),
-    brain: str | None = typer.Option(None, "--brain", help="offline, scripted:FILE, openai:MODEL, …"),
+    brain: str | None = typer.Option(
+        None, "--brain", help="offline, scripted:FILE, openai:MODEL, …"
+    ),
     max_sessions: int = typer.Option(1, "--max-sessions", help="sessions it may run at once"),
     template: bool = typer.Option(False, "--template", help="a blueprint that is only cloned"),
-    surge_threshold: int | None = typer.Option(None, "--surge-threshold", help="queue length that hires a clone"),
-    clone_lifetime: str | None = typer.Option(None, "--clone-lifetime", help="how long a clone lives, e.g. 2h"),
+    surge_threshold: int | None = typer.Option(
+        None, "--surge-threshold", help="queue length that hires a clone"
+    ),
+    clone_lifetime: str | None = typer.Option(
+        None, "--clone-lifetime", help="how long a clone lives, e.g. 2h"
+    ),
     human: str | None = typer.Option(None, "--human", help="a person who answers as this agent"),
     as_json: bool = JsonOption,
 ) -> None:
@@ -112,7 +120,9 @@ def warn(
         def render(data: Any) -> None:
             agent = data["agent"]
             verdict = "dismissed" if data["dismissed"] else agent["lifecycle"]
-            console.print(f"{agent['name']}: warning {data['warnings']}; now {verdict}", markup=False)
+            console.print(
+                f"{agent['name']}: warning {data['warnings']}; now {verdict}", markup=False
+            )
 
         show(outcome, as_json, render)
 
@@ -144,7 +154,9 @@ def remember(ctx: typer.Context, name: str, note: str, as_json: bool = JsonOptio
     """Add a note to an agent's memory."""
     with reporting_errors():
         notes = client(ctx).post(f"/agents/{name}/memory", {"note": note})
-        show(notes, as_json, lambda rows: console.print(f"{name} now remembers {len(rows)} note(s)"))
+        show(
+            notes, as_json, lambda rows: console.print(f"{name} now remembers {len(rows)} note(s)")
+        )
 
 
 @app.command("memory")
@@ -152,4 +164,8 @@ def memory(ctx: typer.Context, name: str, as_json: bool = JsonOption) -> None:
     """An agent's memory, oldest first."""
     with reporting_errors():
         rows = client(ctx).get(f"/agents/{name}/memory")
-        show(rows, as_json, lambda r: table(r, ["written_at", "written_by", "note"], "nothing remembered yet"))
+        show(
+            rows,
+            as_json,
+            lambda r: table(r, ["written_at", "written_by", "note"], "nothing remembered yet"),
+        )

@@ -15,7 +15,9 @@ TIMEOUT = httpx.Timeout(60.0, connect=5.0)
 
 
 class ApiClient:
-    def __init__(self, base_url: str, token: str | None, transport: httpx.BaseTransport | None = None) -> None:
+    def __init__(
+        self, base_url: str, token: str | None, transport: httpx.BaseTransport | None = None
+    ) -> None:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.base_url = base_url
         self._http = httpx.Client(

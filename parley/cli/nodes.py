@@ -9,9 +9,20 @@ import typer
 from parley.cli.output import fields, reporting_errors, show, table
 from parley.cli.state import JsonOption, client
 
-app = typer.Typer(help="Nodes: the machines of the mesh and their node sessions.", no_args_is_help=True)
+app = typer.Typer(
+    help="Nodes: the machines of the mesh and their node sessions.", no_args_is_help=True
+)
 
-NODE_FIELDS = ["name", "status", "last_seen_at", "hostname", "session", "workspace_root", "joined_at", "engram"]
+NODE_FIELDS = [
+    "name",
+    "status",
+    "last_seen_at",
+    "hostname",
+    "session",
+    "workspace_root",
+    "joined_at",
+    "engram",
+]
 
 
 @app.command("list")
@@ -22,7 +33,9 @@ def list_nodes(ctx: typer.Context, as_json: bool = JsonOption) -> None:
         show(
             nodes,
             as_json,
-            lambda rows: table(rows, ["name", "status", "last_seen_at", "hostname", "session"], "no nodes"),
+            lambda rows: table(
+                rows, ["name", "status", "last_seen_at", "hostname", "session"], "no nodes"
+            ),
         )
 
 

@@ -41,4 +41,6 @@ def list_people(ctx: typer.Context, as_json: bool = JsonOption) -> None:
     """List the people of this installation."""
     with reporting_errors():
         people = client(ctx).get("/people")
-        show(people, as_json, lambda rows: table(rows, ["name", "role", "created_at"], "nobody yet"))
+        show(
+            people, as_json, lambda rows: table(rows, ["name", "role", "created_at"], "nobody yet")
+        )

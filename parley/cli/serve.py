@@ -14,7 +14,9 @@ from parley.settings import load_settings
 
 
 def serve(
-    data_dir: Path | None = typer.Option(None, "--data-dir", help="default ./parley-data [PARLEY_DATA_DIR]"),
+    data_dir: Path | None = typer.Option(
+        None, "--data-dir", help="default ./parley-data [PARLEY_DATA_DIR]"
+    ),
     host: str | None = typer.Option(None, "--host", help="default 127.0.0.1 [PARLEY_HOST]"),
     port: int | None = typer.Option(None, "--port", help="default 8700 [PARLEY_PORT]"),
     database_url: str | None = typer.Option(
@@ -28,7 +30,8 @@ def serve(
             data_dir=data_dir, host=host, port=port, database_url=database_url, log_level=log_level
         )
         logging.basicConfig(
-            level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+            level=settings.log_level.upper(),
+            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         )
         app = create_app(settings)
         uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level)

@@ -46,7 +46,9 @@ class LocalBroker:
         try:
             reply = await asyncio.wait_for(subscription.handler(data), timeout)
         except TimeoutError as exc:
-            raise Unavailable(f"no answer on {subject} within {timeout:g}s", subject=subject) from exc
+            raise Unavailable(
+                f"no answer on {subject} within {timeout:g}s", subject=subject
+            ) from exc
         if reply is None:
             raise Unavailable(f"the listener on {subject} sent no reply", subject=subject)
         return reply

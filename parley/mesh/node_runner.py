@@ -68,7 +68,9 @@ class NodeRunner:
             hostname=socket.gethostname(),
             workspace_root=str(self._workspace_root),
         )
-        raw = await self._broker.request(REGISTER, message.model_dump_json().encode(), REGISTER_TIMEOUT)
+        raw = await self._broker.request(
+            REGISTER, message.model_dump_json().encode(), REGISTER_TIMEOUT
+        )
         reply = RegisterReply.model_validate_json(raw)
         if not reply.accepted:
             raise Unavailable(f"the hub refused node {self.name!r}: {reply.reason}")

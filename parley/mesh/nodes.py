@@ -39,7 +39,9 @@ async def node_by_name(tx: Tx, name: str) -> Node:
 
 def check_engram(engram: str) -> str:
     if len(engram) > MAX_ENGRAM:
-        raise Invalid(f"an engram holds at most {MAX_ENGRAM} characters, this one has {len(engram)}")
+        raise Invalid(
+            f"an engram holds at most {MAX_ENGRAM} characters, this one has {len(engram)}"
+        )
     return engram
 
 

@@ -10,7 +10,6 @@ from parley.people.accounts import add_person
 from parley.people.model import Role
 from parley.store import Store
 
-
 OWNER_TOKEN_FILE = "owner-token"
 
 

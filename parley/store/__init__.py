@@ -1,4 +1,4 @@
-"""The store: the only package that knows SQLAlchemy. SQLite by default, PostgreSQL for many machines."""
+"""The store, the only package that knows SQLAlchemy: SQLite by default, PostgreSQL for many."""
 
 from parley.store.store import Store, Tx
 

@@ -73,7 +73,9 @@ class AgentsRepo:
         self._c = connection
 
     async def insert(self, **values: Any) -> int:
-        result = await self._c.execute(insert(agents).values(kind="agent", **values).returning(agents.c.id))
+        result = await self._c.execute(
+            insert(agents).values(kind="agent", **values).returning(agents.c.id)
+        )
         return int(result.scalar_one())
 
     async def by_name(self, name: str) -> Agent | None:
@@ -91,7 +93,7 @@ class AgentsRepo:
         return [_agent(row) for row in await self._c.execute(query)]
 
     async def receivable(self, name: str, states: Sequence[Lifecycle]) -> Agent | None:
-        """The agent called ``name`` if it may take work in one of ``states``; templates never run."""
+        """The agent ``name`` if it may take work in one of ``states``; templates never run."""
         query = _agent_query().where(
             agents.c.name == name,
             agents.c.lifecycle.in_(_states(states)),
@@ -144,7 +146,9 @@ class AgentsRepo:
         return result.rowcount == 1
 
     async def set_workspace(self, agent_id: int, workspace: str) -> None:
-        await self._c.execute(update(agents).where(agents.c.id == agent_id).values(workspace=workspace))
+        await self._c.execute(
+            update(agents).where(agents.c.id == agent_id).values(workspace=workspace)
+        )
 
     async def awaiting_workspace(self, node_id: int) -> list[Agent]:
         query = _agent_query().where(
@@ -172,7 +176,9 @@ class AgentsRepo:
         query = select(func.count()).where(agents.c.template_id == template_id)
         return int((await self._c.execute(query)).scalar_one())
 
-    async def add_memory(self, agent_id: int, note: str, person_id: int | None, now: datetime) -> None:
+    async def add_memory(
+        self, agent_id: int, note: str, person_id: int | None, now: datetime
+    ) -> None:
         await self._c.execute(
             insert(agent_memory).values(
                 agent_id=agent_id, note=note, written_by_person_id=person_id, written_at=now
@@ -198,7 +204,9 @@ class AgentsRepo:
             for row in await self._c.execute(query)
         ]
 
-    async def add_warning(self, agent_id: int, reason: str, person_id: int | None, now: datetime) -> int:
+    async def add_warning(
+        self, agent_id: int, reason: str, person_id: int | None, now: datetime
+    ) -> int:
         await self._c.execute(
             insert(agent_warnings).values(
                 agent_id=agent_id, reason=reason, given_by_person_id=person_id, given_at=now

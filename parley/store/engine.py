@@ -1,4 +1,4 @@
-"""Engines by URL: SQLite tuned for one writer (WAL, busy timeout, BEGIN IMMEDIATE), or PostgreSQL."""
+"""Engines by URL: SQLite tuned for one writer (WAL, busy timeout, BEGIN IMMEDIATE), PostgreSQL."""
 
 from __future__ import annotations
 
@@ -21,7 +21,11 @@ def normalise_url(url: str) -> str:
         parsed = make_url(url)
     except ArgumentError as exc:
         raise Invalid(f"database URL {url!r} is not a URL: {exc}") from exc
-    driver = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+asyncpg", "postgres": "postgresql+asyncpg"}
+    driver = {
+        "sqlite": "sqlite+aiosqlite",
+        "postgresql": "postgresql+asyncpg",
+        "postgres": "postgresql+asyncpg",
+    }
     name = driver.get(parsed.drivername, parsed.drivername)
     if name not in SUPPORTED_DRIVERS:
         raise Invalid(f"database URL {url!r}: use sqlite:///PATH or postgresql://USER@HOST/DB")

@@ -39,7 +39,7 @@ class NodesRepo:
     async def create_with_session(
         self, name: str, session_name: str, hostname: str, workspace_root: str, now: datetime
     ) -> Node:
-        """Insert a node and its node session together; the deferred key checks the pair at commit."""
+        """Insert a node and its node session together; a deferred key checks the pair at commit."""
         session_id = await self._next_agent_id()
         node_id = (
             await self._c.execute(
@@ -60,7 +60,9 @@ class NodesRepo:
         assert node is not None
         return node
 
-    async def insert_session(self, agent_id: int | None, name: str, node_id: int, now: datetime) -> None:
+    async def insert_session(
+        self, agent_id: int | None, name: str, node_id: int, now: datetime
+    ) -> None:
         """The raw insert of a node-session row; the store refuses a second one for a node."""
         values: dict[str, Any] = dict(
             name=name,
@@ -99,5 +101,7 @@ class NodesRepo:
         return result.rowcount == 1
 
     async def set_engram(self, name: str, engram: str) -> bool:
-        result = await self._c.execute(update(nodes).where(nodes.c.name == name).values(engram=engram))
+        result = await self._c.execute(
+            update(nodes).where(nodes.c.name == name).values(engram=engram)
+        )
         return result.rowcount == 1

@@ -18,7 +18,9 @@ class RunsRepo:
 
     async def enqueue(self, agent_id: int, now: datetime) -> int:
         result = await self._c.execute(
-            insert(runs).values(agent_id=agent_id, state="queued", created_at=now).returning(runs.c.id)
+            insert(runs)
+            .values(agent_id=agent_id, state="queued", created_at=now)
+            .returning(runs.c.id)
         )
         return int(result.scalar_one())
 

@@ -1,4 +1,4 @@
-"""The store: an engine, migrated at open, handing out transactions with one repository per concept."""
+"""The store: an engine, migrated at open, giving transactions with a repository per concept."""
 
 from __future__ import annotations
 

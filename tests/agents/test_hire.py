@@ -14,14 +14,22 @@ from tests.support import Harness
 
 
 async def _names(parley: Harness) -> list[str]:
-    return [a["name"] for a in (await parley.owner.get("/api/v1/agents")).json() if a["kind"] == "agent"]
+    return [
+        a["name"] for a in (await parley.owner.get("/api/v1/agents")).json() if a["kind"] == "agent"
+    ]
 
 
 async def test_a_hired_agent_is_active_with_a_workspace_on_its_node(parley: Harness) -> None:
-    agent = await parley.hire("scribe", engram="writes things down", brain="offline", max_sessions=3)
+    agent = await parley.hire(
+        "scribe", engram="writes things down", brain="offline", max_sessions=3
+    )
     assert agent["lifecycle"] == "active"
     assert agent["node"] == "local"
-    assert (agent["engram"], agent["brain"], agent["max_sessions"]) == ("writes things down", "offline", 3)
+    assert (agent["engram"], agent["brain"], agent["max_sessions"]) == (
+        "writes things down",
+        "offline",
+        3,
+    )
     workspace = Path(agent["workspace"])
     assert workspace.is_dir()
     assert workspace.name == "scribe"
@@ -33,7 +41,13 @@ async def test_brain_defaults_to_the_offline_brain(parley: Harness) -> None:
 
 
 @pytest.mark.parametrize(
-    "brain", ["scripted:rules/echo.yaml", "openai:gpt-4o-mini", "anthropic:claude-x", "command:my-agent --json"]
+    "brain",
+    [
+        "scripted:rules/echo.yaml",
+        "openai:gpt-4o-mini",
+        "anthropic:claude-x",
+        "command:my-agent --json",
+    ],
 )
 async def test_each_brain_kind_is_accepted(parley: Harness, brain: str) -> None:
     assert (await parley.hire("scribe", brain=brain))["brain"] == brain

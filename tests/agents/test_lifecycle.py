@@ -17,7 +17,9 @@ from tests.support import Harness
 
 async def test_retire_of_an_idle_agent_retires_it_at_once(parley: Harness) -> None:
     await parley.hire("scribe")
-    response = await parley.owner.post("/api/v1/agents/scribe/retire", json={"reason": "project over"})
+    response = await parley.owner.post(
+        "/api/v1/agents/scribe/retire", json={"reason": "project over"}
+    )
     assert response.status_code == 200
     agent = response.json()
     assert agent["lifecycle"] == "retired"
@@ -93,7 +95,11 @@ async def test_agents_are_never_deleted(parley: Harness) -> None:
     [
         ("active", "activate", "agent scribe is active; only a hired agent can be activated"),
         ("retired", "activate", "agent scribe is retired; only a hired agent can be activated"),
-        ("retired", "begin_draining", "agent scribe is retired; only a hired or active agent can be drained"),
+        (
+            "retired",
+            "begin_draining",
+            "agent scribe is retired; only a hired or active agent can be drained",
+        ),
         ("active", "retire", "agent scribe is active; only a draining agent can be retired"),
         ("retired", "force_retire", "agent scribe is retired; only a hired or active or draining"),
     ],
@@ -157,7 +163,9 @@ async def test_reassign_moves_an_idle_agent_and_makes_its_workspace_there(
     assert Path(agent["workspace"]).is_dir()
 
 
-async def test_reassign_is_refused_unless_the_agent_is_idle(parley: Harness, tmp_path: Path) -> None:
+async def test_reassign_is_refused_unless_the_agent_is_idle(
+    parley: Harness, tmp_path: Path
+) -> None:
     await parley.hire("scribe")
     await give_work(parley, "scribe")
     runner = await _second_node(parley, tmp_path)

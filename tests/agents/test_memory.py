@@ -10,10 +10,14 @@ from tests.support import Harness
 async def test_notes_are_kept_in_order_with_time_and_author(parley: Harness) -> None:
     await parley.hire("scribe")
     token = await parley.add_person("ada")
-    await parley.owner.post("/api/v1/agents/scribe/memory", json={"note": "the client prefers email"})
+    await parley.owner.post(
+        "/api/v1/agents/scribe/memory", json={"note": "the client prefers email"}
+    )
     parley.clock.advance(minutes=5)
     async with parley.client(token) as ada:
-        response = await ada.post("/api/v1/agents/scribe/memory", json={"note": "deadline is friday"})
+        response = await ada.post(
+            "/api/v1/agents/scribe/memory", json={"note": "deadline is friday"}
+        )
     assert response.status_code == 201
     notes = (await parley.owner.get("/api/v1/agents/scribe/memory")).json()
     assert [(n["note"], n["written_by"]) for n in notes] == [

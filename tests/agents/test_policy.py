@@ -11,10 +11,16 @@ from tests.support import Harness, ManualClock, started
 
 async def test_a_warning_is_recorded_with_its_reason(parley: Harness) -> None:
     await parley.hire("scribe")
-    response = await parley.owner.post("/api/v1/agents/scribe/warnings", json={"reason": "merged without review"})
+    response = await parley.owner.post(
+        "/api/v1/agents/scribe/warnings", json={"reason": "merged without review"}
+    )
     assert response.status_code == 200
     outcome = response.json()
-    assert (outcome["warnings"], outcome["dismissed"], outcome["agent"]["lifecycle"]) == (1, False, "active")
+    assert (outcome["warnings"], outcome["dismissed"], outcome["agent"]["lifecycle"]) == (
+        1,
+        False,
+        "active",
+    )
     warnings = (await parley.owner.get("/api/v1/agents/scribe/warnings")).json()
     assert [(w["reason"], w["given_by"]) for w in warnings] == [("merged without review", "owner")]
 
@@ -22,7 +28,9 @@ async def test_a_warning_is_recorded_with_its_reason(parley: Harness) -> None:
 async def test_the_second_warning_dismisses_by_default(parley: Harness) -> None:
     await parley.hire("scribe")
     await parley.owner.post("/api/v1/agents/scribe/warnings", json={"reason": "first"})
-    outcome = (await parley.owner.post("/api/v1/agents/scribe/warnings", json={"reason": "again"})).json()
+    outcome = (
+        await parley.owner.post("/api/v1/agents/scribe/warnings", json={"reason": "again"})
+    ).json()
     assert outcome["dismissed"] is True
     agent = await parley.agent("scribe")
     assert agent["lifecycle"] == "retired"

@@ -30,7 +30,9 @@ async def test_a_draining_agent_is_never_picked_for_a_new_topic(parley: Harness)
     await parley.hire("scribe")
     await give_work(parley, "scribe")
     await parley.owner.post("/api/v1/agents/scribe/retire", json={"reason": "leaving"})
-    with pytest.raises(Conflict, match=r"agent scribe is draining \(leaving\) and takes no new work"):
+    with pytest.raises(
+        Conflict, match=r"agent scribe is draining \(leaving\) and takes no new work"
+    ):
         await _pick_new(parley, "scribe")
     # ... but text in a topic it already holds still reaches it, so its work can finish.
     assert await _pick_held(parley, "scribe") == "scribe"

@@ -24,7 +24,11 @@ async def _template(parley: Harness) -> None:
 async def test_a_template_shows_its_surge_settings(parley: Harness) -> None:
     await _template(parley)
     template = await parley.agent("researcher")
-    assert (template["template"], template["surge_threshold"], template["clone_lifetime"]) == (True, 4, "2h")
+    assert (template["template"], template["surge_threshold"], template["clone_lifetime"]) == (
+        True,
+        4,
+        "2h",
+    )
 
 
 async def test_a_clone_inherits_the_template_and_carries_a_lifetime(parley: Harness) -> None:
@@ -69,7 +73,9 @@ async def test_a_clone_needs_a_lifetime(parley: Harness) -> None:
     response = await parley.owner.post("/api/v1/agents/plain/clones", json={})
     assert response.status_code == 400
     assert "has no clone lifetime" in response.json()["message"]
-    assert (await parley.owner.post("/api/v1/agents/plain/clones", json={"lifetime": "1h"})).status_code == 201
+    assert (
+        await parley.owner.post("/api/v1/agents/plain/clones", json={"lifetime": "1h"})
+    ).status_code == 201
 
 
 async def test_an_expired_clone_is_drained_and_retired_by_the_sweeper(parley: Harness) -> None:

@@ -48,7 +48,7 @@ async def test_request_gets_the_reply(broker: Broker) -> None:
 
 
 async def test_request_without_a_listener_is_unavailable(broker: Broker) -> None:
-    with pytest.raises(Unavailable, match="nobody listens on s.none"):
+    with pytest.raises(Unavailable, match=r"nobody listens on s\.none"):
         await broker.request("s.none", b"?", timeout=1)
 
 
@@ -58,7 +58,7 @@ async def test_request_that_is_not_answered_in_time_is_unavailable(broker: Broke
         return data
 
     await broker.subscribe("s.slow", slow)
-    with pytest.raises(Unavailable, match="no answer on s.slow"):
+    with pytest.raises(Unavailable, match=r"no answer on s\.slow"):
         await broker.request("s.slow", b"?", timeout=0.05)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,7 @@ def _join_token(parley: Harness) -> str:
     return load_or_create_join_token(parley.context.settings.data_dir)
 
 
-async def _node(parley: Harness, name: str) -> dict[str, object]:
+async def _node(parley: Harness, name: str) -> dict[str, Any]:
     response = await parley.owner.get(f"/api/v1/nodes/{name}")
     assert response.status_code == 200, response.text
     node = response.json()
@@ -29,7 +30,9 @@ async def _node(parley: Harness, name: str) -> dict[str, object]:
 
 async def test_the_local_node_registered_at_start_with_its_session(parley: Harness) -> None:
     nodes = (await parley.owner.get("/api/v1/nodes")).json()
-    assert [(n["name"], n["status"], n["session"]) for n in nodes] == [("local", "online", "node:local")]
+    assert [(n["name"], n["status"], n["session"]) for n in nodes] == [
+        ("local", "online", "node:local")
+    ]
     session = await parley.agent("node:local")
     assert session["kind"] == "node" and session["lifecycle"] == "inherent"
 
@@ -129,7 +132,9 @@ async def test_the_node_session_refuses_the_hiring_lifecycle(
 
 
 async def test_a_node_session_cannot_be_hired(parley: Harness) -> None:
-    response = await parley.owner.post("/api/v1/agents", json={"name": "node:local", "node": "local"})
+    response = await parley.owner.post(
+        "/api/v1/agents", json={"name": "node:local", "node": "local"}
+    )
     assert response.status_code == 400
     assert "agent name 'node:local' is invalid" in response.json()["message"]
 

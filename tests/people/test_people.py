@@ -27,7 +27,9 @@ async def test_a_new_person_gets_a_working_token(parley: Harness) -> None:
 async def test_tokens_are_stored_only_as_hashes(parley: Harness) -> None:
     token = await parley.add_person("ada")
     async with parley.context.store.transaction() as tx:
-        stored = (await tx.connection.execute(text("SELECT token_hash FROM people"))).scalars().all()
+        stored = (
+            (await tx.connection.execute(text("SELECT token_hash FROM people"))).scalars().all()
+        )
     assert token not in stored
     assert all(len(value) == 64 for value in stored)
 

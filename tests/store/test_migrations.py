@@ -1,4 +1,4 @@
-"""The migrations build exactly the tables the code declares, and run once however often we start."""
+"""Migrations build exactly the declared tables, and run once however often we start."""
 
 from __future__ import annotations
 
@@ -31,7 +31,9 @@ async def test_opening_twice_migrates_once(database_url: str) -> None:
     second = await Store.open(database_url)
     try:
         async with second.transaction() as tx:
-            versions = (await tx.connection.execute(text("SELECT version_num FROM alembic_version"))).all()
+            versions = (
+                await tx.connection.execute(text("SELECT version_num FROM alembic_version"))
+            ).all()
     finally:
         await second.close()
     assert [row[0] for row in versions] == ["0001"]

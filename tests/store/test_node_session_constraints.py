@@ -5,6 +5,8 @@ These go around the library on purpose: raw SQL is what a bug or a careless scri
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import pytest
 from sqlalchemy import text
 
@@ -15,12 +17,12 @@ from tests.support import ManualClock
 
 
 @pytest.fixture
-async def store(database_url: str) -> Store:
+async def store(database_url: str) -> AsyncIterator[Store]:
     opened = await Store.open(database_url)
     async with opened.transaction() as tx:
         await register_node(tx, ManualClock(), "alpha", "host-a", "/w/a")
         await register_node(tx, ManualClock(), "beta", "host-b", "/w/b")
-    yield opened  # type: ignore[misc]
+    yield opened
     await opened.close()
 
 

@@ -17,11 +17,7 @@ down_revision = None
 branch_labels = None
 depends_on = None
 
-SESSION_FK = dict(
-    name="fk_nodes_session_agent",
-    deferrable=True,
-    initially="DEFERRED",
-)
+SESSION_FK_NAME = "fk_nodes_session_agent"
 
 
 def upgrade() -> None:
@@ -38,7 +34,15 @@ def upgrade() -> None:
     # SQLite cannot add a constraint later, and does not check a reference to a table that
     # does not exist yet; PostgreSQL needs the agents table first.
     session_fk = (
-        [sa.ForeignKeyConstraint(["session_agent_id", "id"], ["agents.id", "agents.node_id"], **SESSION_FK)]
+        [
+            sa.ForeignKeyConstraint(
+                ["session_agent_id", "id"],
+                ["agents.id", "agents.node_id"],
+                name=SESSION_FK_NAME,
+                deferrable=True,
+                initially="DEFERRED",
+            )
+        ]
         if sqlite
         else []
     )
@@ -84,7 +88,9 @@ def upgrade() -> None:
         ),
         sa.CheckConstraint("max_sessions >= 1", name="max_sessions"),
         sa.CheckConstraint("modality IN ('ai', 'human')", name="modality"),
-        sa.CheckConstraint("modality = 'ai' OR human_person_id IS NOT NULL", name="human_has_person"),
+        sa.CheckConstraint(
+            "modality = 'ai' OR human_person_id IS NOT NULL", name="human_has_person"
+        ),
         sa.CheckConstraint("is_template OR surge_threshold IS NULL", name="surge_only_templates"),
     )
     op.create_index(
@@ -98,7 +104,7 @@ def upgrade() -> None:
     op.create_index("ix_agents_lifecycle", "agents", ["lifecycle"])
     if not sqlite:
         op.create_foreign_key(
-            SESSION_FK["name"],
+            SESSION_FK_NAME,
             "nodes",
             "agents",
             ["session_agent_id", "id"],
@@ -144,6 +150,6 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     if op.get_bind().dialect.name != "sqlite":
-        op.drop_constraint(SESSION_FK["name"], "nodes", type_="foreignkey")
+        op.drop_constraint(SESSION_FK_NAME, "nodes", type_="foreignkey")
     for table in ("runs", "agent_warnings", "agent_memory", "agents", "nodes", "people"):
         op.drop_table(table)
