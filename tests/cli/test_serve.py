@@ -1,0 +1,84 @@
+"""`parley serve` on the embedded default, as the README's first command runs it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+from tests.served import _wait_until_healthy, free_port
+
+
+@contextmanager
+def serving(workdir: Path, port: int) -> Iterator[subprocess.Popen[str]]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PARLEY_")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "parley", "serve", "--port", str(port)],
+        cwd=workdir,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        _wait_until_healthy(f"http://127.0.0.1:{port}")
+        yield process
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=20)
+
+
+def cli(workdir: Path, port: int | None, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PARLEY_")}
+    if port is not None:
+        env["PARLEY_PORT"] = str(port)  # the CLI finds the server the way serve was told
+    return subprocess.run(
+        [sys.executable, "-m", "parley", *args],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_first_start_creates_everything_and_a_second_start_reuses_it(tmp_path: Path) -> None:
+    port = free_port()
+    with serving(tmp_path, port) as first:
+        listed = cli(tmp_path, port, "node", "list", "--json")
+        hired = cli(tmp_path, port, "agent", "hire", "scribe", "--node", "local", "--json")
+    first_log = first.stdout.read() if first.stdout else ""
+    data = tmp_path / "parley-data"
+    assert "owner 'owner' created; API token saved in parley-data/owner-token" in first_log
+    with sqlite3.connect(data / "parley.db") as db:
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert listed.returncode == 0, listed.stderr  # the CLI found the owner token by itself
+    assert hired.returncode == 0, hired.stderr
+    token = (data / "owner-token").read_text()
+
+    with serving(tmp_path, port) as second:
+        response = httpx.get(
+            f"http://127.0.0.1:{port}/api/v1/agents/scribe",
+            headers={"Authorization": f"Bearer {token.strip()}"},
+        )
+        nodes = cli(tmp_path, port, "node", "list", "--json")
+    second_log = second.stdout.read() if second.stdout else ""
+    assert response.status_code == 200 and response.json()["lifecycle"] == "active"
+    assert "created" not in second_log
+    assert (data / "owner-token").read_text() == token
+    assert nodes.stdout.count('"name": "local"') == 1
+
+
+def test_bad_settings_are_refused_before_anything_starts(tmp_path: Path) -> None:
+    (tmp_path / "parley.toml").write_text('port = "eighty"\n')
+    result = cli(tmp_path, None, "serve")
+    assert result.returncode == 2
+    assert "bad settings: port" in result.stderr
+    assert not (tmp_path / "parley-data").exists()

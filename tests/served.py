@@ -1,0 +1,61 @@
+"""A real server on a loopback port, for the CLI and the README tour, as a user runs them."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import httpx
+import pytest
+import uvicorn
+from typer.testing import CliRunner, Result
+
+from parley.app import create_app
+from parley.cli.main import app as cli_app
+from parley.people.bootstrap import owner_token_path
+from parley.settings import Settings
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@dataclass
+class Served:
+    url: str
+    owner_token: str
+
+    def run(self, *args: str, token: str | None = None) -> Result:
+        env = {"PARLEY_URL": self.url, "PARLEY_TOKEN": token or self.owner_token}
+        return CliRunner().invoke(cli_app, list(args), env=env)
+
+
+@pytest.fixture
+def served(settings: Settings) -> Iterator[Served]:
+    port = free_port()
+    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}"
+    _wait_until_healthy(url)
+    yield Served(url, owner_token_path(settings.data_dir).read_text().strip())
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def _wait_until_healthy(url: str) -> None:
+    for _ in range(500):
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.02)
+    raise RuntimeError(f"Parley did not come up at {url}")
