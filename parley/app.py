@@ -11,17 +11,27 @@ from parley import __version__
 from parley.api import agents, health, nodes, people
 from parley.api.errors import install_error_handlers
 from parley.clock import Clock, SystemClock
+from parley.context import Context
 from parley.settings import Settings
 from parley.startup import running
 
 
-def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
+def create_app(
+    settings: Settings, clock: Clock | None = None, context: Context | None = None
+) -> FastAPI:
+    """The HTTP app. Given a ``context`` already running (as ``parley serve`` does, to report
+    start-up errors plainly), it serves that; otherwise it starts its own in its lifespan."""
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with running(settings, clock or SystemClock()) as context:
+        if context is not None:
             app.state.context = context
             yield
-            app.state.context = None
+            return
+        async with running(settings, clock or SystemClock()) as started:
+            app.state.context = started
+            yield
+        app.state.context = None
 
     app = FastAPI(title="Parley", version=__version__, lifespan=lifespan, docs_url="/docs")
     install_error_handlers(app)

@@ -32,8 +32,8 @@ EXIT_CODES: dict[type[ParleyError], int] = {
     Unavailable: 6,
 }
 
-console = Console(highlight=False)
-errors = Console(stderr=True, highlight=False)
+console = Console(highlight=False, soft_wrap=True)
+errors = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def exit_code_of(error: ParleyError) -> int:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import socket
 from pathlib import Path
 
 import typer
@@ -10,7 +12,10 @@ import uvicorn
 
 from parley.app import create_app
 from parley.cli.output import reporting_errors
-from parley.settings import load_settings
+from parley.clock import SystemClock
+from parley.errors import Unavailable
+from parley.settings import Settings, load_settings
+from parley.startup import running
 
 
 def serve(
@@ -33,5 +38,28 @@ def serve(
             level=settings.log_level.upper(),
             format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         )
-        app = create_app(settings)
-        uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level)
+        listener = _listen(settings)
+        try:
+            asyncio.run(_serve(settings, listener))
+        except KeyboardInterrupt:
+            pass
+        finally:
+            listener.close()
+
+
+def _listen(settings: Settings) -> socket.socket:
+    """Take the port before starting anything, so a busy port is a plain error, not a half start."""
+    try:
+        listener = socket.create_server((settings.host, settings.port), reuse_port=False)
+    except OSError as exc:
+        raise Unavailable(
+            f"cannot listen on {settings.host}:{settings.port}: {exc.strerror}"
+        ) from exc
+    return listener
+
+
+async def _serve(settings: Settings, listener: socket.socket) -> None:
+    async with running(settings, SystemClock()) as context:
+        app = create_app(settings, context=context)
+        config = uvicorn.Config(app, log_level=settings.log_level)
+        await uvicorn.Server(config).serve(sockets=[listener])

@@ -8,13 +8,14 @@ from contextlib import asynccontextmanager
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from parley.errors import Conflict, Unavailable
+from parley.errors import Unavailable
 from parley.store.agents import AgentsRepo
 from parley.store.engine import create_engine
 from parley.store.migrate import upgrade_to_head
 from parley.store.nodes import NodesRepo
 from parley.store.people import PeopleRepo
 from parley.store.runs import RunsRepo
+from parley.store.violations import explain
 
 
 class Tx:
@@ -53,7 +54,7 @@ class Store:
             async with self.engine.begin() as connection:
                 yield Tx(connection)
         except IntegrityError as exc:
-            raise Conflict(f"the change breaks a rule of the store: {exc.orig}") from exc
+            raise explain(exc) from exc
 
     async def close(self) -> None:
         await self.engine.dispose()

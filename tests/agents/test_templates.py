@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime
 
 from parley.agents.sweeper import sweep_once
+from parley.settings import Settings
 from tests.agents.support import finish_work, give_work
-from tests.support import Harness
+from tests.support import Harness, ManualClock, started
 
 
 async def _template(parley: Harness) -> None:
@@ -105,3 +107,17 @@ async def test_a_retired_template_makes_no_clones(parley: Harness) -> None:
     response = await parley.owner.post("/api/v1/agents/researcher/clones", json={})
     assert response.status_code == 409
     assert "template researcher is retired" in response.json()["message"]
+
+
+async def test_the_background_sweeper_retires_expired_clones_by_itself(
+    settings: Settings, clock: ManualClock
+) -> None:
+    async with started(settings.model_copy(update={"sweep_seconds": 0.01}), clock) as parley:
+        await _template(parley)
+        await parley.owner.post("/api/v1/agents/researcher/clones", json={})
+        parley.clock.advance(hours=3)
+        for _ in range(500):
+            if (await parley.agent("researcher-1"))["lifecycle"] == "retired":
+                break
+            await asyncio.sleep(0.01)
+        assert (await parley.agent("researcher-1"))["lifecycle"] == "retired"

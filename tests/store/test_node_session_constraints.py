@@ -54,7 +54,7 @@ async def test_registering_again_keeps_the_same_session(store: Store) -> None:
 
 
 async def test_a_second_session_for_a_node_is_refused(store: Store) -> None:
-    with pytest.raises(Conflict):
+    with pytest.raises(Conflict, match="a node has exactly one node session"):
         await _execute(
             store,
             "INSERT INTO agents (name, kind, node_id, lifecycle, brain, max_sessions, created_at)"
@@ -64,7 +64,7 @@ async def test_a_second_session_for_a_node_is_refused(store: Store) -> None:
 
 
 async def test_a_node_session_cannot_be_deleted(store: Store) -> None:
-    with pytest.raises(Conflict):
+    with pytest.raises(Conflict, match="every node keeps its own node session"):
         await _execute(store, "DELETE FROM agents WHERE name = 'node:alpha'")
     async with store.transaction() as tx:
         assert await tx.agents.by_name("node:alpha") is not None
@@ -80,7 +80,7 @@ async def test_a_node_session_cannot_move_to_another_node(store: Store) -> None:
 
 
 async def test_a_node_session_cannot_be_given_a_lifecycle(store: Store) -> None:
-    with pytest.raises(Conflict):
+    with pytest.raises(Conflict, match="a node session has no hiring lifecycle"):
         await _execute(store, "UPDATE agents SET lifecycle = 'retired' WHERE name = 'node:alpha'")
 
 
