@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from parley.errors import Unavailable
@@ -55,6 +55,10 @@ class Store:
                 yield Tx(connection)
         except IntegrityError as exc:
             raise explain(exc) from exc
+        except (OperationalError, InterfaceError) as exc:
+            if not exc.connection_invalidated and self.dialect == "sqlite":
+                raise  # SQLite's OperationalError is mostly a bug of ours, not an outage
+            raise Unavailable(f"the store is unreachable: {exc.orig}") from exc
 
     async def close(self) -> None:
         await self.engine.dispose()

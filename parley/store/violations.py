@@ -25,11 +25,11 @@ KNOWN = [
     ),
     (
         ("agents_name_key", "UNIQUE constraint failed: agents.name"),
-        "an agent with that name exists already (names are never reused)",
+        "an agent with that name already exists (names are never reused)",
     ),
     (
         ("people_name_key", "UNIQUE constraint failed: people.name"),
-        "a person with that name exists already",
+        "a person with that name already exists",
     ),
 ]
 

@@ -127,3 +127,16 @@ async def test_an_agent_hired_onto_an_absent_node_waits_as_hired(parley: Harness
         assert Path(agent["workspace"]) == (data_dir / "beta" / "scribe").resolve()
     finally:
         await runner.stop()
+
+
+async def test_racing_hires_of_one_name_make_exactly_one_agent(parley: Harness) -> None:
+    body = {"name": "scribe", "node": "local"}
+    responses = await asyncio.gather(
+        *(parley.owner.post("/api/v1/agents", json=body) for _ in range(6))
+    )
+    statuses = sorted(response.status_code for response in responses)
+    assert statuses == [201, 409, 409, 409, 409, 409]
+    for response in responses:
+        if response.status_code == 409:
+            assert "already exists" in response.json()["message"]
+    assert await _names(parley) == ["scribe"]
