@@ -14,6 +14,8 @@ from pathlib import Path
 import asyncpg
 import pytest
 
+from parley.mesh.join_token import load_or_create_join_token
+from parley.mesh.node_runner import NodeRunner
 from parley.settings import Settings
 from tests.served import served
 from tests.support import Harness, ManualClock, started
@@ -103,3 +105,13 @@ def settings(tmp_path: Path, database_url: str) -> Settings:
 async def parley(settings: Settings, clock: ManualClock) -> AsyncIterator[Harness]:
     async with started(settings, clock) as harness:
         yield harness
+
+
+@pytest.fixture
+async def beta(parley: Harness, tmp_path: Path) -> AsyncIterator[NodeRunner]:
+    """A second node, 'beta', joined to the same mesh with its workspaces under tmp_path/beta."""
+    token = load_or_create_join_token(parley.context.settings.data_dir)
+    runner = NodeRunner("beta", parley.context.broker, token, tmp_path / "beta", 3600)
+    await runner.start()
+    yield runner
+    await runner.stop()

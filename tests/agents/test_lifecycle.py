@@ -9,7 +9,6 @@ import pytest
 from parley.agents import lifecycle
 from parley.agents.sweeper import sweep_once
 from parley.errors import Conflict
-from parley.mesh.join_token import load_or_create_join_token
 from parley.mesh.node_runner import NodeRunner
 from tests.agents.support import finish_work, give_work
 from tests.support import Harness
@@ -140,22 +139,11 @@ async def test_a_stale_read_cannot_resurrect_a_retired_agent(parley: Harness) ->
             await lifecycle.begin_draining(tx, stale, "again")
 
 
-async def _second_node(parley: Harness, tmp_path: Path) -> NodeRunner:
-    token = load_or_create_join_token(parley.context.settings.data_dir)
-    runner = NodeRunner("beta", parley.context.broker, token, tmp_path / "beta", 3600)
-    await runner.start()
-    return runner
-
-
 async def test_reassign_moves_an_idle_agent_and_makes_its_workspace_there(
-    parley: Harness, tmp_path: Path
+    parley: Harness, beta: NodeRunner, tmp_path: Path
 ) -> None:
     await parley.hire("scribe")
-    runner = await _second_node(parley, tmp_path)
-    try:
-        response = await parley.owner.post("/api/v1/agents/scribe/reassign", json={"node": "beta"})
-    finally:
-        await runner.stop()
+    response = await parley.owner.post("/api/v1/agents/scribe/reassign", json={"node": "beta"})
     assert response.status_code == 200
     agent = response.json()
     assert (agent["node"], agent["lifecycle"]) == ("beta", "active")
@@ -164,15 +152,11 @@ async def test_reassign_moves_an_idle_agent_and_makes_its_workspace_there(
 
 
 async def test_reassign_is_refused_unless_the_agent_is_idle(
-    parley: Harness, tmp_path: Path
+    parley: Harness, beta: NodeRunner
 ) -> None:
     await parley.hire("scribe")
     await give_work(parley, "scribe")
-    runner = await _second_node(parley, tmp_path)
-    try:
-        response = await parley.owner.post("/api/v1/agents/scribe/reassign", json={"node": "beta"})
-    finally:
-        await runner.stop()
+    response = await parley.owner.post("/api/v1/agents/scribe/reassign", json={"node": "beta"})
     assert response.status_code == 409
     assert response.json()["message"] == (
         "agent scribe is not idle (1 run(s) queued or running); reassign it when it is idle"
@@ -193,13 +177,9 @@ async def test_reassign_to_the_same_or_an_unknown_node_is_refused(
     assert says in response.json()["message"]
 
 
-async def test_a_retired_agent_cannot_be_reassigned(parley: Harness, tmp_path: Path) -> None:
+async def test_a_retired_agent_cannot_be_reassigned(parley: Harness, beta: NodeRunner) -> None:
     await parley.hire("scribe")
     await parley.owner.post("/api/v1/agents/scribe/retire", json={})
-    runner = await _second_node(parley, tmp_path)
-    try:
-        response = await parley.owner.post("/api/v1/agents/scribe/reassign", json={"node": "beta"})
-    finally:
-        await runner.stop()
+    response = await parley.owner.post("/api/v1/agents/scribe/reassign", json={"node": "beta"})
     assert response.status_code == 409
     assert "agent scribe is retired" in response.json()["message"]

@@ -37,15 +37,10 @@ async def test_the_local_node_registered_at_start_with_its_session(parley: Harne
     assert session["kind"] == "node" and session["lifecycle"] == "inherent"
 
 
-async def test_a_second_node_joins_through_the_broker(parley: Harness, tmp_path: Path) -> None:
-    runner = NodeRunner("beta", parley.context.broker, _join_token(parley), tmp_path / "beta", 0.02)
-    await runner.start()
-    try:
-        node = await _node(parley, "beta")
-        assert node["status"] == "online" and node["session"] == "node:beta"
-        assert (await parley.agent("node:beta"))["node"] == "beta"
-    finally:
-        await runner.stop()
+async def test_a_second_node_joins_through_the_broker(parley: Harness, beta: NodeRunner) -> None:
+    node = await _node(parley, "beta")
+    assert node["status"] == "online" and node["session"] == "node:beta"
+    assert (await parley.agent("node:beta"))["node"] == "beta"
 
 
 async def test_a_wrong_join_token_is_refused(parley: Harness, tmp_path: Path) -> None:
@@ -117,14 +112,9 @@ NODE_SESSION_ATTEMPTS = [
 
 @pytest.mark.parametrize(("method", "path", "body", "says"), NODE_SESSION_ATTEMPTS)
 async def test_the_node_session_refuses_the_hiring_lifecycle(
-    parley: Harness, tmp_path: Path, method: str, path: str, body: object, says: str
+    parley: Harness, beta: NodeRunner, method: str, path: str, body: object, says: str
 ) -> None:
-    runner = NodeRunner("beta", parley.context.broker, _join_token(parley), tmp_path / "beta", 1)
-    await runner.start()
-    try:
-        response = await parley.owner.request(method.upper(), path, json=body)
-    finally:
-        await runner.stop()
+    response = await parley.owner.request(method.upper(), path, json=body)
     assert response.status_code == 409
     assert says in response.json()["message"]
     session = await parley.agent("node:local")
