@@ -6,7 +6,7 @@ from fastapi import APIRouter
 
 from parley.api.deps import Caller, Ctx
 from parley.api.schemas import NewPersonOut, PersonIn, PersonOut
-from parley.people.accounts import add_person, require_owner
+from parley.people.accounts import add_person, reissue_token, require_owner
 
 router = APIRouter(tags=["people"])
 
@@ -22,6 +22,14 @@ async def create_person(body: PersonIn, caller: Caller, ctx: Ctx) -> NewPersonOu
     async with ctx.store.transaction() as tx:
         created = await add_person(tx, ctx.clock, body.name, body.role)
     return NewPersonOut(person=PersonOut.of(created.person), token=created.token)
+
+
+@router.post("/people/{name}/token")
+async def reissue(name: str, caller: Caller, ctx: Ctx) -> NewPersonOut:
+    """A fresh token for a person (an owner, or the person themself); the old one stops working."""
+    async with ctx.store.transaction() as tx:
+        issued = await reissue_token(tx, name, caller)
+    return NewPersonOut(person=PersonOut.of(issued.person), token=issued.token)
 
 
 @router.get("/people")

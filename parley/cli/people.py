@@ -36,6 +36,19 @@ def add(
         show(created, as_json, render)
 
 
+@app.command("token")
+def token(ctx: typer.Context, name: str, as_json: bool = JsonOption) -> None:
+    """Issue a new API token for a person (owners, or yourself); the old one stops working."""
+    with reporting_errors():
+        issued = client(ctx).post(f"/people/{name}/token", {})
+
+        def render(data: Any) -> None:
+            console.print(f"new API token for {data['person']['name']} (shown once):")
+            console.print(data["token"], markup=False)
+
+        show(issued, as_json, render)
+
+
 @app.command("list")
 def list_people(ctx: typer.Context, as_json: bool = JsonOption) -> None:
     """List the people of this installation."""

@@ -32,6 +32,16 @@ async def add_person(tx: Tx, clock: Clock, name: str, role: Role) -> NewPerson:
     return NewPerson(person, token)
 
 
+async def reissue_token(tx: Tx, name: str, by: Person) -> NewPerson:
+    """A new token for ``name``; the old one stops working at once. Owners, or the person."""
+    if by.name != name:
+        require_owner(by, "issue another person's token")
+    person = await person_by_name(tx, name)
+    token = new_token()
+    await tx.people.replace_token_hash(person.id, hash_token(token))
+    return NewPerson(person, token)
+
+
 async def authenticate(store: Store, token: str | None) -> Person:
     if not token:
         raise Unauthorized("no API token: send 'Authorization: Bearer <token>'")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from parley.people.model import Person, Role
@@ -36,6 +36,11 @@ class PeopleRepo:
         query = select(people).where(people.c.token_hash == token_hash)
         row = (await self._c.execute(query)).first()
         return _person(row) if row else None
+
+    async def replace_token_hash(self, person_id: int, token_hash: str) -> None:
+        await self._c.execute(
+            update(people).where(people.c.id == person_id).values(token_hash=token_hash)
+        )
 
     async def all(self) -> list[Person]:
         rows = await self._c.execute(select(people).order_by(people.c.id))

@@ -155,3 +155,10 @@ def test_an_unreachable_server_exits_6(served: Served) -> None:
     result = dead.run("agent", "list")
     assert result.exit_code == 6
     assert "cannot reach Parley at http://127.0.0.1:9" in result.stderr
+
+
+def test_person_token_reissues(served: Served) -> None:
+    old = ok_json(served, "person", "add", "ada", "--member")["token"]
+    new = ok_json(served, "person", "token", "ada")["token"]
+    assert served.run("person", "list", token=old).exit_code == 5
+    assert served.run("person", "list", token=new).exit_code == 0

@@ -89,3 +89,26 @@ async def test_members_can_read(parley: Harness) -> None:
         assert (await ada.get("/api/v1/agents")).status_code == 200
         assert (await ada.get("/api/v1/nodes")).status_code == 200
         assert (await ada.get("/api/v1/agents/worker")).json()["name"] == "worker"
+
+
+async def test_a_reissued_token_replaces_the_old_one(parley: Harness) -> None:
+    old = await parley.add_person("ada")
+    response = await parley.owner.post("/api/v1/people/ada/token")
+    assert response.status_code == 200
+    new = response.json()["token"]
+    async with parley.client(old) as with_old, parley.client(new) as with_new:
+        assert (await with_old.get("/api/v1/me")).status_code == 401
+        assert (await with_new.get("/api/v1/me")).json()["name"] == "ada"
+
+
+async def test_a_member_may_reissue_only_their_own_token(parley: Harness) -> None:
+    ada = await parley.add_person("ada")
+    await parley.add_person("bea")
+    async with parley.client(ada) as client:
+        other = await client.post("/api/v1/people/bea/token")
+        own = await client.post("/api/v1/people/ada/token")
+    assert own.status_code == 200
+    assert other.status_code == 403
+    assert (
+        other.json()["message"] == "only an owner may issue another person's token; ada is a member"
+    )
