@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -27,6 +28,18 @@ class ManualClock:
 
     def advance(self, **delta: float) -> None:
         self._now += timedelta(**delta)
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], within: float = 10.0) -> bool:
+    """Poll ``check`` until it holds; for effects of background work (heartbeats, the sweeper).
+    The bound only guards against a hang: a passing run returns as soon as the check holds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while not await check():
+        if loop.time() > deadline:
+            return False
+        await asyncio.sleep(0.01)
+    return True
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -67,6 +80,10 @@ class Harness:
         agent = response.json()
         assert isinstance(agent, dict)
         return agent
+
+
+async def lifecycle_is(parley: Harness, name: str, state: str) -> bool:
+    return bool((await parley.agent(name))["lifecycle"] == state)
 
 
 @asynccontextmanager

@@ -10,7 +10,7 @@ import pytest
 
 from parley.mesh.join_token import load_or_create_join_token
 from parley.mesh.node_runner import NodeRunner
-from tests.support import Harness
+from tests.support import Harness, eventually, lifecycle_is
 
 
 async def _names(parley: Harness) -> list[str]:
@@ -118,10 +118,7 @@ async def test_an_agent_hired_onto_an_absent_node_waits_as_hired(parley: Harness
     # When the node comes back it registers again and the waiting workspace is made.
     await runner.start()
     try:
-        for _ in range(200):
-            if (await parley.agent("scribe"))["lifecycle"] == "active":
-                break
-            await asyncio.sleep(0.01)
+        assert await eventually(lambda: lifecycle_is(parley, "scribe", "active"))
         agent = await parley.agent("scribe")
         assert agent["lifecycle"] == "active"
         assert Path(agent["workspace"]) == (data_dir / "beta" / "scribe").resolve()

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from datetime import datetime
 
 from parley.agents.sweeper import sweep_once
 from parley.settings import Settings
 from tests.agents.support import finish_work, give_work
-from tests.support import Harness, ManualClock, started
+from tests.support import Harness, ManualClock, eventually, lifecycle_is, started
 
 
 async def _template(parley: Harness) -> None:
@@ -116,8 +115,4 @@ async def test_the_background_sweeper_retires_expired_clones_by_itself(
         await _template(parley)
         await parley.owner.post("/api/v1/agents/researcher/clones", json={})
         parley.clock.advance(hours=3)
-        for _ in range(500):
-            if (await parley.agent("researcher-1"))["lifecycle"] == "retired":
-                break
-            await asyncio.sleep(0.01)
-        assert (await parley.agent("researcher-1"))["lifecycle"] == "retired"
+        assert await eventually(lambda: lifecycle_is(parley, "researcher-1", "retired"))

@@ -13,7 +13,11 @@ from parley.errors import Unavailable
 from parley.mesh.join_token import load_or_create_join_token
 from parley.mesh.messages import HEARTBEAT, REGISTER, Heartbeat
 from parley.mesh.node_runner import NodeRunner
-from tests.support import Harness
+from tests.support import Harness, eventually
+
+
+async def _status_is(parley: Harness, name: str, status: str) -> bool:
+    return bool((await _node(parley, name))["status"] == status)
 
 
 def _join_token(parley: Harness) -> str:
@@ -63,10 +67,7 @@ async def test_heartbeats_keep_a_node_online_and_silence_takes_it_offline(parley
     assert (await _node(parley, "local"))["status"] == "offline"
     beat = Heartbeat(node="local", join_token=_join_token(parley)).model_dump_json().encode()
     await parley.context.broker.publish(HEARTBEAT, beat)
-    for _ in range(100):
-        if (await _node(parley, "local"))["status"] == "online":
-            break
-        await asyncio.sleep(0.01)
+    assert await eventually(lambda: _status_is(parley, "local", "online"))
     node = await _node(parley, "local")
     assert node["status"] == "online"
     assert node["last_seen_at"].startswith(parley.clock.now().strftime("%Y-%m-%dT%H:%M:%S"))
@@ -134,11 +135,7 @@ async def test_a_running_node_sends_heartbeats_by_itself(parley: Harness, tmp_pa
     await runner.start()
     try:
         parley.clock.advance(hours=1)
-        for _ in range(200):
-            if (await _node(parley, "beta"))["status"] == "online":
-                break
-            await asyncio.sleep(0.01)
-        assert (await _node(parley, "beta"))["status"] == "online"
+        assert await eventually(lambda: _status_is(parley, "beta", "online"))
         assert (await _node(parley, "local"))["status"] == "offline"
     finally:
         await runner.stop()
