@@ -20,6 +20,7 @@ from pydantic_settings import (
 )
 
 from parley.errors import Invalid
+from parley.naming import NAME_PATTERN, NAME_RULE
 
 LogLevel = Literal["debug", "info", "warning", "error"]
 
@@ -57,6 +58,13 @@ class Settings(BaseSettings):
     @classmethod
     def _lower(cls, value: Any) -> Any:
         return value.lower() if isinstance(value, str) else value
+
+    @field_validator("node_name", "owner_name")
+    @classmethod
+    def _a_name(cls, value: str) -> str:
+        if not NAME_PATTERN.match(value):
+            raise ValueError(f"{value!r} is not a name: use {NAME_RULE}")
+        return value
 
     @property
     def resolved_database_url(self) -> str:

@@ -30,7 +30,6 @@ async def running(settings: Settings, clock: Clock) -> AsyncIterator[Context]:
     store = await Store.open(settings.resolved_database_url)
     broker = LocalBroker()
     context = Context(settings=settings, store=store, broker=broker, clock=clock)
-    sweeper: asyncio.Task[None] | None = None
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(store.close)
         stack.push_async_callback(broker.close)

@@ -41,6 +41,7 @@ def test_toml_then_environment_then_flags(monkeypatch: pytest.MonkeyPatch, tmp_p
         ('log_level = "loud"\n', "log_level"),
         ("colour = 3\n", "colour: Extra inputs are not permitted"),
         ("port = = 3\n", "bad settings"),
+        ('node_name = "My Laptop"\n', "node_name: Value error, 'My Laptop' is not a name"),
     ],
 )
 def test_bad_settings_say_which_and_why(
