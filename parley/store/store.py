@@ -52,9 +52,12 @@ class Store:
         """Commit on success, roll back on any error; constraint violations become Conflict."""
         try:
             async with self.engine.begin() as connection:
-                yield Tx(connection)
+                try:
+                    yield Tx(connection)
+                except IntegrityError as exc:
+                    raise explain(exc, at_commit=False) from exc
         except IntegrityError as exc:
-            raise explain(exc) from exc
+            raise explain(exc, at_commit=True) from exc
         except (OperationalError, InterfaceError) as exc:
             if not exc.connection_invalidated and self.dialect == "sqlite":
                 raise  # SQLite's OperationalError is mostly a bug of ours, not an outage

@@ -1,6 +1,6 @@
 """Constraint violations turned into sentences a person can act on.
 
-PostgreSQL names the constraint; SQLite names the columns (and, for foreign keys, nothing).
+PostgreSQL names the constraint; SQLite names the columns, and for a foreign key nothing at all.
 """
 
 from __future__ import annotations
@@ -9,18 +9,18 @@ from sqlalchemy.exc import IntegrityError
 
 from parley.errors import Conflict
 
+NODE_SESSION_KEPT = "every node keeps its own node session: it cannot be removed, moved or swapped"
+SQLITE_FOREIGN_KEY = "FOREIGN KEY constraint failed"
+
 # (what either backend says, what it means)
 KNOWN = [
     (
         ("uq_agents_one_session_per_node", "UNIQUE constraint failed: agents.node_id"),
         "a node has exactly one node session, and this node has one already",
     ),
+    (("fk_nodes_session_agent",), NODE_SESSION_KEPT),
     (
-        ("fk_nodes_session_agent", "FOREIGN KEY constraint failed"),
-        "every node keeps its own node session: it cannot be removed, moved or swapped",
-    ),
-    (
-        ("ck_agents_kind_lifecycle", "kind_lifecycle"),
+        ("kind_lifecycle",),
         "a node session has no hiring lifecycle, and a hired agent has no other states",
     ),
     (
@@ -34,8 +34,12 @@ KNOWN = [
 ]
 
 
-def explain(error: IntegrityError) -> Conflict:
+def explain(error: IntegrityError, at_commit: bool) -> Conflict:
+    """``at_commit``: the violation surfaced at COMMIT, so it is of a deferred constraint."""
     said = str(error.orig)
+    if at_commit and said == SQLITE_FOREIGN_KEY:
+        # SQLite does not say which key; the node's session key is the only deferred one.
+        return Conflict(NODE_SESSION_KEPT)
     for markers, meaning in KNOWN:
         if any(marker in said for marker in markers):
             return Conflict(meaning)

@@ -103,3 +103,14 @@ async def test_a_node_cannot_exist_without_a_session(store: Store) -> None:
         )
     async with store.transaction() as tx:
         assert await tx.nodes.by_name("gamma") is None
+
+
+async def test_another_broken_reference_is_not_blamed_on_the_node_session(store: Store) -> None:
+    """SQLite names no foreign key: only a violation found at commit is the session's."""
+    with pytest.raises(Conflict) as caught:
+        await _execute(
+            store,
+            "INSERT INTO agent_memory (agent_id, note, written_at)"
+            " SELECT 9999, 'orphan', joined_at FROM nodes WHERE name = 'alpha'",
+        )
+    assert "node session" not in caught.value.message
