@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import typer
@@ -11,6 +12,16 @@ from parley.cli.state import JsonOption, client
 from parley.errors import Invalid
 
 app = typer.Typer(help="People: owners and members, and their API tokens.", no_args_is_help=True)
+
+
+def _token_shown_once(heading: str) -> Callable[[Any], None]:
+    """Render a {person, token} answer: a heading filled from the person, then the bare token."""
+
+    def render(data: Any) -> None:
+        console.print(heading.format(**data["person"]) + " (shown once):", markup=False)
+        console.print(data["token"], markup=False)
+
+    return render
 
 
 @app.command("add")
@@ -27,13 +38,7 @@ def add(
             raise Invalid("say exactly one of --owner or --member")
         role = "owner" if owner else "member"
         created = client(ctx).post("/people", {"name": name, "role": role})
-
-        def render(data: Any) -> None:
-            person = data["person"]
-            console.print(f"added {person['role']} {person['name']}; their API token (shown once):")
-            console.print(data["token"], markup=False)
-
-        show(created, as_json, render)
+        show(created, as_json, _token_shown_once("added {role} {name}; their API token"))
 
 
 @app.command("token")
@@ -41,12 +46,7 @@ def token(ctx: typer.Context, name: str, as_json: bool = JsonOption) -> None:
     """Issue a new API token for a person (owners, or yourself); the old one stops working."""
     with reporting_errors():
         issued = client(ctx).post(f"/people/{name}/token", {})
-
-        def render(data: Any) -> None:
-            console.print(f"new API token for {data['person']['name']} (shown once):")
-            console.print(data["token"], markup=False)
-
-        show(issued, as_json, render)
+        show(issued, as_json, _token_shown_once("new API token for {name}"))
 
 
 @app.command("list")
