@@ -8,7 +8,17 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from parley import __version__
-from parley.api import agents, health, nodes, people
+from parley.api import (
+    actions,
+    agent_conversations,
+    agents,
+    conversations,
+    health,
+    nodes,
+    people,
+    runs,
+    tasks,
+)
 from parley.api.errors import install_error_handlers
 from parley.clock import Clock, SystemClock
 from parley.context import Context
@@ -36,6 +46,15 @@ def create_app(
     app = FastAPI(title="Parley", version=__version__, lifespan=lifespan, docs_url="/docs")
     install_error_handlers(app)
     app.include_router(health.router)
-    for module in (people, nodes, agents):
+    for module in (
+        people,
+        nodes,
+        agents,
+        conversations,
+        tasks,
+        runs,
+        agent_conversations,
+        actions,
+    ):
         app.include_router(module.router, prefix="/api/v1")
     return app

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from parley.clock import Clock
 from parley.mesh.broker import Broker
+from parley.runs.runtime import Runtime
 from parley.settings import Settings
 from parley.store import Store
 
@@ -16,3 +17,4 @@ class Context:
     store: Store
     broker: Broker
     clock: Clock
+    runtime: Runtime

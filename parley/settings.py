@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -53,6 +53,21 @@ class Settings(BaseSettings):
         5.0, gt=0, description="how often expired clones and drained agents are swept"
     )
     default_brain: str = Field("offline", description="brain of agents hired without --brain")
+    public_url: str | None = Field(
+        None, description="the API's address as brains reach it; default http://HOST:PORT"
+    )
+    openai_base_url: str = Field(
+        "https://api.openai.com/v1",
+        description="OpenAI-compatible API of openai: brains (Ollama: http://127.0.0.1:11434/v1)",
+    )
+    openai_api_key: SecretStr | None = Field(None, description="API key for openai: brains")
+    anthropic_base_url: str = Field(
+        "https://api.anthropic.com", description="API of anthropic: brains"
+    )
+    anthropic_api_key: SecretStr | None = Field(None, description="API key for anthropic: brains")
+    stop_grace_seconds: float = Field(
+        0.2, ge=0, description="how long a stopped command brain may take to exit before SIGKILL"
+    )
 
     @field_validator("log_level", mode="before")
     @classmethod
@@ -72,7 +87,7 @@ class Settings(BaseSettings):
 
     @property
     def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return self.public_url or f"http://{self.host}:{self.port}"
 
     @classmethod
     def settings_customise_sources(

@@ -10,13 +10,17 @@ from contextlib import asynccontextmanager
 
 from parley.agents.sweeper import run_sweeper
 from parley.agents.workspaces import provision_waiting
+from parley.brains.factory import brain_for
 from parley.clock import Clock
 from parley.context import Context
 from parley.mesh.join_token import load_or_create_join_token
 from parley.mesh.local_broker import LocalBroker
 from parley.mesh.node_runner import NodeRunner
 from parley.mesh.registry import MeshRegistry
+from parley.mesh.turn_host import TurnHost
 from parley.people.bootstrap import ensure_owner, owner_token_path
+from parley.runs.local_actions import LocalActions
+from parley.runs.runtime import Runtime
 from parley.settings import Settings
 from parley.store import Store
 
@@ -29,7 +33,8 @@ async def running(settings: Settings, clock: Clock) -> AsyncIterator[Context]:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     store = await Store.open(settings.resolved_database_url)
     broker = LocalBroker()
-    context = Context(settings=settings, store=store, broker=broker, clock=clock)
+    runtime = Runtime(store, broker, clock, settings.base_url)
+    context = Context(settings=settings, store=store, broker=broker, clock=clock, runtime=runtime)
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(store.close)
         stack.push_async_callback(broker.close)
@@ -38,16 +43,26 @@ async def running(settings: Settings, clock: Clock) -> AsyncIterator[Context]:
 
         async def on_node_ready(node: str) -> None:
             await provision_waiting(store, broker, node)
+            await runtime.node_ready()
 
         registry = MeshRegistry(store, broker, clock, join_token, on_node_ready)
         await registry.start()
         stack.push_async_callback(registry.stop)
+        await runtime.start()
+        stack.push_async_callback(runtime.stop)
+        turns = TurnHost(
+            settings.node_name,
+            broker,
+            lambda spec: brain_for(spec, settings),
+            lambda token: LocalActions(runtime, token),
+        )
         node = NodeRunner(
             settings.node_name,
             broker,
             join_token,
             settings.data_dir / "workspaces",
             settings.heartbeat_seconds,
+            turns,
         )
         await node.start()
         stack.push_async_callback(node.stop)

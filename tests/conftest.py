@@ -23,7 +23,9 @@ from tests.support import Harness, ManualClock, started
 __all__ = ["served"]  # a fixture shared by tests/cli and the README test
 
 ADMIN_URL = os.environ.get("PARLEY_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
-TABLES = "people, nodes, agents, agent_memory, agent_warnings, runs"
+TABLES = (
+    "people, nodes, agents, agent_memory, agent_warnings, topics, sessions, runs, messages, outbox"
+)
 
 
 @pytest.fixture(autouse=True)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from parley.agents.model import Agent, Lifecycle
 from parley.clock import Clock
 from parley.errors import Conflict
+from parley.runs.stop import stop_runs
 from parley.store import Tx
 
 
@@ -55,7 +56,8 @@ async def retire(tx: Tx, clock: Clock, agent: Agent) -> None:
 
 
 async def force_retire(tx: Tx, clock: Clock, agent: Agent, reason: str) -> int:
-    """hired|active|draining → retired now; its open runs are stopped. Returns how many."""
+    """hired|active|draining → retired now; its open runs are stopped (their turns cancelled on
+    their node once this commits). Returns how many."""
     now = clock.now()
     await _move(
         tx,
@@ -66,7 +68,8 @@ async def force_retire(tx: Tx, clock: Clock, agent: Agent, reason: str) -> int:
         retired_at=now,
         retired_reason=reason,
     )
-    return await tx.runs.stop_all_open(agent.id, now)
+    stopped = await stop_runs(tx, await tx.runs.open_of_agent(agent.id), now, "agent retired")
+    return len(stopped)
 
 
 async def _move(

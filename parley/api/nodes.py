@@ -8,11 +8,15 @@ from fastapi import APIRouter
 
 from parley.api.deps import Caller, Ctx
 from parley.api.schemas import EngramIn, NodeOut
+from parley.api.topic_schemas import QueuedOut, TextIn, TopicDetailOut
+from parley.api.views import topic_detail
 from parley.context import Context
-from parley.errors import Conflict
+from parley.conversations.node_exchange import ask_node
+from parley.errors import Conflict, NotFound
 from parley.mesh.model import Node
 from parley.mesh.nodes import node_by_name, node_session_name, set_node_engram
 from parley.people.accounts import require_owner
+from parley.store import Tx
 
 router = APIRouter(tags=["nodes"])
 
@@ -39,6 +43,32 @@ async def put_engram(name: str, body: EngramIn, caller: Caller, ctx: Ctx) -> Nod
     require_owner(caller, "set a node's engram")
     async with ctx.store.transaction() as tx:
         return _out(ctx, await set_node_engram(tx, name, body.engram))
+
+
+@router.post("/nodes/{name}/ask", status_code=202)
+async def ask(name: str, body: TextIn, caller: Caller, ctx: Ctx) -> QueuedOut:
+    """Ask the node's own session; callers queue, it answers one at a time."""
+    async with ctx.runtime.transaction() as tx:
+        queued = await ask_node(tx, ctx.clock, name, body.text, person=caller, run=None)
+        topic = await tx.topics.by_id(await _node_topic_id(tx, name))
+    assert topic is not None
+    return QueuedOut(topic_id=topic.id, message_id=queued.message_id, run_id=queued.run_id)
+
+
+@router.get("/nodes/{name}/exchanges")
+async def exchanges(name: str, caller: Caller, ctx: Ctx) -> TopicDetailOut:
+    """Everything the node session was asked, by whom, and what it answered."""
+    async with ctx.store.transaction() as tx:
+        topic = await tx.topics.by_id(await _node_topic_id(tx, name))
+        if topic is None:
+            raise NotFound(f"node {name} has not been asked anything yet")
+        return await topic_detail(tx, caller, topic)
+
+
+async def _node_topic_id(tx: Tx, name: str) -> int:
+    node = await node_by_name(tx, name)
+    topic = await tx.topics.node_topic(node.session_agent_id)
+    return topic.id if topic else -1
 
 
 @router.delete("/nodes/{name}/session", status_code=204)

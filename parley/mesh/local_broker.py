@@ -14,27 +14,49 @@ log = logging.getLogger(__name__)
 
 
 class LocalSubscription:
+    """Delivers published messages to its handler one at a time, in publishing order (as a NATS
+    subscription does), from a task of its own so that publishers never wait for handlers."""
+
     def __init__(self, broker: LocalBroker, subject: str, handler: Handler) -> None:
         self._broker = broker
         self.subject = subject
         self.handler = handler
+        self._inbox: asyncio.Queue[bytes] = asyncio.Queue()
+        self._pump: asyncio.Task[None] | None = None
+
+    def put(self, data: bytes) -> None:
+        self._inbox.put_nowait(data)
+        if self._pump is None:
+            self._pump = asyncio.create_task(self._deliver_in_order())
 
     async def unsubscribe(self) -> None:
         self._broker._remove(self)
+        await self.close()
+
+    async def close(self) -> None:
+        if self._pump is not None:
+            self._pump.cancel()
+            await asyncio.gather(self._pump, return_exceptions=True)
+            self._pump = None
+
+    async def _deliver_in_order(self) -> None:
+        while True:
+            data = await self._inbox.get()
+            try:
+                await self.handler(data)
+            except Exception:  # a subscriber's failure must not reach the publisher
+                log.exception("handler on %s failed", self.subject)
 
 
 class LocalBroker:
     def __init__(self) -> None:
         self._subscriptions: dict[str, list[LocalSubscription]] = defaultdict(list)
-        self._tasks: set[asyncio.Task[None]] = set()
         self._closed = False
 
     async def publish(self, subject: str, data: bytes) -> None:
         self._ensure_open()
-        for subscription in list(self._subscriptions[subject]):
-            task = asyncio.create_task(self._deliver(subscription, data))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+        for subscription in list(self._subscriptions.get(subject, ())):
+            subscription.put(data)
 
     async def request(self, subject: str, data: bytes, timeout: float) -> bytes:
         self._ensure_open()
@@ -61,10 +83,10 @@ class LocalBroker:
 
     async def close(self) -> None:
         self._closed = True
+        subscriptions = [s for listeners in self._subscriptions.values() for s in listeners]
         self._subscriptions.clear()
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for subscription in subscriptions:
+            await subscription.close()
 
     def _remove(self, subscription: LocalSubscription) -> None:
         listeners = self._subscriptions.get(subscription.subject, [])
@@ -74,10 +96,3 @@ class LocalBroker:
     def _ensure_open(self) -> None:
         if self._closed:
             raise Unavailable("the broker is closed")
-
-    @staticmethod
-    async def _deliver(subscription: LocalSubscription, data: bytes) -> None:
-        try:
-            await subscription.handler(data)
-        except Exception:  # a subscriber's failure must not reach the publisher
-            log.exception("handler on %s failed", subscription.subject)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict
 
 REGISTER = "parley.mesh.register"
@@ -39,3 +41,51 @@ class Provision(Message):
 
 class ProvisionReply(Message):
     workspace: str
+
+
+# Turns: the hub starts a turn on the agent's node, the node reports its events back, the hub
+# stops a turn by run id.
+
+RUN_EVENTS = "parley.hub.run-events"
+
+
+def turn_subject(node: str) -> str:
+    return f"parley.node.{node}.turn"
+
+
+def stop_subject(node: str) -> str:
+    return f"parley.node.{node}.stop"
+
+
+class SaidText(Message):
+    author: str
+    text: str
+
+
+class TurnStart(Message):
+    run_id: int
+    agent: str
+    brain: str
+    engram: str
+    memory: list[str]
+    history: list[SaidText]
+    new_text: list[SaidText]
+    root: str
+    counterpart: str | None
+    was_stopped: bool
+    brain_session_id: str | None
+    workspace: str | None
+    run_token: str
+    parley_url: str
+    tools: list[str]
+
+
+class StopTurn(Message):
+    run_id: int
+
+
+class RunEvent(Message):
+    run_id: int
+    kind: Literal["chunk", "finished", "failed"]
+    text: str = ""
+    brain_session_id: str | None = None

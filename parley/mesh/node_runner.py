@@ -22,6 +22,7 @@ from parley.mesh.messages import (
     RegisterReply,
     provision_subject,
 )
+from parley.mesh.turn_host import TurnHost
 from parley.naming import check_name
 
 log = logging.getLogger(__name__)
@@ -37,6 +38,7 @@ class NodeRunner:
         join_token: str,
         workspace_root: Path,
         heartbeat_seconds: float,
+        turns: TurnHost | None = None,
     ) -> None:
         self.name = check_name("node", name)
         self._broker = broker
@@ -45,11 +47,14 @@ class NodeRunner:
         self._heartbeat_seconds = heartbeat_seconds
         self._subscription: Subscription | None = None
         self._heartbeat: asyncio.Task[None] | None = None
+        self._turns = turns
 
     async def start(self) -> None:
         self._subscription = await self._broker.subscribe(
             provision_subject(self.name), self._on_provision
         )
+        if self._turns is not None:
+            await self._turns.start()
         await self._register()
         self._heartbeat = asyncio.create_task(self._beat())
 
@@ -60,6 +65,8 @@ class NodeRunner:
                 await self._heartbeat
         if self._subscription is not None:
             await self._subscription.unsubscribe()
+        if self._turns is not None:
+            await self._turns.stop()
 
     async def _register(self) -> None:
         message = Register(

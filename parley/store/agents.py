@@ -86,6 +86,10 @@ class AgentsRepo:
         row = (await self._c.execute(_agent_query().where(agents.c.id == agent_id))).first()
         return _agent(row) if row else None
 
+    async def by_ids(self, agent_ids: Iterable[int]) -> dict[int, Agent]:
+        query = _agent_query().where(agents.c.id.in_(list(agent_ids)))
+        return {row.id: _agent(row) for row in await self._c.execute(query)}
+
     async def all(self, states: Sequence[Lifecycle] | None = None) -> list[Agent]:
         query = _agent_query().order_by(agents.c.name)
         if states is not None:
@@ -171,6 +175,15 @@ class AgentsRepo:
         """Draining agents with nothing left queued or running: ready to be retired."""
         query = _agent_query().where(agents.c.lifecycle == Lifecycle.DRAINING.value, ~_open_runs)
         return [_agent(row) for row in await self._c.execute(query)]
+
+    async def queued_for_clones(self, template_id: int) -> int:
+        """Runs waiting, across every clone of a template: the template's queue."""
+        query = (
+            select(func.count())
+            .select_from(runs.join(agents, agents.c.id == runs.c.agent_id))
+            .where(agents.c.template_id == template_id, runs.c.state == "queued")
+        )
+        return int((await self._c.execute(query)).scalar_one())
 
     async def count_clones(self, template_id: int) -> int:
         query = select(func.count()).where(agents.c.template_id == template_id)

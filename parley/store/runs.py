@@ -1,50 +1,223 @@
-"""Run rows, as far as the foundation needs them: whether an agent is idle."""
+"""Run and session rows: queueing, claiming, finishing; a run's token is stored hashed."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import ColumnElement, Select, and_, exists, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from parley.store.tables import runs
+from parley.agents.model import HELD_TOPIC_STATES
+from parley.runs.model import OPEN_STATES, Run, RunState, Session
+from parley.store.tables import agents, nodes, runs, sessions
 
-OPEN_STATES = ("queued", "running")
+_OPEN = [state.value for state in OPEN_STATES]
+
+
+def _query() -> Select[Any]:
+    return (
+        select(runs, agents.c.name.label("agent_name"), nodes.c.name.label("node_name"))
+        .join(agents, agents.c.id == runs.c.agent_id)
+        .join(nodes, nodes.c.id == agents.c.node_id)
+    )
+
+
+def _run(row: Any) -> Run:
+    return Run(
+        id=row.id,
+        agent_id=row.agent_id,
+        agent_name=row.agent_name,
+        node_name=row.node_name,
+        topic_id=row.topic_id,
+        session_id=row.session_id,
+        state=RunState(row.state),
+        reason=row.reason,
+        output=row.output,
+        created_at=row.created_at,
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+    )
+
+
+def _session(row: Any) -> Session:
+    return Session(
+        id=row.id,
+        agent_id=row.agent_id,
+        topic_id=row.topic_id,
+        brain_session_id=row.brain_session_id,
+        was_stopped=bool(row.was_stopped),
+    )
 
 
 class RunsRepo:
     def __init__(self, connection: AsyncConnection) -> None:
         self._c = connection
 
-    async def enqueue(self, agent_id: int, now: datetime) -> int:
+    # sessions
+
+    async def session(self, agent_id: int, topic_id: int, now: datetime) -> Session:
+        """The agent's session for the topic, made on first use."""
+        query = select(sessions).where(
+            sessions.c.agent_id == agent_id, sessions.c.topic_id == topic_id
+        )
+        row = (await self._c.execute(query)).first()
+        if row is None:
+            await self._c.execute(
+                insert(sessions).values(agent_id=agent_id, topic_id=topic_id, created_at=now)
+            )
+            row = (await self._c.execute(query)).one()
+        return _session(row)
+
+    async def session_by_id(self, session_id: int) -> Session:
+        row = (await self._c.execute(select(sessions).where(sessions.c.id == session_id))).one()
+        return _session(row)
+
+    async def update_session(self, session_id: int, **values: Any) -> None:
+        await self._c.execute(update(sessions).where(sessions.c.id == session_id).values(**values))
+
+    # queueing and claiming
+
+    async def queued_in_session(self, session_id: int) -> int | None:
+        query = select(runs.c.id).where(
+            runs.c.session_id == session_id, runs.c.state == RunState.QUEUED.value
+        )
+        return (await self._c.execute(query.order_by(runs.c.id).limit(1))).scalar_one_or_none()
+
+    async def enqueue(self, agent_id: int, topic_id: int, session_id: int, now: datetime) -> int:
         result = await self._c.execute(
             insert(runs)
-            .values(agent_id=agent_id, state="queued", created_at=now)
+            .values(
+                agent_id=agent_id,
+                topic_id=topic_id,
+                session_id=session_id,
+                state=RunState.QUEUED.value,
+                created_at=now,
+            )
             .returning(runs.c.id)
         )
         return int(result.scalar_one())
+
+    async def startable(self, limit: int) -> list[Run]:
+        """Queued runs in arrival order that may start now: the agent takes work and has a free
+        session slot, and the session has nothing running. The caller counts within a batch."""
+        running = runs.alias("running")
+        session_busy = exists().where(
+            running.c.session_id == runs.c.session_id,
+            running.c.state == RunState.RUNNING.value,
+        )
+        agent_load = (
+            select(func.count())
+            .where(running.c.agent_id == agents.c.id, running.c.state == RunState.RUNNING.value)
+            .correlate(agents)
+            .scalar_subquery()
+        )
+        query = (
+            _query()
+            .where(
+                runs.c.state == RunState.QUEUED.value,
+                agents.c.lifecycle.in_([state.value for state in HELD_TOPIC_STATES]),
+                agents.c.is_template.is_(False),
+                agents.c.workspace.is_not(None) | (agents.c.kind == "node"),
+                ~session_busy,
+                agent_load < agents.c.max_sessions,
+            )
+            .order_by(runs.c.id)
+            .limit(limit)
+        )
+        return [_run(row) for row in await self._c.execute(query)]
+
+    async def running_load(self, agent_ids: Sequence[int]) -> tuple[dict[int, int], set[int]]:
+        """Running runs per agent, and the sessions that have one."""
+        query = select(runs.c.agent_id, runs.c.session_id).where(
+            runs.c.state == RunState.RUNNING.value, runs.c.agent_id.in_(list(agent_ids))
+        )
+        per_agent: dict[int, int] = {}
+        busy: set[int] = set()
+        for row in await self._c.execute(query):
+            per_agent[row.agent_id] = per_agent.get(row.agent_id, 0) + 1
+            busy.add(row.session_id)
+        return per_agent, busy
+
+    async def start(self, run_id: int, token_hash: str, now: datetime) -> bool:
+        result = await self._c.execute(
+            update(runs)
+            .where(runs.c.id == run_id, runs.c.state == RunState.QUEUED.value)
+            .values(state=RunState.RUNNING.value, token_hash=token_hash, started_at=now)
+        )
+        return result.rowcount == 1
+
+    async def requeue(self, run_id: int) -> None:
+        """A run its node did not take goes back to waiting, as if never started."""
+        await self._c.execute(
+            update(runs)
+            .where(runs.c.id == run_id, runs.c.state == RunState.RUNNING.value)
+            .values(state=RunState.QUEUED.value, token_hash=None, started_at=None)
+        )
+
+    async def finish(
+        self,
+        run_id: int,
+        state: RunState,
+        now: datetime,
+        reason: str | None = None,
+        output: str | None = None,
+    ) -> bool:
+        """Move an open run to a final state; a run already final stays as it is."""
+        result = await self._c.execute(
+            update(runs)
+            .where(runs.c.id == run_id, runs.c.state.in_(_OPEN))
+            .values(state=state.value, finished_at=now, reason=reason, output=output)
+        )
+        return result.rowcount == 1
+
+    # reading
+
+    async def by_id(self, run_id: int) -> Run | None:
+        row = (await self._c.execute(_query().where(runs.c.id == run_id))).first()
+        return _run(row) if row else None
+
+    async def running_by_token_hash(self, token_hash: str) -> Run | None:
+        query = _query().where(
+            runs.c.token_hash == token_hash, runs.c.state == RunState.RUNNING.value
+        )
+        row = (await self._c.execute(query)).first()
+        return _run(row) if row else None
+
+    async def listed(
+        self,
+        topic_ids: Sequence[int] | None = None,
+        agent_id: int | None = None,
+        states: Sequence[RunState] | None = None,
+        limit: int = 200,
+    ) -> list[Run]:
+        conditions: list[ColumnElement[bool]] = []
+        if topic_ids is not None:
+            conditions.append(runs.c.topic_id.in_(list(topic_ids)))
+        if agent_id is not None:
+            conditions.append(runs.c.agent_id == agent_id)
+        if states is not None:
+            conditions.append(runs.c.state.in_([state.value for state in states]))
+        query = _query().where(and_(True, *conditions)).order_by(runs.c.id.desc()).limit(limit)
+        return [_run(row) for row in await self._c.execute(query)]
+
+    async def open_in_topics(self, topic_ids: Sequence[int]) -> list[Run]:
+        query = _query().where(runs.c.topic_id.in_(list(topic_ids)), runs.c.state.in_(_OPEN))
+        return [_run(row) for row in await self._c.execute(query.order_by(runs.c.id))]
+
+    async def open_of_agent(self, agent_id: int) -> list[Run]:
+        query = _query().where(runs.c.agent_id == agent_id, runs.c.state.in_(_OPEN))
+        return [_run(row) for row in await self._c.execute(query.order_by(runs.c.id))]
+
+    async def running(self) -> list[Run]:
+        query = _query().where(runs.c.state == RunState.RUNNING.value).order_by(runs.c.id)
+        return [_run(row) for row in await self._c.execute(query)]
 
     async def count_open(self, agent_id: int) -> int:
         query = (
             select(func.count())
             .select_from(runs)
-            .where(runs.c.agent_id == agent_id, runs.c.state.in_(OPEN_STATES))
+            .where(runs.c.agent_id == agent_id, runs.c.state.in_(_OPEN))
         )
         return int((await self._c.execute(query)).scalar_one())
-
-    async def finish(self, run_id: int, state: str, now: datetime) -> bool:
-        """Move an open run to a final state; a run already final stays as it is."""
-        result = await self._c.execute(
-            update(runs)
-            .where(runs.c.id == run_id, runs.c.state.in_(OPEN_STATES))
-            .values(state=state, finished_at=now)
-        )
-        return result.rowcount == 1
-
-    async def stop_all_open(self, agent_id: int, now: datetime) -> int:
-        result = await self._c.execute(
-            update(runs)
-            .where(runs.c.agent_id == agent_id, runs.c.state.in_(OPEN_STATES))
-            .values(state="stopped", finished_at=now)
-        )
-        return int(result.rowcount)

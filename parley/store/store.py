@@ -9,12 +9,16 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, Operation
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from parley.errors import Unavailable
+from parley.runs.effects import Effects
 from parley.store.agents import AgentsRepo
 from parley.store.engine import create_engine
+from parley.store.messages import MessagesRepo
 from parley.store.migrate import upgrade_to_head
 from parley.store.nodes import NodesRepo
+from parley.store.outbox import OutboxRepo
 from parley.store.people import PeopleRepo
 from parley.store.runs import RunsRepo
+from parley.store.topics import TopicsRepo
 from parley.store.violations import explain
 
 
@@ -27,6 +31,11 @@ class Tx:
         self.nodes = NodesRepo(connection)
         self.agents = AgentsRepo(connection)
         self.runs = RunsRepo(connection)
+        self.topics = TopicsRepo(connection)
+        self.messages = MessagesRepo(connection)
+        self.outbox = OutboxRepo(connection)
+        # What this transaction set in motion; the runtime acts on it after commit.
+        self.effects = Effects()
 
 
 class Store:

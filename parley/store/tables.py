@@ -121,15 +121,106 @@ agent_warnings = Table(
     Column("given_at", UTCDateTime, nullable=False),
 )
 
-# The smallest form of a run: enough to know whether an agent is idle (reassign, drain).
-# The runtime grows it.
+# A topic is what runs work on: a person's conversation with an agent, a task, an agent
+# conversation, or a node's own exchange. One table, so that runs, sessions and messages point at
+# any kind the same way; the kind-specific columns are checked below.
+topics = Table(
+    "topics",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("kind", String(24), nullable=False),
+    # The agent whose session works in it (for an agent conversation: the role first written to).
+    Column("agent_id", Integer, ForeignKey("agents.id"), nullable=False),
+    # The name work was addressed to (a template's clone works for the template's name).
+    Column("addressed_agent_id", Integer, ForeignKey("agents.id"), nullable=True),
+    # A conversation's person; a task's creator (none for a subtask).
+    Column("person_id", Integer, ForeignKey("people.id"), nullable=True),
+    Column("text", Text, nullable=True),
+    Column("status", String(16), nullable=False, server_default="open"),
+    Column("result", Text, nullable=True),
+    # A subtask: the run that spawned it, and the session its completion is delivered to.
+    Column("spawned_by_run_id", Integer, nullable=True),
+    Column("reply_agent_id", Integer, ForeignKey("agents.id"), nullable=True),
+    Column("reply_topic_id", Integer, ForeignKey("topics.id"), nullable=True),
+    Column("thread", Boolean, nullable=False, server_default=text("false")),
+    # An agent conversation: (connection, root, roles) is its key, thread_id its name on the wire.
+    Column("connection", String(64), nullable=True),
+    Column("root_topic_id", Integer, ForeignKey("topics.id"), nullable=True),
+    Column("sender_agent_id", Integer, ForeignKey("agents.id"), nullable=True),
+    Column("pair_key", String(200), nullable=True),
+    Column("thread_id", String(64), nullable=True, unique=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("finished_at", UTCDateTime, nullable=True),
+    Column("closed_at", UTCDateTime, nullable=True),
+    Column("closed_reason", Text, nullable=True),
+    CheckConstraint(
+        "kind IN ('conversation', 'task', 'agent_conversation', 'node')", name="topic_kind"
+    ),
+    CheckConstraint(
+        "status IN ('open', 'done', 'failed', 'cancelled', 'closed')", name="topic_status"
+    ),
+    CheckConstraint("kind <> 'conversation' OR person_id IS NOT NULL", name="conversation_person"),
+    CheckConstraint(
+        "kind <> 'agent_conversation' OR (connection IS NOT NULL AND root_topic_id IS NOT NULL"
+        " AND sender_agent_id IS NOT NULL AND thread_id IS NOT NULL AND pair_key IS NOT NULL)",
+        name="agent_conversation_key",
+    ),
+    # At most one open conversation per person and agent.
+    Index(
+        "uq_topics_one_conversation",
+        "person_id",
+        "addressed_agent_id",
+        unique=True,
+        sqlite_where=text("kind = 'conversation' AND closed_at IS NULL"),
+        postgresql_where=text("kind = 'conversation' AND closed_at IS NULL"),
+    ),
+    # At most one open agent conversation per (connection, root, pair of roles).
+    Index(
+        "uq_topics_one_agent_conversation",
+        "connection",
+        "root_topic_id",
+        "pair_key",
+        unique=True,
+        sqlite_where=text("kind = 'agent_conversation' AND closed_at IS NULL"),
+        postgresql_where=text("kind = 'agent_conversation' AND closed_at IS NULL"),
+    ),
+    Index(
+        "uq_topics_one_per_node",
+        "agent_id",
+        unique=True,
+        sqlite_where=text("kind = 'node'"),
+        postgresql_where=text("kind = 'node'"),
+    ),
+    Index("ix_topics_root", "root_topic_id"),
+)
+
+# One agent's context for one topic: its history is the topic's text; the brain's own session
+# id and whether the last turn was stopped are kept here.
+sessions = Table(
+    "sessions",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("agent_id", Integer, ForeignKey("agents.id"), nullable=False),
+    Column("topic_id", Integer, ForeignKey("topics.id"), nullable=False),
+    Column("brain_session_id", Text, nullable=True),
+    Column("was_stopped", Boolean, nullable=False, server_default=text("false")),
+    Column("created_at", UTCDateTime, nullable=False),
+    UniqueConstraint("agent_id", "topic_id", name="uq_sessions_agent_topic"),
+)
+
 runs = Table(
     "runs",
     metadata,
     Column("id", Integer, primary_key=True),
     Column("agent_id", Integer, ForeignKey("agents.id"), nullable=False),
+    Column("topic_id", Integer, ForeignKey("topics.id"), nullable=False),
+    Column("session_id", Integer, ForeignKey("sessions.id"), nullable=False),
     Column("state", String(16), nullable=False),
+    Column("reason", Text, nullable=True),
+    Column("output", Text, nullable=True),
+    Column("token_hash", String(64), nullable=True, unique=True),
     Column("created_at", UTCDateTime, nullable=False),
+    Column("started_at", UTCDateTime, nullable=True),
     Column("finished_at", UTCDateTime, nullable=True),
     CheckConstraint(
         "state IN ('queued', 'running', 'finished', 'stopped', 'failed')", name="state"
@@ -139,5 +230,60 @@ runs = Table(
         "agent_id",
         sqlite_where=text("state IN ('queued', 'running')"),
         postgresql_where=text("state IN ('queued', 'running')"),
+    ),
+    # A session runs one turn at a time: the store refuses a second running run.
+    Index(
+        "uq_runs_one_running_per_session",
+        "session_id",
+        unique=True,
+        sqlite_where=text("state = 'running'"),
+        postgresql_where=text("state = 'running'"),
+    ),
+    Index("ix_runs_topic", "topic_id"),
+)
+
+# Every piece of text in a topic. A message with a recipient waits for that agent's session in
+# its topic; the run that takes it as input is recorded, so each is handled exactly once.
+messages = Table(
+    "messages",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("topic_id", Integer, ForeignKey("topics.id"), nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("author_person_id", Integer, ForeignKey("people.id"), nullable=True),
+    Column("author_agent_id", Integer, ForeignKey("agents.id"), nullable=True),
+    Column("recipient_agent_id", Integer, ForeignKey("agents.id"), nullable=True),
+    Column("run_id", Integer, ForeignKey("runs.id"), nullable=True),
+    Column("from_run_id", Integer, ForeignKey("runs.id"), nullable=True),
+    # A question to a node session from a run: where its answer goes.
+    Column("reply_agent_id", Integer, ForeignKey("agents.id"), nullable=True),
+    Column("reply_topic_id", Integer, ForeignKey("topics.id"), nullable=True),
+    Column("body", Text, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    CheckConstraint("kind IN ('text', 'reply', 'report', 'notice', 'result')", name="message_kind"),
+    Index("ix_messages_topic", "topic_id", "id"),
+    Index("ix_messages_run", "run_id"),
+)
+
+# What must be delivered exactly once, written in the transaction that decided it: a subtask's
+# completion, an answer from a node session. Delivered by the outbox worker, kept afterwards.
+outbox = Table(
+    "outbox",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("idempotency_key", String(200), nullable=False, unique=True),
+    Column("kind", String(32), nullable=False),
+    Column("payload", Text, nullable=False),
+    Column("state", String(16), nullable=False, server_default="pending"),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("last_error", Text, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("delivered_at", UTCDateTime, nullable=True),
+    CheckConstraint("state IN ('pending', 'delivered', 'failed')", name="outbox_state"),
+    Index(
+        "ix_outbox_pending",
+        "id",
+        sqlite_where=text("state = 'pending'"),
+        postgresql_where=text("state = 'pending'"),
     ),
 )

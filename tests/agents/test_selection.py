@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 from parley.agents.selection import pick_for_held_topic, pick_for_new_topic
-from parley.errors import Conflict, NotFound, Unavailable
+from parley.errors import Conflict, NotFound
 from tests.agents.support import give_work
 from tests.support import Harness
 
 
 async def _pick_new(parley: Harness, name: str) -> str:
     async with parley.context.store.transaction() as tx:
-        return (await pick_for_new_topic(tx, name)).name
+        return (await pick_for_new_topic(tx, parley.clock, name)).name
 
 
 async def _pick_held(parley: Harness, name: str) -> str:
@@ -56,10 +56,10 @@ async def test_a_node_session_always_receives(parley: Harness) -> None:
     assert await _pick_new(parley, "node:local") == "node:local"
 
 
-async def test_a_template_never_runs_its_work_goes_to_an_active_clone(parley: Harness) -> None:
-    await parley.hire("helper", template=True, clone_lifetime="1h")
-    with pytest.raises(Unavailable, match="template helper has no active clone"):
-        await _pick_new(parley, "helper")
+async def test_a_template_never_runs_its_work_goes_to_its_least_loaded_clone(
+    parley: Harness,
+) -> None:
+    await parley.hire("helper", template=True, clone_lifetime="1h", surge_threshold=5)
     first = (await parley.owner.post("/api/v1/agents/helper/clones", json={})).json()["name"]
     second = (await parley.owner.post("/api/v1/agents/helper/clones", json={})).json()["name"]
     await give_work(parley, first)
@@ -68,3 +68,10 @@ async def test_a_template_never_runs_its_work_goes_to_an_active_clone(parley: Ha
     assert await _pick_new(parley, "helper") == first  # never the retired one
     with pytest.raises(Conflict):
         await _pick_held(parley, "helper")  # the template itself holds nothing
+
+
+async def test_work_for_a_template_without_clones_hires_one(parley: Harness) -> None:
+    await parley.hire("helper", template=True, clone_lifetime="1h")
+    assert await _pick_new(parley, "helper") == "helper-1"
+    clone = await parley.agent("helper-1")
+    assert clone["clone_of"] == "helper"

@@ -1,0 +1,172 @@
+"""Shapes of the runtime's HTTP API: conversations, tasks, runs, agent conversations, actions."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from parley.api.schemas import Body
+from parley.conversations.model import Message, Topic
+from parley.runs.actions import describe
+from parley.runs.model import Run
+
+
+class TextIn(Body):
+    text: str = Field(min_length=1)
+
+
+class TaskIn(Body):
+    agent: str
+    text: str = Field(min_length=1)
+
+
+class QueuedOut(BaseModel):
+    topic_id: int
+    message_id: int
+    run_id: int = Field(description="the run that takes this text; follow it at /runs/ID/events")
+
+
+class MessageOut(BaseModel):
+    id: int
+    kind: str
+    author: str
+    recipient: str | None
+    body: str
+    run_id: int | None
+    created_at: datetime
+
+    @classmethod
+    def of(cls, message: Message) -> MessageOut:
+        return cls(
+            id=message.id,
+            kind=message.kind,
+            author=message.author,
+            recipient=message.recipient,
+            body=message.body,
+            run_id=message.run_id,
+            created_at=message.created_at,
+        )
+
+
+class TopicOut(BaseModel):
+    id: int
+    kind: str
+    agent: str
+    addressed: str | None
+    person: str | None
+    text: str | None
+    status: str
+    result: str | None
+    thread_id: str | None
+    sender: str | None
+    root: str
+    root_id: int
+    created_at: datetime
+    finished_at: datetime | None
+    closed_at: datetime | None
+    closed_reason: str | None
+
+    @classmethod
+    def of(cls, topic: Topic, root: Topic | None = None) -> TopicOut:
+        return cls(
+            id=topic.id,
+            kind=topic.kind.value,
+            agent=topic.agent_name,
+            addressed=topic.addressed_name,
+            person=topic.person_name,
+            text=topic.text,
+            status=topic.status,
+            result=topic.result,
+            thread_id=topic.thread_id,
+            sender=topic.sender_name,
+            root=describe(root) if root is not None else "gone",
+            root_id=topic.root_id,
+            created_at=topic.created_at,
+            finished_at=topic.finished_at,
+            closed_at=topic.closed_at,
+            closed_reason=topic.closed_reason,
+        )
+
+
+class TopicDetailOut(BaseModel):
+    topic: TopicOut
+    messages: list[MessageOut]
+    runs: list[RunOut]
+    subtasks: list[TopicOut] = []
+    agent_conversations: list[TopicOut] = []
+
+
+class RunOut(BaseModel):
+    id: int
+    agent: str
+    node: str
+    topic_id: int
+    state: str
+    reason: str | None
+    output: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+    @classmethod
+    def of(cls, run: Run) -> RunOut:
+        return cls(
+            id=run.id,
+            agent=run.agent_name,
+            node=run.node_name,
+            topic_id=run.topic_id,
+            state=run.state.value,
+            reason=run.reason,
+            output=run.output,
+            created_at=run.created_at,
+            started_at=run.started_at,
+            finished_at=run.finished_at,
+        )
+
+
+class RunDetailOut(BaseModel):
+    run: RunOut
+    root: str
+    topic: TopicOut
+    input: list[MessageOut]
+
+
+class StoppedOut(BaseModel):
+    stopped: list[int] = Field(description="runs this request stopped; empty if none was open")
+
+
+class SendIn(Body):
+    to: str
+    text: str
+
+
+class ReportIn(Body):
+    text: str
+
+
+class SpawnIn(Body):
+    agent: str
+    text: str
+    thread: bool = False
+
+
+class CompleteIn(Body):
+    result: str
+    failed: bool = False
+
+
+class RememberIn(Body):
+    note: str
+
+
+class AskNodeIn(Body):
+    node: str
+    text: str
+
+
+class ActOut(BaseModel):
+    result: str
+
+
+TopicDetailOut.model_rebuild()

@@ -1,0 +1,193 @@
+"""The ``command`` brain: any command-line agent, one process per turn.
+
+The process runs in the agent's workspace, in its own process group (so stopping a turn ends
+everything it started), reads the prompt on stdin and answers on stdout. It acts through
+``parley act …`` with ``PARLEY_URL`` and ``PARLEY_RUN_TOKEN``, never through ``Actions``. It may
+write its own session id into ``$PARLEY_SESSION_FILE``; the next turn gets it back as
+``$PARLEY_BRAIN_SESSION``, so agents that keep their own history can resume it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import shlex
+import signal
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from parley.brains import prompt
+from parley.brains.brain import Actions, Stream, Turn, TurnOutcome
+from parley.errors import Invalid, Unavailable
+
+_CHUNK = 4096
+_STDERR_TAIL = 4096
+
+
+class CommandBrain:
+    def __init__(self, command_line: str, grace_seconds: float = 0.2) -> None:
+        try:
+            argv = shlex.split(command_line)
+        except ValueError as error:
+            raise Invalid(
+                f"command brain {command_line!r} is not a command line: {error}"
+            ) from None
+        if not argv:
+            raise Invalid("command brain needs a command line", field="brain")
+        self.command_line = command_line
+        self.argv = argv
+        self.grace_seconds = grace_seconds
+
+    async def think(self, turn: Turn, actions: Actions, stream: Stream) -> TurnOutcome:
+        workspace = _workspace(turn)
+        with _session_file() as session_file:
+            process = await self._start(turn, workspace, session_file)
+            try:
+                reply, stderr = await _converse(process, _prompt(turn), stream)
+                code = await process.wait()
+            finally:
+                # Also on success: a turn is one process, nothing it left behind outlives it.
+                await self._stop_group(process)
+            if code != 0:
+                raise Unavailable(
+                    f"command brain {self.command_line!r} exited with {code}: {stderr}",
+                    exit_code=code,
+                )
+            return TurnOutcome(reply, _session_id(session_file, turn.brain_session_id))
+
+    async def _start(
+        self, turn: Turn, workspace: Path, session_file: Path
+    ) -> asyncio.subprocess.Process:
+        env = os.environ | {
+            "PARLEY_URL": turn.parley_url,
+            "PARLEY_RUN_TOKEN": turn.run_token,
+            "PARLEY_RUN_ID": str(turn.run_id),
+            "PARLEY_AGENT": turn.agent,
+            "PARLEY_BRAIN_SESSION": turn.brain_session_id or "",
+            "PARLEY_SESSION_FILE": str(session_file),
+        }
+        try:
+            return await asyncio.create_subprocess_exec(
+                *self.argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=workspace,
+                env=env,
+                start_new_session=True,  # its own process group, killed as one on stop
+            )
+        except FileNotFoundError:
+            raise Invalid(
+                f"command brain {self.command_line!r}: program {self.argv[0]!r} was not found"
+            ) from None
+        except PermissionError:
+            raise Invalid(
+                f"command brain {self.command_line!r}: program {self.argv[0]!r} is not executable"
+            ) from None
+        except OSError as error:
+            raise Unavailable(
+                f"command brain {self.command_line!r} did not start: {error}"
+            ) from None
+
+    async def _stop_group(self, process: asyncio.subprocess.Process) -> None:
+        """SIGTERM the group, give the leader ``grace_seconds``, then SIGKILL whatever is left."""
+        pgid = process.pid  # start_new_session: the leader's pid names the group
+        try:
+            if _signal_group(pgid, signal.SIGTERM):
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(process.wait(), self.grace_seconds)
+        finally:
+            # Even if cancelled again while waiting: grandchildren may outlive the leader.
+            _signal_group(pgid, signal.SIGKILL)
+        await process.wait()  # reap the leader
+
+
+def _workspace(turn: Turn) -> Path:
+    if turn.workspace is None:
+        raise Invalid(f"agent {turn.agent!r} has no workspace: a command brain runs in one")
+    if not turn.workspace.is_dir():
+        raise Unavailable(f"workspace {str(turn.workspace)!r} of agent {turn.agent!r} is missing")
+    return turn.workspace
+
+
+@contextlib.contextmanager
+def _session_file() -> Iterator[Path]:
+    """A fresh empty file the process may write its session id into; gone after the turn."""
+    fd, name = tempfile.mkstemp(prefix="parley-session-")
+    os.close(fd)
+    try:
+        yield Path(name)
+    finally:
+        Path(name).unlink(missing_ok=True)
+
+
+def _session_id(session_file: Path, previous: str | None) -> str | None:
+    # Writing nothing means "same session as before", not "no session".
+    return session_file.read_text(errors="replace").strip() or previous
+
+
+def _prompt(turn: Turn) -> str:
+    parts = [prompt.system_prompt(turn)]
+    # A command agent keeps its own history under its session id; without one, it has none.
+    if not turn.brain_session_id and turn.history:
+        parts.append(prompt.transcript(turn.history))
+    parts.append(prompt.new_text(turn))
+    return "\n\n".join(parts) + "\n"
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> bool:
+    """Signal a process group; False when nothing is left in it."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def _converse(
+    process: asyncio.subprocess.Process, text: str, stream: Stream
+) -> tuple[str, str]:
+    """Feed stdin while reading stdout and stderr, so no pipe can fill up and deadlock."""
+    assert process.stdin and process.stdout and process.stderr
+    try:
+        async with asyncio.TaskGroup() as group:
+            group.create_task(_feed(process.stdin, text.encode()))
+            reply = group.create_task(_read_reply(process.stdout, stream))
+            stderr = group.create_task(_read_tail(process.stderr))
+    except BaseExceptionGroup as failed:
+        raise failed.exceptions[0] from None  # callers see the error itself, not a group
+    return reply.result(), stderr.result()
+
+
+async def _feed(stdin: asyncio.StreamWriter, data: bytes) -> None:
+    # A program that does not read its prompt may exit first: that is its choice, not an error.
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        stdin.write(data)
+        await stdin.drain()
+        stdin.close()
+        await stdin.wait_closed()
+
+
+async def _read_reply(stdout: asyncio.StreamReader, stream: Stream) -> str:
+    # Incremental, so a character split between two reads is not turned into two "?".
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    pieces: list[str] = []
+    while True:
+        data = await stdout.read(_CHUNK)
+        piece = decoder.decode(data, final=not data)
+        if piece:
+            pieces.append(piece)
+            await stream(piece)
+        if not data:
+            return "".join(pieces).strip()
+
+
+async def _read_tail(stderr: asyncio.StreamReader) -> str:
+    tail = bytearray()
+    while data := await stderr.read(_CHUNK):
+        tail += data
+        del tail[:-_STDERR_TAIL]
+    return tail.decode(errors="replace").strip()

@@ -1,0 +1,1 @@
+"""Topics: person conversations, tasks, agent conversations, node exchanges; who reads them."""

@@ -1,0 +1,133 @@
+"""Agent conversations: one exchange about one topic between two roles, keyed
+``(connection, root, sending role, recipient role)`` and named on the wire by a random thread ID.
+
+A send from a run goes to the conversation with that key, made on first use; the key does not
+depend on who writes first, so a reply goes back in the same conversation, and a relay rooted in
+the same root brings the answer back down the chain.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from enum import StrEnum
+
+from parley.agents.model import Agent
+from parley.agents.selection import pick_for_held_topic, pick_for_new_topic
+from parley.clock import Clock
+from parley.conversations.model import LOCAL, Topic, TopicKind, pair_key
+from parley.errors import Conflict, Invalid, NotFound
+from parley.runs.model import Run
+from parley.runs.queueing import Queued, check_text, queue_text
+from parley.store import Tx
+
+
+class Refusal(StrEnum):
+    """Why a receiver refuses text for an agent conversation (the wire's reasons)."""
+
+    THREAD = "thread"
+    ROLES = "roles"
+    UNKNOWN_ROLE = "unknown_role"
+    PAUSED = "paused"
+    QUEUE_FULL = "queue_full"
+    INVALID = "invalid"
+
+
+class TextRefused(Conflict):
+    """Text an agent conversation does not take; ``reason`` is one of ``Refusal``."""
+
+    def __init__(self, message: str, reason: Refusal) -> None:
+        super().__init__(message, reason=reason.value)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Sent:
+    conversation: Topic
+    queued: Queued
+
+
+async def send_from_run(tx: Tx, clock: Clock, run: Run, sender: Agent, to: str, text: str) -> Sent:
+    """A role's send from its run. The root comes from the run's topic, never from the caller."""
+    check_text(text)
+    name, _, connection = to.partition("@")
+    if connection and connection != LOCAL:
+        raise NotFound(f"no connection named {connection!r} (peer installations come later)")
+    if name == sender.name:
+        raise Invalid("an agent cannot send to itself", field="to")
+    topic = await tx.topics.by_id(run.topic_id)
+    assert topic is not None
+    conversation = await tx.topics.open_agent_conversation(
+        LOCAL, topic.root_id, pair_key(sender.name, name)
+    )
+    if conversation is None:
+        recipient = await pick_for_new_topic(tx, clock, name)
+        conversation = await _start(tx, clock, topic.root_id, sender, recipient)
+    else:
+        recipient = await pick_for_held_topic(tx, _other_role(conversation, sender))
+    queued = await queue_text(
+        tx,
+        clock.now(),
+        conversation,
+        recipient,
+        text,
+        author_agent_id=sender.id,
+        from_run_id=run.id,
+    )
+    return Sent(conversation, queued)
+
+
+async def receive_text(
+    tx: Tx, clock: Clock, connection: str, thread_id: str, sender: str, recipient: str, text: str
+) -> Queued:
+    """The receiving side of an agent conversation, keyed by (connection, thread ID): a known
+    thread continues (if its roles match), a closed one is refused with reason ``thread``.
+    Federation starts unknown threads rooted in themselves; locally every thread is known."""
+    conversation = await tx.topics.by_thread(connection, thread_id)
+    if conversation is None:
+        raise TextRefused(f"no agent conversation {thread_id}", Refusal.THREAD)
+    if conversation.is_closed:
+        raise TextRefused(
+            f"agent conversation {thread_id} is closed ({conversation.closed_reason})",
+            Refusal.THREAD,
+        )
+    roles = {conversation.agent_name, conversation.sender_name}
+    if {sender, recipient} != roles or sender == recipient:
+        raise TextRefused(
+            f"agent conversation {thread_id} is between {' and '.join(sorted(map(str, roles)))}",
+            Refusal.ROLES,
+        )
+    try:
+        target = await pick_for_held_topic(tx, recipient)
+    except NotFound as exc:
+        raise TextRefused(str(exc), Refusal.UNKNOWN_ROLE) from exc
+    author = await tx.agents.by_name(sender)
+    return await queue_text(
+        tx,
+        clock.now(),
+        conversation,
+        target,
+        check_text(text),
+        author_agent_id=author.id if author else None,
+    )
+
+
+def _other_role(conversation: Topic, role: Agent) -> str:
+    other = (
+        conversation.sender_name if conversation.agent_id == role.id else conversation.agent_name
+    )
+    assert other is not None
+    return other
+
+
+async def _start(tx: Tx, clock: Clock, root_id: int, sender: Agent, recipient: Agent) -> Topic:
+    return await tx.topics.insert(
+        TopicKind.AGENT_CONVERSATION,
+        recipient.id,
+        clock.now(),
+        connection=LOCAL,
+        root_topic_id=root_id,
+        sender_agent_id=sender.id,
+        pair_key=pair_key(sender.name, recipient.name),
+        thread_id=secrets.token_hex(16),
+    )

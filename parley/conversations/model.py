@@ -1,0 +1,85 @@
+"""Values describing topics and the text in them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+LOCAL = "local"  # the connection of an agent conversation between two roles of this installation
+
+
+class TopicKind(StrEnum):
+    CONVERSATION = "conversation"
+    TASK = "task"
+    AGENT_CONVERSATION = "agent_conversation"
+    NODE = "node"
+
+
+class TaskStatus(StrEnum):
+    OPEN = "open"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+@dataclass(frozen=True)
+class Topic:
+    id: int
+    kind: TopicKind
+    agent_id: int
+    agent_name: str
+    addressed_name: str | None
+    person_id: int | None
+    person_name: str | None
+    text: str | None
+    status: str
+    result: str | None
+    spawned_by_run_id: int | None
+    reply_agent_id: int | None
+    reply_topic_id: int | None
+    thread: bool
+    connection: str | None
+    root_topic_id: int | None
+    sender_agent_id: int | None
+    sender_name: str | None
+    thread_id: str | None
+    created_at: datetime
+    finished_at: datetime | None
+    closed_at: datetime | None
+    closed_reason: str | None
+
+    @property
+    def is_closed(self) -> bool:
+        return self.closed_at is not None
+
+    @property
+    def root_id(self) -> int:
+        """The topic this one answers for: itself, unless it is an agent conversation."""
+        return self.root_topic_id if self.root_topic_id is not None else self.id
+
+    def other_role(self, role_id: int) -> int | None:
+        """In an agent conversation, the role that is not ``role_id``."""
+        if self.kind is not TopicKind.AGENT_CONVERSATION:
+            return None
+        return self.sender_agent_id if role_id == self.agent_id else self.agent_id
+
+
+@dataclass(frozen=True)
+class Message:
+    id: int
+    topic_id: int
+    kind: str
+    author: str
+    author_agent_id: int | None
+    recipient: str | None
+    run_id: int | None
+    from_run_id: int | None
+    body: str
+    created_at: datetime
+
+
+def pair_key(first: str, second: str) -> str:
+    """An agent conversation's roles, in an order that does not depend on who wrote first."""
+    low, high = sorted((first, second))
+    return f"{low}|{high}"

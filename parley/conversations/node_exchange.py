@@ -1,0 +1,47 @@
+"""Asking a node session: anything in the mesh may; callers queue and it answers one at a time.
+Every exchange is kept in the node's own topic with who asked. A person's answer waits in that
+topic; a run's answer comes back to the run's session as new text (through the outbox)."""
+
+from __future__ import annotations
+
+from parley.clock import Clock
+from parley.conversations.model import Topic, TopicKind
+from parley.errors import NotFound
+from parley.mesh.nodes import node_session_name
+from parley.people.model import Person
+from parley.runs.model import Run
+from parley.runs.queueing import Queued, check_text, queue_text
+from parley.store import Tx
+
+NODE_ANSWER = "node_answer"  # outbox kind: a node session's answer to a run
+
+
+async def ask_node(
+    tx: Tx, clock: Clock, node_name: str, text: str, person: Person | None, run: Run | None
+) -> Queued:
+    check_text(text)
+    session = await tx.agents.by_name(node_session_name(node_name))
+    if session is None or not session.is_node_session:
+        raise NotFound(f"no node named {node_name!r}")
+    topic = await node_topic(tx, clock, session.id)
+    if run is not None:
+        return await queue_text(
+            tx,
+            clock.now(),
+            topic,
+            session,
+            text,
+            author_agent_id=run.agent_id,
+            from_run_id=run.id,
+            reply_agent_id=run.agent_id,
+            reply_topic_id=run.topic_id,
+        )
+    assert person is not None
+    return await queue_text(tx, clock.now(), topic, session, text, author_person_id=person.id)
+
+
+async def node_topic(tx: Tx, clock: Clock, node_session_id: int) -> Topic:
+    topic = await tx.topics.node_topic(node_session_id)
+    if topic is None:
+        topic = await tx.topics.insert(TopicKind.NODE, node_session_id, clock.now())
+    return topic

@@ -1,0 +1,100 @@
+"""Tasks: work given to an agent by a person, or by a run (a subtask, a topic of its own).
+A task ends done, failed or cancelled; an ended task keeps its agent conversations working."""
+
+from __future__ import annotations
+
+import json
+
+from parley.agents.selection import pick_for_new_topic
+from parley.clock import Clock
+from parley.conversations.lifetime import close_root
+from parley.conversations.model import TaskStatus, Topic, TopicKind
+from parley.errors import Conflict, Forbidden, NotFound
+from parley.people.model import Person
+from parley.runs.model import Run
+from parley.runs.queueing import check_text, queue_text
+from parley.runs.stop import stop_topics
+from parley.store import Tx
+
+COMPLETION = "task_completion"  # outbox kind: a subtask's result, for the run that spawned it
+
+
+async def create_task(tx: Tx, clock: Clock, person: Person, agent_name: str, text: str) -> Topic:
+    check_text(text, "task")
+    worker = await pick_for_new_topic(tx, clock, agent_name)
+    addressed = await tx.agents.by_name(agent_name)
+    task = await tx.topics.insert(
+        TopicKind.TASK,
+        worker.id,
+        clock.now(),
+        addressed_agent_id=addressed.id if addressed else worker.id,
+        person_id=person.id,
+        text=text,
+    )
+    await queue_text(tx, clock.now(), task, worker, text, author_person_id=person.id)
+    return task
+
+
+async def spawn_subtask(
+    tx: Tx, clock: Clock, run: Run, agent_name: str, text: str, thread: bool
+) -> Topic:
+    """A subtask from a run: its completion comes back to that run's session as new text."""
+    check_text(text, "subtask")
+    worker = await pick_for_new_topic(tx, clock, agent_name)
+    addressed = await tx.agents.by_name(agent_name)
+    task = await tx.topics.insert(
+        TopicKind.TASK,
+        worker.id,
+        clock.now(),
+        addressed_agent_id=addressed.id if addressed else worker.id,
+        text=text,
+        spawned_by_run_id=run.id,
+        reply_agent_id=run.agent_id,
+        reply_topic_id=run.topic_id,
+        thread=thread,
+    )
+    await queue_text(
+        tx, clock.now(), task, worker, text, author_agent_id=run.agent_id, from_run_id=run.id
+    )
+    return task
+
+
+async def task_by_id(tx: Tx, task_id: int) -> Topic:
+    task = await tx.topics.by_id(task_id)
+    if task is None or task.kind is not TopicKind.TASK or task.is_closed:
+        raise NotFound(f"no task {task_id}")
+    return task
+
+
+async def end_task(tx: Tx, clock: Clock, task: Topic, status: TaskStatus, result: str) -> None:
+    """done / failed by its agent, cancelled by a person. The first ending stands."""
+    if not await tx.topics.set_status(task.id, status.value, result, clock.now()):
+        current = await tx.topics.by_id(task.id)
+        raise Conflict(f"task {task.id} already ended: {current.status if current else '?'}")
+    if task.reply_agent_id is not None and task.reply_topic_id is not None:
+        payload = {
+            "task_id": task.id,
+            "agent_id": task.reply_agent_id,
+            "topic_id": task.reply_topic_id,
+            "text": f"subtask {task.id} ({task.agent_name}) {status.value}: {result}",
+        }
+        if await tx.outbox.put(f"task:{task.id}:end", COMPLETION, json.dumps(payload), clock.now()):
+            tx.effects.outbox = True
+
+
+def _may_end(task: Topic, person: Person, verb: str) -> None:
+    if not person.is_owner and task.person_id != person.id:
+        raise Forbidden(f"only an owner or the person who gave task {task.id} may {verb} it")
+
+
+async def cancel_task(tx: Tx, clock: Clock, task: Topic, person: Person) -> None:
+    _may_end(task, person, "cancel")
+    await end_task(tx, clock, task, TaskStatus.CANCELLED, f"cancelled by {person.name}")
+    await stop_topics(tx, [task.id], clock.now(), f"task cancelled by {person.name}")
+
+
+async def delete_task(tx: Tx, clock: Clock, task: Topic, person: Person) -> None:
+    _may_end(task, person, "delete")
+    if task.status == TaskStatus.OPEN.value:
+        await end_task(tx, clock, task, TaskStatus.CANCELLED, f"deleted by {person.name}")
+    await close_root(tx, clock.now(), task, f"task deleted by {person.name}")

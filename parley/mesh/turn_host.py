@@ -1,0 +1,112 @@
+"""A node's side of turns: start each turn's brain in a task of its own, report its events to
+the hub, cancel it when the hub says stop. The node decides nothing; the hub owns every state."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from parley.brains.brain import Actions, Brain, Said, Turn
+from parley.errors import Invalid, ParleyError
+from parley.mesh.broker import Broker, Subscription
+from parley.mesh.messages import (
+    RUN_EVENTS,
+    RunEvent,
+    StopTurn,
+    TurnStart,
+    stop_subject,
+    turn_subject,
+)
+
+log = logging.getLogger(__name__)
+
+BrainFor = Callable[[str], Brain]
+ActionsFor = Callable[[str], Actions]
+
+
+class TurnHost:
+    def __init__(
+        self, node: str, broker: Broker, brain_for: BrainFor, actions_for: ActionsFor
+    ) -> None:
+        self._node, self._broker = node, broker
+        self._brain_for, self._actions_for = brain_for, actions_for
+        self._turns: dict[int, asyncio.Task[None]] = {}
+        self._subscriptions: list[Subscription] = []
+
+    async def start(self) -> None:
+        self._subscriptions = [
+            await self._broker.subscribe(turn_subject(self._node), self._on_turn),
+            await self._broker.subscribe(stop_subject(self._node), self._on_stop),
+        ]
+
+    async def stop(self) -> None:
+        for subscription in self._subscriptions:
+            await subscription.unsubscribe()
+        for task in list(self._turns.values()):
+            task.cancel()
+        await asyncio.gather(*self._turns.values(), return_exceptions=True)
+
+    async def _on_turn(self, data: bytes) -> bytes:
+        try:
+            start = TurnStart.model_validate_json(data)
+        except ValidationError as exc:
+            raise Invalid(f"bad turn request: {exc}") from exc
+        task = asyncio.create_task(self._run(start))
+        self._turns[start.run_id] = task
+        task.add_done_callback(lambda _: self._turns.pop(start.run_id, None))
+        return b'{"accepted": true}'
+
+    async def _on_stop(self, data: bytes) -> None:
+        with contextlib.suppress(ValidationError):
+            task = self._turns.get(StopTurn.model_validate_json(data).run_id)
+            if task is not None:
+                task.cancel()  # the brain ends its work (a command's process group is killed)
+
+    async def _run(self, start: TurnStart) -> None:
+        async def stream(chunk: str) -> None:
+            await self._report(RunEvent(run_id=start.run_id, kind="chunk", text=chunk))
+
+        try:
+            brain = self._brain_for(start.brain)
+            outcome = await brain.think(_turn(start), self._actions_for(start.run_token), stream)
+        except ParleyError as exc:
+            await self._report(RunEvent(run_id=start.run_id, kind="failed", text=exc.message))
+        except Exception as exc:  # a brain's bug fails its turn, never the node
+            log.exception("run %s: the brain failed", start.run_id)
+            text = f"the brain failed: {exc!r}"
+            await self._report(RunEvent(run_id=start.run_id, kind="failed", text=text))
+        else:
+            event = RunEvent(
+                run_id=start.run_id,
+                kind="finished",
+                text=outcome.reply,
+                brain_session_id=outcome.brain_session_id,
+            )
+            await self._report(event)
+
+    async def _report(self, event: RunEvent) -> None:
+        await self._broker.publish(RUN_EVENTS, event.model_dump_json().encode())
+
+
+def _turn(start: TurnStart) -> Turn:
+    return Turn(
+        run_id=start.run_id,
+        agent=start.agent,
+        engram=start.engram,
+        memory=start.memory,
+        history=[Said(s.author, s.text) for s in start.history],
+        new_text=[Said(s.author, s.text) for s in start.new_text],
+        root=start.root,
+        counterpart=start.counterpart,
+        was_stopped=start.was_stopped,
+        brain_session_id=start.brain_session_id,
+        workspace=Path(start.workspace) if start.workspace else None,
+        run_token=start.run_token,
+        parley_url=start.parley_url,
+        tools=tuple(start.tools),
+    )

@@ -1,0 +1,1 @@
+"""Runs and sessions: queueing text, scheduling turns, run tokens, actions, stop, the outbox."""

@@ -1,0 +1,100 @@
+"""What a run may do (DESIGN §4): send, report, spawn, complete, remember, ask_node. Each acts
+for the run behind a run token; the topic, and so the root, comes from that run alone."""
+
+from __future__ import annotations
+
+from parley.agents.model import Agent
+from parley.clock import Clock
+from parley.conversations.agent_conversations import send_from_run
+from parley.conversations.model import TaskStatus, Topic, TopicKind
+from parley.conversations.node_exchange import ask_node
+from parley.conversations.tasks import end_task, spawn_subtask
+from parley.errors import Conflict, Forbidden, Invalid
+from parley.runs.model import Run
+from parley.runs.queueing import check_text
+from parley.runs.tokens import running_run
+from parley.store import Tx
+
+AGENT_TOOLS = ("send", "report", "spawn", "complete", "remember", "ask_node")
+# A node session answers and relays; it does not own tasks or post into people's conversations.
+NODE_SESSION_TOOLS = ("send", "remember", "ask_node")
+
+
+def tools_of(agent: Agent) -> tuple[str, ...]:
+    return NODE_SESSION_TOOLS if agent.is_node_session else AGENT_TOOLS
+
+
+class RunActing:
+    """One action of one run, inside one transaction."""
+
+    def __init__(self, tx: Tx, clock: Clock, run: Run, agent: Agent, topic: Topic) -> None:
+        self.tx, self.clock, self.run, self.agent, self.topic = tx, clock, run, agent, topic
+
+    @classmethod
+    async def for_token(cls, tx: Tx, clock: Clock, token: str | None, action: str) -> RunActing:
+        run = await running_run(tx, token)
+        agent = await tx.agents.by_id(run.agent_id)
+        topic = await tx.topics.by_id(run.topic_id)
+        assert agent is not None and topic is not None
+        if action not in tools_of(agent):
+            raise Forbidden(
+                f"{agent.name} is a node session; it may only {', '.join(tools_of(agent))}"
+            )
+        return cls(tx, clock, run, agent, topic)
+
+    async def send(self, to: str, text: str) -> str:
+        sent = await send_from_run(self.tx, self.clock, self.run, self.agent, to, text)
+        return f"sent to {to} (agent conversation {sent.conversation.thread_id})"
+
+    async def report(self, text: str) -> str:
+        check_text(text)
+        root = await self.tx.topics.by_id(self.topic.root_id)
+        assert root is not None
+        if root.is_closed:
+            raise Conflict(f"where this work comes from was closed ({root.closed_reason})")
+        await self.tx.messages.add(
+            root.id,
+            "report",
+            text,
+            self.clock.now(),
+            author_agent_id=self.agent.id,
+            from_run_id=self.run.id,
+        )
+        return f"reported on {describe(root)}"
+
+    async def spawn(self, agent: str, text: str, thread: bool = False) -> str:
+        task = await spawn_subtask(self.tx, self.clock, self.run, agent, text, thread)
+        return f"subtask {task.id} given to {task.agent_name}; its result will arrive as new text"
+
+    async def complete(self, result: str, failed: bool = False) -> str:
+        if self.topic.kind is not TopicKind.TASK:
+            raise Invalid(f"complete ends a task; this run answers {describe(self.topic)}")
+        status = TaskStatus.FAILED if failed else TaskStatus.DONE
+        await end_task(self.tx, self.clock, self.topic, status, result)
+        return f"task {self.topic.id} {status.value}"
+
+    async def remember(self, note: str) -> str:
+        check_text(note, "note")
+        await self.tx.agents.add_memory(self.agent.id, note, None, self.clock.now())
+        return "remembered"
+
+    async def ask_node(self, node: str, text: str) -> str:
+        await ask_node(self.tx, self.clock, node, text, person=None, run=self.run)
+        return f"asked node {node}; its answer will arrive as new text"
+
+
+def describe(topic: Topic) -> str:
+    """A topic in words, as a run is told what it answers for."""
+    if topic.kind is TopicKind.CONVERSATION:
+        return f"{topic.person_name}'s conversation with {topic.agent_name}"
+    if topic.kind is TopicKind.TASK:
+        return f"task {topic.id} ({_short(topic.text or '')})"
+    if topic.kind is TopicKind.NODE:
+        return f"questions to {topic.agent_name}"
+    return (
+        f"agent conversation {topic.thread_id} between {topic.sender_name} and {topic.agent_name}"
+    )
+
+
+def _short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,21 @@
+"""What a transaction set in motion, acted on once it has committed (never before: a turn must
+not start on text that a rollback takes back)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from parley.agents.model import Agent
+from parley.runs.model import Run
+
+
+@dataclass
+class Effects:
+    # New text was queued or a run ended: the scheduler looks again.
+    wake: bool = False
+    # Something was written to the outbox.
+    outbox: bool = False
+    # Agents hired here (surge clones) whose node must make their workspace.
+    hired: list[Agent] = field(default_factory=list)
+    # Runs stopped here whose turn, if running, must be cancelled on its node.
+    stopped: list[Run] = field(default_factory=list)

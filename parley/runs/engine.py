@@ -1,0 +1,178 @@
+"""The scheduler: starts queued runs in arrival order on their agents' nodes, at most
+``max_sessions`` running per agent and one per session, and records what the nodes report.
+
+Both directions are batched: one transaction starts every run that may start now, and one
+records every outcome that has arrived meanwhile, so a busy hub pays a commit per batch, not
+per run (group commit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+
+from pydantic import ValidationError
+
+from parley.agents.model import Agent
+from parley.clock import Clock
+from parley.errors import ParleyError
+from parley.mesh.broker import Broker, Subscription
+from parley.mesh.messages import RUN_EVENTS, RunEvent, TurnStart, turn_subject
+from parley.people.tokens import hash_token
+from parley.runs.effects import Effects
+from parley.runs.model import Run
+from parley.runs.outcomes import record_outcome
+from parley.runs.tokens import new_run_token
+from parley.runs.turns import build_turn
+from parley.runs.watch import RunWatch
+from parley.store import Store, Tx
+
+log = logging.getLogger(__name__)
+
+BATCH = 256
+START_TIMEOUT = 10.0
+NODE_RETRY_SECONDS = 5.0
+
+Settle = Callable[[Effects], Awaitable[None]]
+
+
+class RunEngine:
+    def __init__(
+        self,
+        store: Store,
+        broker: Broker,
+        clock: Clock,
+        parley_url: str,
+        watch: RunWatch,
+        settle: Settle,
+    ) -> None:
+        self._store, self._broker, self._clock = store, broker, clock
+        self._parley_url = parley_url
+        self._watch = watch
+        self._settle = settle
+        self._wakeup = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._subscription: Subscription | None = None
+        self._unreachable: dict[str, float] = {}
+        self._outcomes: asyncio.Queue[RunEvent] = asyncio.Queue()
+        self._recorder: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self._subscription = await self._broker.subscribe(RUN_EVENTS, self._on_event)
+        self._task = asyncio.create_task(self._loop())
+        self._recorder = asyncio.create_task(self._record_outcomes())
+        self.wake()
+
+    async def stop(self) -> None:
+        for task in (self._task, self._recorder):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        if self._subscription is not None:
+            await self._subscription.unsubscribe()
+
+    def wake(self) -> None:
+        self._wakeup.set()
+
+    async def _loop(self) -> None:
+        while True:
+            await self._wakeup.wait()
+            self._wakeup.clear()
+            try:
+                if await self._start_batch() == BATCH:
+                    self.wake()  # there may be more that can start
+            except Exception:  # the scheduler must outlive any one bad batch
+                log.exception("starting runs failed; trying again shortly")
+                await asyncio.sleep(0.5)
+                self.wake()
+
+    async def _start_batch(self) -> int:
+        now = self._clock.now()
+        loop_time = asyncio.get_running_loop().time()
+        away = {node for node, until in self._unreachable.items() if until > loop_time}
+        starting: list[tuple[str, TurnStart]] = []
+        async with self._store.transaction() as tx:
+            candidates = await tx.runs.startable(BATCH)
+            agents = await tx.agents.by_ids({run.agent_id for run in candidates})
+            load, busy = await tx.runs.running_load(list(agents))
+            for run in candidates:
+                agent = agents[run.agent_id]
+                if run.session_id in busy or load.get(agent.id, 0) >= agent.max_sessions:
+                    continue
+                if agent.node_name in away:
+                    continue
+                token = new_run_token()
+                if not await tx.runs.start(run.id, hash_token(token), now):
+                    continue
+                busy.add(run.session_id)
+                load[agent.id] = load.get(agent.id, 0) + 1
+                starting.append((agent.node_name, await self._turn(tx, run, agent, token)))
+        await asyncio.gather(*(self._dispatch(node, turn) for node, turn in starting))
+        return len(candidates)
+
+    async def _turn(self, tx: Tx, run: Run, agent: Agent, token: str) -> TurnStart:
+        session = await tx.runs.session_by_id(run.session_id)
+        if session.was_stopped:  # the notice is given once, to this turn
+            await tx.runs.update_session(session.id, was_stopped=False)
+        return await build_turn(tx, run, agent, session, token, self._parley_url)
+
+    async def _dispatch(self, node: str, turn: TurnStart) -> None:
+        try:
+            await self._broker.request(
+                turn_subject(node), turn.model_dump_json().encode(), START_TIMEOUT
+            )
+        except ParleyError as exc:
+            log.warning("node %s did not take run %s: %s; it waits", node, turn.run_id, exc)
+            self._unreachable[node] = asyncio.get_running_loop().time() + NODE_RETRY_SECONDS
+            async with self._store.transaction() as tx:
+                await tx.runs.requeue(turn.run_id)
+            asyncio.get_running_loop().call_later(NODE_RETRY_SECONDS, self.wake)
+
+    async def _on_event(self, data: bytes) -> bytes | None:
+        try:
+            event = RunEvent.model_validate_json(data)
+        except ValidationError:
+            log.warning("ignored a malformed run event")
+            return None
+        if event.kind == "chunk":
+            self._watch.chunk(event.run_id, event.text)
+        else:
+            self._outcomes.put_nowait(event)
+        return None
+
+    async def _record_outcomes(self) -> None:
+        while True:
+            batch = [await self._outcomes.get()]
+            while not self._outcomes.empty() and len(batch) < BATCH:
+                batch.append(self._outcomes.get_nowait())
+            try:
+                ended = await self._record(batch)
+            except Exception:  # one bad outcome must not lose the others: record them alone
+                log.exception("recording %d outcomes together failed; one by one", len(batch))
+                ended = []
+                for event in batch:
+                    with contextlib.suppress(Exception):
+                        ended += await self._record([event])
+            for run_id, state in ended:
+                self._watch.end(run_id, state)
+
+    async def _record(self, batch: list[RunEvent]) -> list[tuple[int, str]]:
+        ended = []
+        async with self._store.transaction() as tx:
+            for event in batch:
+                state = await record_outcome(
+                    tx,
+                    self._clock,
+                    event.run_id,
+                    event.kind == "finished",
+                    event.text,
+                    event.brain_session_id,
+                )
+                if state is not None:
+                    ended.append((event.run_id, state.value))
+            effects = tx.effects
+        await self._settle(effects)
+        return ended

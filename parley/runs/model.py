@@ -1,0 +1,47 @@
+"""Values describing runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+
+class RunState(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    FINISHED = "finished"
+    STOPPED = "stopped"
+    FAILED = "failed"
+
+
+OPEN_STATES = (RunState.QUEUED, RunState.RUNNING)
+
+
+@dataclass(frozen=True)
+class Run:
+    id: int
+    agent_id: int
+    agent_name: str
+    node_name: str
+    topic_id: int
+    session_id: int
+    state: RunState
+    reason: str | None
+    output: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+    @property
+    def is_open(self) -> bool:
+        return self.state in OPEN_STATES
+
+
+@dataclass(frozen=True)
+class Session:
+    id: int
+    agent_id: int
+    topic_id: int
+    brain_session_id: str | None
+    was_stopped: bool

@@ -1,0 +1,56 @@
+"""Recording how a turn ended, as its node reported it. Only a running run takes an outcome:
+a run already stopped stays stopped, whatever arrives late."""
+
+from __future__ import annotations
+
+import json
+
+from parley.clock import Clock
+from parley.conversations.model import Topic, TopicKind
+from parley.conversations.node_exchange import NODE_ANSWER
+from parley.runs.model import Run, RunState
+from parley.store import Tx
+
+
+async def record_outcome(
+    tx: Tx, clock: Clock, run_id: int, succeeded: bool, text: str, brain_session_id: str | None
+) -> RunState | None:
+    """Finish or fail the run; None if it was no longer running (stopped meanwhile)."""
+    run = await tx.runs.by_id(run_id)
+    if run is None or run.state is not RunState.RUNNING:
+        return None
+    now = clock.now()
+    topic = await tx.topics.by_id(run.topic_id)
+    assert topic is not None
+    tx.effects.wake = True
+    if succeeded:
+        await tx.runs.finish(run.id, RunState.FINISHED, now, output=text)
+        if brain_session_id is not None:
+            await tx.runs.update_session(run.session_id, brain_session_id=brain_session_id)
+        await _deliver_reply(tx, clock, run, topic, text)
+        return RunState.FINISHED
+    await tx.runs.finish(run.id, RunState.FAILED, now, reason=text)
+    notice = f"{run.agent_name} could not finish this turn: {text}"
+    await tx.messages.add(topic.id, "notice", notice, now, from_run_id=run.id)
+    if topic.kind is TopicKind.NODE:
+        await _answer_asking_run(tx, clock, run, notice)
+    return RunState.FAILED
+
+
+async def _deliver_reply(tx: Tx, clock: Clock, run: Run, topic: Topic, text: str) -> None:
+    if not text.strip() or topic.kind is TopicKind.AGENT_CONVERSATION:
+        return  # there, answering the other role is an explicit send; the output stays on the run
+    await tx.messages.add(
+        topic.id, "reply", text, clock.now(), author_agent_id=run.agent_id, from_run_id=run.id
+    )
+    if topic.kind is TopicKind.NODE:
+        await _answer_asking_run(tx, clock, run, f"{run.agent_name} answers: {text}")
+
+
+async def _answer_asking_run(tx: Tx, clock: Clock, run: Run, text: str) -> None:
+    _, agent_id, topic_id = await tx.messages.reply_route(run.id)
+    if agent_id is None or topic_id is None:
+        return  # a person asked: the answer waits in the node's topic
+    payload = json.dumps({"agent_id": agent_id, "topic_id": topic_id, "text": text})
+    if await tx.outbox.put(f"node-answer:{run.id}", NODE_ANSWER, payload, clock.now()):
+        tx.effects.outbox = True

@@ -1,0 +1,45 @@
+"""Text for an agent in a topic waits for that agent's session there. Text arriving while the
+session already has a run waiting joins that run, so the next turn gets it all together; a node
+session answers each caller in a turn of its own."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from parley.agents.model import Agent
+from parley.conversations.model import Topic
+from parley.errors import Invalid
+from parley.store import Tx
+
+MAX_TEXT = 100_000
+
+
+@dataclass(frozen=True)
+class Queued:
+    message_id: int
+    run_id: int
+
+
+def check_text(text: str, what: str = "text") -> str:
+    if not text.strip():
+        raise Invalid(f"the {what} is empty", field=what)
+    if len(text) > MAX_TEXT:
+        raise Invalid(f"the {what} is longer than {MAX_TEXT} characters", field=what)
+    return text
+
+
+async def queue_text(
+    tx: Tx, now: datetime, topic: Topic, recipient: Agent, body: str, **author: Any
+) -> Queued:
+    """Record ``body`` in ``topic`` for ``recipient`` and give it to the run that will take it."""
+    session = await tx.runs.session(recipient.id, topic.id, now)
+    run_id = None if recipient.is_node_session else await tx.runs.queued_in_session(session.id)
+    if run_id is None:
+        run_id = await tx.runs.enqueue(recipient.id, topic.id, session.id, now)
+    message_id = await tx.messages.add(
+        topic.id, "text", body, now, recipient_agent_id=recipient.id, run_id=run_id, **author
+    )
+    tx.effects.wake = True
+    return Queued(message_id, run_id)

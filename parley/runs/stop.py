@@ -1,0 +1,29 @@
+"""Stopping runs: the turn is cancelled, its input counts as handled, the session is kept and
+told at its next turn. Idempotent, and a late 'finished' never overwrites 'stopped'."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from parley.runs.model import Run, RunState
+from parley.store import Tx
+
+
+async def stop_runs(tx: Tx, runs: Sequence[Run], now: datetime, reason: str) -> list[Run]:
+    """Stop those of ``runs`` still open; returns the ones this call stopped."""
+    stopped = []
+    for run in runs:
+        if not await tx.runs.finish(run.id, RunState.STOPPED, now, reason=reason):
+            continue  # already final: stopping again changes nothing
+        await tx.runs.update_session(run.session_id, was_stopped=True)
+        stopped.append(run)
+    if stopped:
+        tx.effects.stopped.extend(stopped)
+        tx.effects.wake = True
+    return stopped
+
+
+async def stop_topics(tx: Tx, topic_ids: Sequence[int], now: datetime, reason: str) -> list[Run]:
+    """Stop every open run working in ``topic_ids``."""
+    return await stop_runs(tx, await tx.runs.open_in_topics(topic_ids), now, reason)

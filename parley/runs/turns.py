@@ -1,0 +1,77 @@
+"""What a starting run is given: engram, memory, the session's history, the new text, the root it
+answers for and how to report there, and whether its previous turn was stopped."""
+
+from __future__ import annotations
+
+from parley.agents.model import Agent
+from parley.conversations.model import Message, Topic, TopicKind
+from parley.mesh.messages import SaidText, TurnStart
+from parley.runs.actions import describe, tools_of
+from parley.runs.model import Run, Session
+from parley.store import Tx
+
+HISTORY_LIMIT = 200  # earlier messages a turn is shown; older ones stay in the store
+
+
+async def build_turn(
+    tx: Tx, run: Run, agent: Agent, session: Session, token: str, parley_url: str
+) -> TurnStart:
+    topic = await tx.topics.by_id(run.topic_id)
+    assert topic is not None
+    inputs = await tx.messages.inputs(run.id)
+    taken = {message.id for message in inputs}
+    history = [m for m in await tx.messages.in_topic(topic.id) if m.id not in taken]
+    memory = [note.note for note in await tx.agents.memory(agent.id)]
+    return TurnStart(
+        run_id=run.id,
+        agent=agent.name,
+        brain=agent.brain,
+        engram=await _engram(tx, agent),
+        memory=memory,
+        history=[_said(m) for m in history[-HISTORY_LIMIT:] if _shown(m, agent)],
+        new_text=[_said(m) for m in inputs],
+        root=await _root_in_words(tx, topic),
+        counterpart=_counterpart(topic, agent),
+        was_stopped=session.was_stopped,
+        brain_session_id=session.brain_session_id,
+        workspace=agent.workspace,
+        run_token=token,
+        parley_url=parley_url,
+        tools=list(tools_of(agent)),
+    )
+
+
+async def _engram(tx: Tx, agent: Agent) -> str:
+    """A node session's engram is its node's."""
+    if not agent.is_node_session:
+        return agent.engram
+    node = await tx.nodes.by_name(agent.node_name)
+    return node.engram if node else ""
+
+
+def _said(message: Message) -> SaidText:
+    return SaidText(author=message.author, text=message.body)
+
+
+def _shown(message: Message, agent: Agent) -> bool:
+    # Text addressed to another agent of the topic is not this agent's context... except in the
+    # node topic, where every exchange is part of what the node session remembers.
+    return message.recipient in (None, agent.name) or agent.is_node_session
+
+
+async def _root_in_words(tx: Tx, topic: Topic) -> str:
+    root = topic if topic.root_id == topic.id else await tx.topics.by_id(topic.root_id)
+    if root is None:
+        return "nothing any more (its root is gone)"
+    where = describe(root)
+    if root.kind is TopicKind.NODE:
+        return where
+    if root.id == topic.id:
+        return f"{where}; your reply is shown there"
+    return f"{where}; use report(text) to post there"
+
+
+def _counterpart(topic: Topic, agent: Agent) -> str | None:
+    if topic.kind is not TopicKind.AGENT_CONVERSATION:
+        return None
+    return topic.sender_name if topic.agent_id == agent.id else topic.agent_name

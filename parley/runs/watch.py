@@ -1,0 +1,42 @@
+"""Watching a run as it happens, for `parley chat` and `parley say`: the pieces of its reply,
+then how it ended. In memory only; the store holds the result for anyone who comes later."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    kind: str  # "chunk" or "end"
+    text: str
+
+
+class RunWatch:
+    def __init__(self) -> None:
+        self._queues: dict[int, set[asyncio.Queue[WatchEvent]]] = defaultdict(set)
+
+    @contextmanager
+    def watching(self, run_id: int) -> Iterator[asyncio.Queue[WatchEvent]]:
+        queue: asyncio.Queue[WatchEvent] = asyncio.Queue()
+        self._queues[run_id].add(queue)
+        try:
+            yield queue
+        finally:
+            self._queues[run_id].discard(queue)
+            if not self._queues[run_id]:
+                del self._queues[run_id]
+
+    def chunk(self, run_id: int, text: str) -> None:
+        self._put(run_id, WatchEvent("chunk", text))
+
+    def end(self, run_id: int, state: str) -> None:
+        self._put(run_id, WatchEvent("end", state))
+
+    def _put(self, run_id: int, event: WatchEvent) -> None:
+        for queue in self._queues.get(run_id, ()):
+            queue.put_nowait(event)

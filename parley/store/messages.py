@@ -1,0 +1,94 @@
+"""Message rows: the text of every topic, and which run took each as its input."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Select, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from parley.conversations.model import Message
+from parley.store.tables import agents, messages, people
+
+_author = agents.alias("author")
+_recipient = agents.alias("recipient")
+
+
+def _query() -> Select[Any]:
+    return (
+        select(
+            messages,
+            _author.c.name.label("author_agent"),
+            people.c.name.label("author_person"),
+            _recipient.c.name.label("recipient_name"),
+        )
+        .outerjoin(_author, _author.c.id == messages.c.author_agent_id)
+        .outerjoin(people, people.c.id == messages.c.author_person_id)
+        .outerjoin(_recipient, _recipient.c.id == messages.c.recipient_agent_id)
+        .order_by(messages.c.id)
+    )
+
+
+def _message(row: Any) -> Message:
+    author = row.author_agent or row.author_person or "parley"
+    return Message(
+        id=row.id,
+        topic_id=row.topic_id,
+        kind=row.kind,
+        author=author,
+        author_agent_id=row.author_agent_id,
+        recipient=row.recipient_name,
+        run_id=row.run_id,
+        from_run_id=row.from_run_id,
+        body=row.body,
+        created_at=row.created_at,
+    )
+
+
+class MessagesRepo:
+    def __init__(self, connection: AsyncConnection) -> None:
+        self._c = connection
+
+    async def add(self, topic_id: int, kind: str, body: str, now: datetime, **values: Any) -> int:
+        result = await self._c.execute(
+            insert(messages)
+            .values(topic_id=topic_id, kind=kind, body=body, created_at=now, **values)
+            .returning(messages.c.id)
+        )
+        return int(result.scalar_one())
+
+    async def in_topic(self, topic_id: int) -> list[Message]:
+        rows = await self._c.execute(_query().where(messages.c.topic_id == topic_id))
+        return [_message(row) for row in rows]
+
+    async def in_topics(self, topic_ids: Sequence[int]) -> list[Message]:
+        rows = await self._c.execute(_query().where(messages.c.topic_id.in_(list(topic_ids))))
+        return [_message(row) for row in rows]
+
+    async def inputs(self, run_id: int) -> list[Message]:
+        rows = await self._c.execute(_query().where(messages.c.run_id == run_id))
+        return [_message(row) for row in rows]
+
+    async def reply_route(self, run_id: int) -> tuple[int | None, int | None, int | None]:
+        """For a node session's run: (asking person's message author, reply agent, reply topic)."""
+        row = (
+            await self._c.execute(
+                select(
+                    messages.c.author_person_id,
+                    messages.c.reply_agent_id,
+                    messages.c.reply_topic_id,
+                )
+                .where(messages.c.run_id == run_id)
+                .order_by(messages.c.id)
+            )
+        ).first()
+        if row is None:
+            return None, None, None
+        return row.author_person_id, row.reply_agent_id, row.reply_topic_id
+
+    async def move_inputs(self, from_run_id: int, to_run_id: int) -> None:
+        await self._c.execute(
+            update(messages).where(messages.c.run_id == from_run_id).values(run_id=to_run_id)
+        )

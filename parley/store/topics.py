@@ -1,0 +1,167 @@
+"""Topic rows: conversations, tasks, agent conversations and node exchanges."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Select, insert, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from parley.conversations.model import Topic, TopicKind
+from parley.store.tables import agents, people, topics
+
+_worker = agents.alias("worker")
+_addressed = agents.alias("addressed")
+_sender = agents.alias("sender")
+
+
+def _query() -> Select[Any]:
+    return (
+        select(
+            topics,
+            _worker.c.name.label("agent_name"),
+            _addressed.c.name.label("addressed_name"),
+            _sender.c.name.label("sender_name"),
+            people.c.name.label("person_name"),
+        )
+        .join(_worker, _worker.c.id == topics.c.agent_id)
+        .outerjoin(_addressed, _addressed.c.id == topics.c.addressed_agent_id)
+        .outerjoin(_sender, _sender.c.id == topics.c.sender_agent_id)
+        .outerjoin(people, people.c.id == topics.c.person_id)
+    )
+
+
+def _topic(row: Any) -> Topic:
+    return Topic(
+        id=row.id,
+        kind=TopicKind(row.kind),
+        agent_id=row.agent_id,
+        agent_name=row.agent_name,
+        addressed_name=row.addressed_name,
+        person_id=row.person_id,
+        person_name=row.person_name,
+        text=row.text,
+        status=row.status,
+        result=row.result,
+        spawned_by_run_id=row.spawned_by_run_id,
+        reply_agent_id=row.reply_agent_id,
+        reply_topic_id=row.reply_topic_id,
+        thread=bool(row.thread),
+        connection=row.connection,
+        root_topic_id=row.root_topic_id,
+        sender_agent_id=row.sender_agent_id,
+        sender_name=row.sender_name,
+        thread_id=row.thread_id,
+        created_at=row.created_at,
+        finished_at=row.finished_at,
+        closed_at=row.closed_at,
+        closed_reason=row.closed_reason,
+    )
+
+
+class TopicsRepo:
+    def __init__(self, connection: AsyncConnection) -> None:
+        self._c = connection
+
+    async def insert(self, kind: TopicKind, agent_id: int, now: datetime, **values: Any) -> Topic:
+        result = await self._c.execute(
+            insert(topics)
+            .values(kind=kind.value, agent_id=agent_id, created_at=now, **values)
+            .returning(topics.c.id)
+        )
+        topic = await self.by_id(int(result.scalar_one()))
+        assert topic is not None
+        return topic
+
+    async def by_id(self, topic_id: int) -> Topic | None:
+        row = (await self._c.execute(_query().where(topics.c.id == topic_id))).first()
+        return _topic(row) if row else None
+
+    async def by_ids(self, topic_ids: Iterable[int]) -> dict[int, Topic]:
+        rows = await self._c.execute(_query().where(topics.c.id.in_(list(topic_ids))))
+        return {row.id: _topic(row) for row in rows}
+
+    async def open_conversation(self, person_id: int, addressed_id: int) -> Topic | None:
+        query = _query().where(
+            topics.c.kind == TopicKind.CONVERSATION.value,
+            topics.c.person_id == person_id,
+            topics.c.addressed_agent_id == addressed_id,
+            topics.c.closed_at.is_(None),
+        )
+        row = (await self._c.execute(query)).first()
+        return _topic(row) if row else None
+
+    async def open_agent_conversation(
+        self, connection: str, root_id: int, pair: str
+    ) -> Topic | None:
+        query = _query().where(
+            topics.c.kind == TopicKind.AGENT_CONVERSATION.value,
+            topics.c.connection == connection,
+            topics.c.root_topic_id == root_id,
+            topics.c.pair_key == pair,
+            topics.c.closed_at.is_(None),
+        )
+        row = (await self._c.execute(query)).first()
+        return _topic(row) if row else None
+
+    async def by_thread(self, connection: str, thread_id: str) -> Topic | None:
+        query = _query().where(topics.c.connection == connection, topics.c.thread_id == thread_id)
+        row = (await self._c.execute(query)).first()
+        return _topic(row) if row else None
+
+    async def node_topic(self, node_session_id: int) -> Topic | None:
+        query = _query().where(
+            topics.c.kind == TopicKind.NODE.value, topics.c.agent_id == node_session_id
+        )
+        row = (await self._c.execute(query)).first()
+        return _topic(row) if row else None
+
+    async def of_kind(self, kind: TopicKind, include_closed: bool = False) -> list[Topic]:
+        query = _query().where(topics.c.kind == kind.value).order_by(topics.c.id)
+        if not include_closed:
+            query = query.where(topics.c.closed_at.is_(None))
+        return [_topic(row) for row in await self._c.execute(query)]
+
+    async def agent_conversations_between(self, first_id: int, second_id: int) -> list[Topic]:
+        pair = or_(
+            (topics.c.agent_id == first_id) & (topics.c.sender_agent_id == second_id),
+            (topics.c.agent_id == second_id) & (topics.c.sender_agent_id == first_id),
+        )
+        query = (
+            _query()
+            .where(topics.c.kind == TopicKind.AGENT_CONVERSATION.value, pair)
+            .order_by(topics.c.id)
+        )
+        return [_topic(row) for row in await self._c.execute(query)]
+
+    async def rooted_in(self, root_id: int) -> list[Topic]:
+        query = _query().where(topics.c.root_topic_id == root_id).order_by(topics.c.id)
+        return [_topic(row) for row in await self._c.execute(query)]
+
+    async def subtasks_of(self, topic_id: int) -> list[Topic]:
+        query = (
+            _query()
+            .where(topics.c.kind == TopicKind.TASK.value, topics.c.reply_topic_id == topic_id)
+            .order_by(topics.c.id)
+        )
+        return [_topic(row) for row in await self._c.execute(query)]
+
+    async def set_status(
+        self, topic_id: int, status: str, result: str | None, now: datetime
+    ) -> bool:
+        """End an open task; a task already ended keeps its first ending."""
+        outcome = await self._c.execute(
+            update(topics)
+            .where(topics.c.id == topic_id, topics.c.status == "open")
+            .values(status=status, result=result, finished_at=now)
+        )
+        return outcome.rowcount == 1
+
+    async def close(self, topic_ids: Sequence[int], reason: str, now: datetime) -> None:
+        await self._c.execute(
+            update(topics)
+            .where(topics.c.id.in_(list(topic_ids)), topics.c.closed_at.is_(None))
+            .values(closed_at=now, closed_reason=reason)
+        )

@@ -1,0 +1,289 @@
+"""The command brain against real processes: small Python scripts run with this interpreter."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shlex
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from parley.brains.brain import Said, Turn
+from parley.brains.command import CommandBrain
+from parley.errors import Invalid, Unavailable
+
+
+class NoActions:
+    """A command acts through `parley act`, never through the Actions it is handed."""
+
+    async def send(self, to: str, text: str) -> str:
+        raise AssertionError("unused")
+
+    async def report(self, text: str) -> str:
+        raise AssertionError("unused")
+
+    async def spawn(self, agent: str, text: str, thread: bool = False) -> str:
+        raise AssertionError("unused")
+
+    async def complete(self, result: str, failed: bool = False) -> str:
+        raise AssertionError("unused")
+
+    async def remember(self, note: str) -> str:
+        raise AssertionError("unused")
+
+    async def ask_node(self, node: str, text: str) -> str:
+        raise AssertionError("unused")
+
+
+class Chunks:
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+
+    async def __call__(self, piece: str) -> None:
+        self.pieces.append(piece)
+
+
+def make_turn(
+    workspace: Path | None,
+    brain_session_id: str | None = None,
+    history: list[Said] | None = None,
+) -> Turn:
+    return Turn(
+        run_id=7,
+        agent="ada",
+        engram="You are Ada, a careful reviewer.",
+        memory=[],
+        history=history or [],
+        new_text=[Said("bob", "please review")],
+        root="bob's conversation",
+        counterpart=None,
+        was_stopped=False,
+        brain_session_id=brain_session_id,
+        workspace=workspace,
+        run_token="run-token-123",
+        parley_url="http://127.0.0.1:8765",
+    )
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    path = tmp_path / "workspace"
+    path.mkdir()
+    return path
+
+
+def script(tmp_path: Path, body: str) -> str:
+    """Write a Python script and return the command line that runs it."""
+    path = tmp_path / f"agent_{len(list(tmp_path.glob('agent_*.py')))}.py"
+    path.write_text(textwrap.dedent(body))
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(path))}"
+
+
+async def think(brain: CommandBrain, turn: Turn, stream: Chunks | None = None) -> tuple[str, str]:
+    outcome = await brain.think(turn, NoActions(), stream or Chunks())
+    return outcome.reply, outcome.brain_session_id or ""
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    # Reparented to init, a killed grandchild may stay a zombie until init reaps it: it is dead.
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:  # reaped between the two looks
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+async def all_gone(pids: list[int], within: float = 1.0) -> bool:
+    for _ in range(int(within / 0.02)):
+        if all(gone(pid) for pid in pids):
+            return True
+        await asyncio.sleep(0.02)
+    return all(gone(pid) for pid in pids)
+
+
+async def read_pids(path: Path) -> list[int]:
+    for _ in range(500):  # the script starts and writes them within a few hundred ms
+        if path.exists() and path.read_text().endswith("\n"):
+            return [int(pid) for pid in path.read_text().split()]
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{path} was never written")
+
+
+async def test_prompt_goes_in_on_stdin_and_the_reply_comes_out(
+    tmp_path: Path, workspace: Path
+) -> None:
+    upper = script(tmp_path, "import sys; print(sys.stdin.read().upper())")
+    history = [Said("bob", "earlier question"), Said("ada", "earlier answer")]
+    reply, _ = await think(CommandBrain(upper), make_turn(workspace, history=history))
+    assert reply.startswith("YOU ARE ADA, A CAREFUL REVIEWER.")
+    assert "BOB: EARLIER QUESTION\nADA: EARLIER ANSWER\n\nBOB: PLEASE REVIEW" in reply
+    assert reply.endswith("BOB: PLEASE REVIEW")
+
+
+async def test_history_is_not_sent_to_an_agent_with_its_own_session(
+    tmp_path: Path, workspace: Path
+) -> None:
+    echo = script(tmp_path, "import sys; print(sys.stdin.read())")
+    turn = make_turn(workspace, brain_session_id="s-1", history=[Said("bob", "earlier question")])
+    reply, _ = await think(CommandBrain(echo), turn)
+    assert "earlier question" not in reply
+    assert reply.endswith("bob: please review")
+
+
+async def test_the_process_runs_in_the_workspace_with_the_run_environment(
+    tmp_path: Path, workspace: Path
+) -> None:
+    dump = script(
+        tmp_path,
+        """
+        import json, os
+        names = ["PARLEY_URL", "PARLEY_RUN_TOKEN", "PARLEY_RUN_ID", "PARLEY_AGENT",
+                 "PARLEY_BRAIN_SESSION", "PARLEY_SESSION_FILE"]
+        print(json.dumps({"cwd": os.getcwd(), **{n: os.environ[n] for n in names}}))
+        """,
+    )
+    reply, _ = await think(CommandBrain(dump), make_turn(workspace))
+    seen = json.loads(reply)
+    assert Path(seen.pop("cwd")).resolve() == workspace.resolve()
+    assert Path(seen.pop("PARLEY_SESSION_FILE")).name.startswith("parley-session-")
+    assert seen == {
+        "PARLEY_URL": "http://127.0.0.1:8765",
+        "PARLEY_RUN_TOKEN": "run-token-123",
+        "PARLEY_RUN_ID": "7",
+        "PARLEY_AGENT": "ada",
+        "PARLEY_BRAIN_SESSION": "",
+    }
+
+
+async def test_the_brain_session_id_is_kept_between_turns(tmp_path: Path, workspace: Path) -> None:
+    resume = script(
+        tmp_path,
+        """
+        import os, sys
+        sys.stdin.read()
+        previous = os.environ["PARLEY_BRAIN_SESSION"]
+        if not previous:  # a new session: name it; a resumed one writes nothing
+            with open(os.environ["PARLEY_SESSION_FILE"], "w") as f:
+                f.write("session-42\\n")
+        print(f"resumed {previous!r}")
+        """,
+    )
+    brain = CommandBrain(resume)
+    reply, session = await think(brain, make_turn(workspace))
+    assert (reply, session) == ("resumed ''", "session-42")
+    reply, session = await think(brain, make_turn(workspace, brain_session_id=session))
+    assert (reply, session) == ("resumed 'session-42'", "session-42")
+
+
+async def test_the_reply_is_streamed_as_it_is_written(tmp_path: Path, workspace: Path) -> None:
+    chatty = script(
+        tmp_path,
+        """
+        import time
+        for word in ["one", "two", "three"]:
+            print(word, flush=True)
+            time.sleep(0.05)
+        """,
+    )
+    chunks = Chunks()
+    reply, _ = await think(CommandBrain(chatty), make_turn(workspace), chunks)
+    assert reply == "one\ntwo\nthree"
+    assert len(chunks.pieces) > 1
+    assert "".join(chunks.pieces).strip() == reply
+
+
+async def test_a_failing_command_is_unavailable_with_its_stderr(
+    tmp_path: Path, workspace: Path
+) -> None:
+    failing = script(tmp_path, "import sys; sys.stderr.write('model quota exceeded'); sys.exit(3)")
+    with pytest.raises(Unavailable, match="exited with 3: model quota exceeded"):
+        await think(CommandBrain(failing), make_turn(workspace))
+
+
+async def test_a_missing_program_is_invalid(workspace: Path) -> None:
+    with pytest.raises(Invalid, match="'no-such-agent-program' was not found"):
+        await think(CommandBrain("no-such-agent-program --flag"), make_turn(workspace))
+
+
+async def test_an_empty_command_line_or_no_workspace_is_invalid(tmp_path: Path) -> None:
+    with pytest.raises(Invalid):
+        CommandBrain("  ")
+    with pytest.raises(Invalid, match="no workspace"):
+        await think(CommandBrain("true"), make_turn(None))
+    with pytest.raises(Unavailable, match="missing"):
+        await think(CommandBrain("true"), make_turn(tmp_path / "absent"))
+
+
+async def test_stopping_kills_the_process_and_its_grandchildren(
+    tmp_path: Path, workspace: Path
+) -> None:
+    pid_file = tmp_path / "pids"
+    spawner = script(
+        tmp_path,
+        f"""
+        import os, subprocess, sys, time
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        with open({str(pid_file)!r}, "w") as f:
+            f.write(f"{{os.getpid()}} {{child.pid}}\\n")
+        time.sleep(60)
+        """,
+    )
+    task = asyncio.create_task(think(CommandBrain(spawner), make_turn(workspace)))
+    pids = await read_pids(pid_file)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await all_gone(pids)
+
+
+async def test_a_process_ignoring_sigterm_is_killed_after_the_grace(
+    tmp_path: Path, workspace: Path
+) -> None:
+    pid_file = tmp_path / "pids"
+    stubborn = script(
+        tmp_path,
+        f"""
+        import os, signal, time
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        with open({str(pid_file)!r}, "w") as f:
+            f.write(f"{{os.getpid()}}\\n")
+        time.sleep(60)
+        """,
+    )
+    task = asyncio.create_task(
+        think(CommandBrain(stubborn, grace_seconds=0.1), make_turn(workspace))
+    )
+    pids = await read_pids(pid_file)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await all_gone(pids)
+
+
+async def test_a_failing_stream_kills_the_process(tmp_path: Path, workspace: Path) -> None:
+    pid_file = tmp_path / "pids"
+    talker = script(
+        tmp_path,
+        f"""
+        import os, time
+        with open({str(pid_file)!r}, "w") as f:
+            f.write(f"{{os.getpid()}}\\n")
+        print("hello", flush=True)
+        time.sleep(60)
+        """,
+    )
+
+    async def broken(piece: str) -> None:
+        raise ConnectionError("the chat went away")
+
+    with pytest.raises(ConnectionError, match="went away"):
+        await CommandBrain(talker).think(make_turn(workspace), NoActions(), broken)
+    assert await all_gone(await read_pids(pid_file))
