@@ -16,8 +16,9 @@ CLONE_STATES = (Lifecycle.HIRED, Lifecycle.ACTIVE)
 async def pick_for_new_topic(tx: Tx, clock: Clock, name: str) -> Agent:
     """The agent that takes a new topic (conversation, task) addressed to ``name``.
 
-    A template's work goes to its least loaded clone; when the clones' queue has reached the
-    template's surge threshold (or there is no clone), a clone is hired for it. Draining and
+    A template's work goes to its least loaded clone; when even that clone's queue (its runs
+    waiting or running) has reached the template's surge threshold, or there is no clone, a
+    clone is hired for it. Draining and
     retired agents take no new topic.
     """
     agent = await tx.agents.receivable(name, NEW_TOPIC_STATES)
@@ -42,10 +43,9 @@ async def pick_for_held_topic(tx: Tx, name: str) -> Agent:
 
 async def _clone_for(tx: Tx, clock: Clock, template: Agent) -> Agent:
     clones = await tx.agents.receivable_clones(template.id, CLONE_STATES)
-    queued = await tx.agents.queued_for_clones(template.id)
     threshold = template.surge_threshold or 1
-    if clones and queued < threshold:
-        return clones[0]
+    if clones and await tx.runs.count_open(clones[0].id) < threshold:
+        return clones[0]  # the least loaded clone's queue is below the threshold
     hired = await clone(tx, clock, template.name)
     tx.effects.hired.append(hired)
     return hired

@@ -57,14 +57,16 @@ async def send_from_run(tx: Tx, clock: Clock, run: Run, sender: Agent, to: str, 
         raise Invalid("an agent cannot send to itself", field="to")
     topic = await tx.topics.by_id(run.topic_id)
     assert topic is not None
-    conversation = await tx.topics.open_agent_conversation(
-        LOCAL, topic.root_id, pair_key(sender.name, name)
-    )
+    key = pair_key(sender.name, name)
+    conversation = await tx.topics.open_agent_conversation(LOCAL, topic.root_id, key)
     if conversation is None:
         recipient = await pick_for_new_topic(tx, clock, name)
         conversation = await _start(tx, clock, topic.root_id, sender, recipient)
-    else:
-        recipient = await pick_for_held_topic(tx, _other_role(conversation, sender))
+    if conversation is None:  # a concurrent send from the same root made it first
+        conversation = await tx.topics.open_agent_conversation(LOCAL, topic.root_id, key)
+    if conversation is None:
+        raise Conflict(f"could not open an agent conversation with {name}; try again")
+    recipient = await pick_for_held_topic(tx, _other_role(conversation, sender))
     queued = await queue_text(
         tx,
         clock.now(),
@@ -120,8 +122,10 @@ def _other_role(conversation: Topic, role: Agent) -> str:
     return other
 
 
-async def _start(tx: Tx, clock: Clock, root_id: int, sender: Agent, recipient: Agent) -> Topic:
-    return await tx.topics.insert(
+async def _start(
+    tx: Tx, clock: Clock, root_id: int, sender: Agent, recipient: Agent
+) -> Topic | None:
+    return await tx.topics.insert_unless_raced(
         TopicKind.AGENT_CONVERSATION,
         recipient.id,
         clock.now(),

@@ -44,10 +44,11 @@ async def _open_or_start(tx: Tx, clock: Clock, person: Person, agent_name: str) 
     if existing is not None:
         return existing
     worker = await pick_for_new_topic(tx, clock, agent_name)
-    return await tx.topics.insert(
+    started = await tx.topics.insert_unless_raced(
         TopicKind.CONVERSATION,
         worker.id,
         clock.now(),
         addressed_agent_id=addressed.id,
         person_id=person.id,
     )
+    return started or await conversation_with(tx, person, agent_name)

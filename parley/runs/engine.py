@@ -90,11 +90,11 @@ class RunEngine:
                 self.wake()
 
     async def _start_batch(self) -> int:
-        now = self._clock.now()
         loop_time = asyncio.get_running_loop().time()
         away = {node for node, until in self._unreachable.items() if until > loop_time}
         starting: list[tuple[str, TurnStart]] = []
         async with self._store.transaction() as tx:
+            now = self._clock.now()  # once the write lock is held: after any finish it waited on
             candidates = await tx.runs.startable(BATCH)
             agents = await tx.agents.by_ids({run.agent_id for run in candidates})
             load, busy = await tx.runs.running_load(list(agents))

@@ -176,15 +176,6 @@ class AgentsRepo:
         query = _agent_query().where(agents.c.lifecycle == Lifecycle.DRAINING.value, ~_open_runs)
         return [_agent(row) for row in await self._c.execute(query)]
 
-    async def queued_for_clones(self, template_id: int) -> int:
-        """Runs waiting, across every clone of a template: the template's queue."""
-        query = (
-            select(func.count())
-            .select_from(runs.join(agents, agents.c.id == runs.c.agent_id))
-            .where(agents.c.template_id == template_id, runs.c.state == "queued")
-        )
-        return int((await self._c.execute(query)).scalar_one())
-
     async def count_clones(self, template_id: int) -> int:
         query = select(func.count()).where(agents.c.template_id == template_id)
         return int((await self._c.execute(query)).scalar_one())

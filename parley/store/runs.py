@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, Select, and_, exists, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from parley.agents.model import HELD_TOPIC_STATES
@@ -64,9 +65,15 @@ class RunsRepo:
         )
         row = (await self._c.execute(query)).first()
         if row is None:
-            await self._c.execute(
-                insert(sessions).values(agent_id=agent_id, topic_id=topic_id, created_at=now)
-            )
+            try:  # in a savepoint: a concurrent first text may make the same session
+                async with self._c.begin_nested():
+                    await self._c.execute(
+                        insert(sessions).values(
+                            agent_id=agent_id, topic_id=topic_id, created_at=now
+                        )
+                    )
+            except IntegrityError:
+                pass
             row = (await self._c.execute(query)).one()
         return _session(row)
 
@@ -80,10 +87,16 @@ class RunsRepo:
     # queueing and claiming
 
     async def queued_in_session(self, session_id: int) -> int | None:
-        query = select(runs.c.id).where(
-            runs.c.session_id == session_id, runs.c.state == RunState.QUEUED.value
+        """The session's waiting run, locked until commit so that the scheduler cannot start
+        it (and read its input) before text joining it is written. SQLite has one writer."""
+        query = (
+            select(runs.c.id)
+            .where(runs.c.session_id == session_id, runs.c.state == RunState.QUEUED.value)
+            .order_by(runs.c.id)
+            .limit(1)
+            .with_for_update()
         )
-        return (await self._c.execute(query.order_by(runs.c.id).limit(1))).scalar_one_or_none()
+        return (await self._c.execute(query)).scalar_one_or_none()
 
     async def enqueue(self, agent_id: int, topic_id: int, session_id: int, now: datetime) -> int:
         result = await self._c.execute(

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Select, insert, or_, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from parley.conversations.model import Topic, TopicKind
@@ -74,6 +75,17 @@ class TopicsRepo:
         topic = await self.by_id(int(result.scalar_one()))
         assert topic is not None
         return topic
+
+    async def insert_unless_raced(
+        self, kind: TopicKind, agent_id: int, now: datetime, **values: Any
+    ) -> Topic | None:
+        """Insert in a savepoint; None when a concurrent transaction made the same one first
+        (one open conversation per person and agent, per root and roles)."""
+        try:
+            async with self._c.begin_nested():
+                return await self.insert(kind, agent_id, now, **values)
+        except IntegrityError:
+            return None
 
     async def by_id(self, topic_id: int) -> Topic | None:
         row = (await self._c.execute(_query().where(topics.c.id == topic_id))).first()
