@@ -76,6 +76,7 @@ async def end_task(tx: Tx, clock: Clock, task: Topic, status: TaskStatus, result
             "task_id": task.id,
             "agent_id": task.reply_agent_id,
             "topic_id": task.reply_topic_id,
+            "author_agent_id": task.agent_id,
             "text": f"subtask {task.id} ({task.agent_name}) {status.value}: {result}",
         }
         if await tx.outbox.put(f"task:{task.id}:end", COMPLETION, json.dumps(payload), clock.now()):

@@ -92,4 +92,5 @@ async def _queue(tx: Tx, clock: Clock, item: OutboxItem) -> None:
         raise Conflict(f"thread: the topic it answers was closed ({reason})")
     if agent is None or agent.lifecycle not in HELD_TOPIC_STATES:
         raise Conflict(f"agent {agent.name if agent else '?'} takes no more work")
-    await queue_text(tx, clock.now(), topic, agent, str(payload["text"]))
+    author = payload.get("author_agent_id")
+    await queue_text(tx, clock.now(), topic, agent, str(payload["text"]), author_agent_id=author)

@@ -51,6 +51,8 @@ async def _answer_asking_run(tx: Tx, clock: Clock, run: Run, text: str) -> None:
     _, agent_id, topic_id = await tx.messages.reply_route(run.id)
     if agent_id is None or topic_id is None:
         return  # a person asked: the answer waits in the node's topic
-    payload = json.dumps({"agent_id": agent_id, "topic_id": topic_id, "text": text})
+    payload = json.dumps(
+        {"agent_id": agent_id, "topic_id": topic_id, "text": text, "author_agent_id": run.agent_id}
+    )
     if await tx.outbox.put(f"node-answer:{run.id}", NODE_ANSWER, payload, clock.now()):
         tx.effects.outbox = True
