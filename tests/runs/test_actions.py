@@ -86,7 +86,7 @@ async def test_actions_refuse_bad_requests_clearly_and_change_nothing(
     run, task = await _running_token(parley, tmp_path, "boss", "t")
     await parley.hire("gone")
     await parley.owner.post("/api/v1/agents/gone/retire", json={})
-    cases = [
+    cases: list[tuple[str, dict[str, object], int, str]] = [
         ("send", {"to": "ghost", "text": "x"}, 404, "no agent named 'ghost'"),
         ("send", {"to": "gone", "text": "x"}, 409, "agent gone is retired"),
         ("send", {"to": "boss", "text": "x"}, 400, "an agent cannot send to itself"),
