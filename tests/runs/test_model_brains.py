@@ -38,7 +38,7 @@ async def test_an_openai_brain_answers_and_acts_through_tool_calls(
     parley, script = with_model
     await parley.hire("barista", brain="openai:gpt-test", engram="You serve drinks.")
     queued = await say(parley.owner, "barista", "I like tea")
-    chunks, end = await follow(parley.owner, queued["run_id"])
+    _, end = await follow(parley.owner, queued["run_id"])
     assert end["state"] == "finished", end
     assert end["output"] == "Noted: you like tea."
     memory = await get(parley.owner, "/agents/barista/memory")
