@@ -7,8 +7,9 @@ from fastapi import APIRouter
 from parley.api.deps import Caller, Ctx
 from parley.api.topic_schemas import StoppedOut, TaskIn, TopicDetailOut, TopicOut
 from parley.api.views import topic_detail, topic_out, topics_out
-from parley.conversations.model import TopicKind
+from parley.conversations.model import TaskStatus, TopicKind
 from parley.conversations.tasks import cancel_task, create_task, delete_task, task_by_id
+from parley.people.accounts import require_owner
 from parley.runs.stop import stop_topics
 
 router = APIRouter(tags=["tasks"])
@@ -22,16 +23,22 @@ async def create(body: TaskIn, caller: Caller, ctx: Ctx) -> TopicOut:
 
 
 @router.get("/tasks")
-async def list_tasks(caller: Caller, ctx: Ctx, status: str | None = None) -> list[TopicOut]:
+async def list_tasks(
+    caller: Caller, ctx: Ctx, status: TaskStatus | None = None, deleted: bool = False
+) -> list[TopicOut]:
+    """Open and ended tasks; with ``deleted`` (owners only) the deleted ones too."""
+    if deleted:
+        require_owner(caller, "list deleted tasks")
     async with ctx.store.transaction() as tx:
-        tasks = await tx.topics.of_kind(TopicKind.TASK)
+        tasks = await tx.topics.of_kind(TopicKind.TASK, include_closed=deleted)
         return await topics_out(tx, [t for t in tasks if status in (None, t.status)])
 
 
 @router.get("/tasks/{task_id}")
 async def show(task_id: int, caller: Caller, ctx: Ctx) -> TopicDetailOut:
+    """A task with its log, subtasks, agent conversations and runs; a deleted one for owners."""
     async with ctx.store.transaction() as tx:
-        return await topic_detail(tx, caller, await task_by_id(tx, task_id))
+        return await topic_detail(tx, caller, await task_by_id(tx, task_id, caller))
 
 
 @router.post("/tasks/{task_id}/cancel")

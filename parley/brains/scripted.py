@@ -128,8 +128,8 @@ async def _perform(
         if turn.counterpart:
             await actions.send(turn.counterpart, text)
         else:
+            await stream(f"\n{text}" if replies else text)  # the pieces add up to the reply
             replies.append(text)
-            await stream(text)
     elif name == "send":
         await actions.send(fill(argument["to"]), fill(argument["text"]))
     elif name == "report":

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -12,6 +14,8 @@ from parley.people.bootstrap import owner_token_path
 from parley.settings import load_settings
 
 TIMEOUT = httpx.Timeout(60.0, connect=5.0)
+# A followed run may think for as long as it likes: no read timeout while streaming.
+STREAM_TIMEOUT = httpx.Timeout(60.0, connect=5.0, read=None)
 
 
 class ApiClient:
@@ -25,7 +29,9 @@ class ApiClient:
         )
 
     def get(self, path: str, **params: Any) -> Any:
-        return self._call("GET", path, params=params)
+        """GET with query parameters; those given as None are left out."""
+        given = {name: value for name, value in params.items() if value is not None}
+        return self._call("GET", path, params=given)
 
     def post(self, path: str, body: dict[str, Any]) -> Any:
         return self._call("POST", path, json=body)
@@ -36,16 +42,32 @@ class ApiClient:
     def delete(self, path: str) -> Any:
         return self._call("DELETE", path)
 
+    def stream_lines(self, path: str) -> Iterator[Any]:
+        """GET newline-delimited JSON and yield each object as soon as its line arrives."""
+        try:
+            with self._http.stream("GET", "/api/v1" + path, timeout=STREAM_TIMEOUT) as response:
+                if not response.is_success:
+                    response.read()
+                    raise _error_from(response)
+                for line in response.iter_lines():
+                    if line.strip():
+                        yield json.loads(line)
+        except httpx.TransportError as exc:
+            raise self._unreachable(exc) from exc
+
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         try:
             response = self._http.request(method, "/api/v1" + path, **kwargs)
         except httpx.TransportError as exc:
-            raise Unavailable(
-                f"cannot reach Parley at {self.base_url} ({exc}); is 'parley serve' running?"
-            ) from exc
+            raise self._unreachable(exc) from exc
         if response.is_success:
             return response.json() if response.content else None
         raise _error_from(response)
+
+    def _unreachable(self, exc: httpx.TransportError) -> Unavailable:
+        return Unavailable(
+            f"cannot reach Parley at {self.base_url} ({exc}); is 'parley serve' running?"
+        )
 
 
 def _error_from(response: httpx.Response) -> ParleyError:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from parley.cli import agents, nodes, people
+from parley.cli import act, agent_conversations, agents, nodes, people, runs, talk, tasks
 from parley.cli.serve import serve
 from parley.cli.state import CliState
 
@@ -27,7 +27,16 @@ def options(
 app.command("serve")(serve)
 app.add_typer(people.app, name="person")
 app.add_typer(nodes.app, name="node")
+agents.app.command("history")(agent_conversations.history)
 app.add_typer(agents.app, name="agent")
+app.command("say")(talk.say)
+app.command("chat")(talk.chat)
+app.add_typer(talk.conversation_app, name="conversation")
+app.add_typer(tasks.app, name="task")
+app.add_typer(runs.app, name="run")
+app.command("stop")(runs.stop)
+app.add_typer(agent_conversations.app, name="agent-conversation")
+app.add_typer(act.app, name="act")
 
 
 def main() -> None:

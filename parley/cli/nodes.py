@@ -8,6 +8,7 @@ import typer
 
 from parley.cli.output import fields, reporting_errors, show, table
 from parley.cli.state import JsonOption, client
+from parley.cli.talk import TEXT_HELP, converse, given_text, render_detail
 
 app = typer.Typer(
     help="Nodes: the machines of the mesh and their node sessions.", no_args_is_help=True
@@ -56,3 +57,22 @@ def engram(ctx: typer.Context, name: str, text: str, as_json: bool = JsonOption)
             fields(row, ["name", "engram"])
 
         show(node, as_json, render)
+
+
+@app.command("ask")
+def ask(
+    ctx: typer.Context,
+    name: str,
+    text: str = typer.Argument(..., help=TEXT_HELP),
+    as_json: bool = JsonOption,
+) -> None:
+    """Ask a node's own session and wait for its answer (it answers callers one at a time)."""
+    with reporting_errors():
+        converse(client(ctx), f"/nodes/{name}/ask", given_text(text), as_json)
+
+
+@app.command("exchanges")
+def exchanges(ctx: typer.Context, name: str, as_json: bool = JsonOption) -> None:
+    """Everything the node session was asked, by whom, and what it answered."""
+    with reporting_errors():
+        show(client(ctx).get(f"/nodes/{name}/exchanges"), as_json, render_detail)

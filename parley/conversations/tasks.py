@@ -59,9 +59,13 @@ async def spawn_subtask(
     return task
 
 
-async def task_by_id(tx: Tx, task_id: int) -> Topic:
+async def task_by_id(tx: Tx, task_id: int, reader: Person | None = None) -> Topic:
+    """An open task; given a ``reader`` who is an owner, a deleted one too (its history stays)."""
     task = await tx.topics.by_id(task_id)
-    if task is None or task.kind is not TopicKind.TASK or task.is_closed:
+    deleted_but_readable = reader is not None and reader.is_owner
+    if task is None or task.kind is not TopicKind.TASK:
+        raise NotFound(f"no task {task_id}")
+    if task.is_closed and not deleted_but_readable:
         raise NotFound(f"no task {task_id}")
     return task
 

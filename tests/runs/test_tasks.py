@@ -94,7 +94,7 @@ async def test_a_completion_for_a_deleted_task_is_not_delivered_and_says_why(
     assert (await parley.owner.delete(f"/api/v1/tasks/{task['id']}")).status_code == 204
     assert await eventually(lambda: _status(parley, subtask_id, "done"))
     assert await eventually(lambda: _outbox_state(parley, f"task:{subtask_id}:end", "failed"))
-    assert (await parley.owner.get(f"/api/v1/tasks/{task['id']}")).status_code == 404
+    assert (await get(parley.owner, f"/tasks/{task['id']}"))["topic"]["closed_at"] is not None
 
 
 async def _has_subtask(parley: Harness, task_id: object) -> bool:
@@ -124,9 +124,15 @@ async def test_tasks_are_listed_shown_cancelled_and_deleted(
     again = await parley.owner.post(f"/api/v1/tasks/{task['id']}/cancel")
     assert again.status_code == 409
     assert (await parley.owner.delete(f"/api/v1/tasks/{task['id']}")).status_code == 204
-    gone = await parley.owner.get(f"/api/v1/tasks/{task['id']}")
+    gone = await ada.get(f"/api/v1/tasks/{task['id']}")
     assert (gone.status_code, gone.json()["message"]) == (404, f"no task {task['id']}")
     assert await get(parley.owner, "/tasks") == []
+    # Its history stays for owners.
+    kept = await get(parley.owner, f"/tasks/{task['id']}")
+    assert kept["topic"]["closed_reason"] == "task deleted by owner"
+    assert [t["id"] for t in await get(parley.owner, "/tasks?deleted=true")] == [task["id"]]
+    assert (await ada.get("/api/v1/tasks?deleted=true")).status_code == 403
+    assert (await parley.owner.get("/api/v1/tasks?status=bogus")).status_code == 400
 
 
 async def test_bad_task_input_is_refused_clearly(parley: Harness) -> None:

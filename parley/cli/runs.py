@@ -1,0 +1,95 @@
+"""parley run …, parley stop: the turns of agents, and following one until it ends."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import typer
+
+from parley.cli.client import ApiClient
+from parley.cli.output import console, fields, reporting_errors, show, table
+from parley.cli.state import JsonOption, client
+from parley.errors import Conflict, Unavailable
+from parley.runs.model import RunState
+
+app = typer.Typer(help="Runs: the turns of agents and node sessions.", no_args_is_help=True)
+
+RUN_COLUMNS = ["id", "agent", "state", "topic_id", "created_at", "reason"]
+RUN_FIELDS = [
+    "id", "state", "agent", "node", "root", "topic", "input", "output", "reason",
+    "created_at", "started_at", "finished_at",
+]  # fmt: skip
+
+
+def follow(api: ApiClient, run_id: int, on_chunk: Callable[[str], None] | None = None) -> Any:
+    """Follow a run's events, handing each chunk of its reply to ``on_chunk``; the end event."""
+    for event in api.stream_lines(f"/runs/{run_id}/events"):
+        if event.get("kind") == "end":
+            return event
+        if event.get("kind") == "chunk" and on_chunk is not None:
+            on_chunk(event["text"])
+    raise Unavailable(f"the events of run {run_id} stopped before the run ended")
+
+
+def outcome(run_id: int, end: Any) -> dict[str, Any]:
+    return {"run": run_id, "state": end["state"], "reply": end["output"], "reason": end["reason"]}
+
+
+def refuse_unfinished(end: Any) -> None:
+    """A stopped turn is a conflict (exit 4); a failed one, a failure to answer (exit 6)."""
+    if end["state"] == "stopped":
+        raise Conflict(f"the turn was stopped ({end['reason']})")
+    if end["state"] == "failed":
+        raise Unavailable(f"the turn failed: {end['reason']}")
+
+
+def say_stopped(stopped: list[int], nothing: str) -> None:
+    for run_id in stopped:
+        console.print(f"stopped run {run_id}")
+    if not stopped:
+        console.print(nothing, markup=False)
+
+
+@app.command("list")
+def list_runs(
+    ctx: typer.Context,
+    agent: str | None = typer.Option(None, "--agent", help="only this agent's runs"),
+    state: list[RunState] | None = typer.Option(None, "--state", help="only runs in these states"),
+    limit: int = typer.Option(100, "--limit", help="at most this many, newest first"),
+    as_json: bool = JsonOption,
+) -> None:
+    """Runs you may read, newest first."""
+    with reporting_errors():
+        states = [s.value for s in state or []]
+        runs = client(ctx).get("/runs", agent=agent, state=states, limit=limit)
+        show(runs, as_json, lambda rows: table(rows, RUN_COLUMNS, "no runs"))
+
+
+def _render_run(detail: Any) -> None:
+    topic = detail["topic"]
+    row = {
+        **detail["run"],
+        "root": detail["root"],
+        "topic": f"{topic['kind']} {topic['id']}",
+        "input": " / ".join(f"{m['author']}: {m['body']}" for m in detail["input"]) or None,
+    }
+    fields(row, RUN_FIELDS)
+
+
+@app.command("show")
+def show_run(ctx: typer.Context, run_id: int, as_json: bool = JsonOption) -> None:
+    """One run: its state, agent, root, the text it took and what it answered."""
+    with reporting_errors():
+        show(client(ctx).get(f"/runs/{run_id}"), as_json, _render_run)
+
+
+def stop(ctx: typer.Context, run_id: int, as_json: bool = JsonOption) -> None:
+    """Stop a run: the turn is cancelled, the session kept. Stopping an ended run does nothing."""
+    with reporting_errors():
+        answer = client(ctx).post(f"/runs/{run_id}/stop", {})
+        show(
+            answer,
+            as_json,
+            lambda data: say_stopped(data["stopped"], f"run {run_id} had already ended"),
+        )

@@ -1,0 +1,164 @@
+"""parley say, parley chat, parley conversation …: a person talking with an agent."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import typer
+
+from parley.cli.client import ApiClient
+from parley.cli.output import console, errors, fields, reporting_errors, show, show_json, table
+from parley.cli.runs import follow, outcome, refuse_unfinished, say_stopped
+from parley.cli.state import JsonOption, client
+from parley.errors import ParleyError
+
+conversation_app = typer.Typer(
+    help="Your conversations with agents (one per agent).", no_args_is_help=True
+)
+
+TOPIC_FIELDS = ["id", "kind", "agent", "person", "root", "status", "result", "closed_reason"]
+TEXT_HELP = 'what to say; "-" reads it from stdin'
+
+
+def given_text(value: str) -> str:
+    """A text argument as given, or, for "-", everything on stdin (for long prompts)."""
+    return sys.stdin.read().rstrip("\n") if value == "-" else value
+
+
+def render_detail(detail: Any) -> None:
+    """A topic with its text, offshoots and runs: a conversation, a task, an exchange."""
+    fields(detail["topic"], TOPIC_FIELDS)
+    _section("messages", detail["messages"], ["author", "kind", "body"], "no messages")
+    if detail.get("subtasks"):
+        _section("subtasks", detail["subtasks"], ["id", "agent", "status", "text"], "")
+    if detail.get("agent_conversations"):
+        columns = ["thread_id", "sender", "agent", "status"]
+        _section("agent conversations", detail["agent_conversations"], columns, "")
+    _section("runs", detail["runs"], ["id", "agent", "state", "reason"], "no runs")
+
+
+def _section(title: str, rows: list[Any], columns: list[str], empty: str) -> None:
+    console.print(f"\n[bold]{title}[/bold]")
+    table(rows, columns, empty)
+
+
+def converse(api: ApiClient, path: str, text: str, as_json: bool) -> None:
+    """Post text where a run answers it, wait for that run, show its reply."""
+    run_id = api.post(path, {"text": text})["run_id"]
+    end = follow(api, run_id)
+    if as_json:
+        show_json(outcome(run_id, end))
+    elif end["state"] == "finished":
+        console.print(end["output"] or "(no reply)", markup=False)
+    refuse_unfinished(end)
+
+
+def say(
+    ctx: typer.Context,
+    agent: str,
+    text: str = typer.Argument(..., help=TEXT_HELP),
+    as_json: bool = JsonOption,
+) -> None:
+    """Say something to an agent in your conversation with it and print its reply."""
+    with reporting_errors():
+        converse(client(ctx), f"/conversations/{agent}/messages", given_text(text), as_json)
+
+
+def chat(ctx: typer.Context, agent: str) -> None:
+    """Talk with an agent line by line, its replies streamed as they come.
+
+    /stop stops its current turn; /quit or the end of input leaves. Ctrl-C during a reply stops
+    that turn.
+    """
+    with reporting_errors():
+        api = client(ctx)
+        api.get(f"/agents/{agent}")  # an unknown agent ends the chat before it starts
+    while (line := _read_line()) is not None:
+        if line == "/quit":
+            break
+        if line:
+            _chat_turn(api, agent, line)
+
+
+def _read_line() -> str | None:
+    try:
+        return input("you> ").strip()
+    except (EOFError, KeyboardInterrupt):
+        sys.stdout.write("\n")
+        return None
+
+
+def _chat_turn(api: ApiClient, agent: str, line: str) -> None:
+    try:
+        if line == "/stop":
+            _stop(api, agent)
+        else:
+            _stream_reply(api, agent, line)
+    except ParleyError as exc:
+        errors.print(f"error: {exc.message}", markup=False)
+
+
+def _stream_reply(api: ApiClient, agent: str, text: str) -> None:
+    run_id = api.post(f"/conversations/{agent}/messages", {"text": text})["run_id"]
+    sys.stdout.write(f"{agent}> ")
+    chunks: list[str] = []
+    try:
+        end = follow(api, run_id, lambda chunk: _write_chunk(chunks, chunk))
+    except KeyboardInterrupt:
+        sys.stdout.write("\n")
+        _stop(api, agent)
+        return
+    if not chunks and end["output"]:
+        sys.stdout.write(end["output"])  # it ended before we were watching
+    sys.stdout.write("\n")
+    if end["state"] != "finished":
+        console.print(f"({end['state']}: {end['reason']})", markup=False)
+
+
+def _write_chunk(chunks: list[str], chunk: str) -> None:
+    chunks.append(chunk)
+    sys.stdout.write(chunk)
+    sys.stdout.flush()
+
+
+def _stop(api: ApiClient, agent: str) -> None:
+    stopped = api.post(f"/conversations/{agent}/stop", {})["stopped"]
+    say_stopped(stopped, f"{agent} was not working on anything")
+
+
+@conversation_app.command("list")
+def list_conversations(ctx: typer.Context, as_json: bool = JsonOption) -> None:
+    """Your open conversations."""
+    with reporting_errors():
+        rows = client(ctx).get("/conversations")
+        columns = ["id", "agent", "status", "created_at"]
+        show(rows, as_json, lambda r: table(r, columns, "no conversations"))
+
+
+@conversation_app.command("show")
+def show_conversation(ctx: typer.Context, agent: str, as_json: bool = JsonOption) -> None:
+    """Your conversation with an agent: its messages and runs."""
+    with reporting_errors():
+        show(client(ctx).get(f"/conversations/{agent}"), as_json, render_detail)
+
+
+@conversation_app.command("delete")
+def delete_conversation(ctx: typer.Context, agent: str, as_json: bool = JsonOption) -> None:
+    """Close your conversation with an agent: its runs end, its history stays for owners."""
+    with reporting_errors():
+        client(ctx).delete(f"/conversations/{agent}")
+        show(
+            {"deleted": agent},
+            as_json,
+            lambda _: console.print(f"deleted your conversation with {agent}", markup=False),
+        )
+
+
+@conversation_app.command("stop")
+def stop_conversation(ctx: typer.Context, agent: str, as_json: bool = JsonOption) -> None:
+    """Stop the agent's turn in your conversation (the session is kept)."""
+    with reporting_errors():
+        answer = client(ctx).post(f"/conversations/{agent}/stop", {})
+        nothing = f"{agent} was not working on anything"
+        show(answer, as_json, lambda data: say_stopped(data["stopped"], nothing))

@@ -1,0 +1,82 @@
+"""parley task …: work given to agents, readable by every person."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from parley.cli.output import console, reporting_errors, show, table
+from parley.cli.runs import say_stopped
+from parley.cli.state import JsonOption, client
+from parley.cli.talk import TEXT_HELP, given_text, render_detail
+from parley.conversations.model import TaskStatus
+
+app = typer.Typer(help="Tasks: work given to agents.", no_args_is_help=True)
+
+TASK_COLUMNS = ["id", "agent", "status", "person", "text", "result"]
+
+
+@app.command("create")
+def create(
+    ctx: typer.Context,
+    agent: str,
+    text: str = typer.Argument(..., help=TEXT_HELP),
+    as_json: bool = JsonOption,
+) -> None:
+    """Give an agent a task; prints its id."""
+    with reporting_errors():
+        task = client(ctx).post("/tasks", {"agent": agent, "text": given_text(text)})
+        show(task, as_json, lambda row: console.print(str(row["id"])))
+
+
+@app.command("list")
+def list_tasks(
+    ctx: typer.Context,
+    status: TaskStatus | None = typer.Option(None, "--status", help="only tasks in this state"),
+    as_json: bool = JsonOption,
+) -> None:
+    """Every task, or those with one status."""
+    with reporting_errors():
+        tasks = client(ctx).get("/tasks", status=status and status.value)
+        show(tasks, as_json, lambda rows: table(rows, TASK_COLUMNS, "no tasks"))
+
+
+@app.command("show")
+def show_task(ctx: typer.Context, task_id: int, as_json: bool = JsonOption) -> None:
+    """A task: its log, its subtasks, its agent conversations and its runs."""
+    with reporting_errors():
+        show(client(ctx).get(f"/tasks/{task_id}"), as_json, render_detail)
+
+
+@app.command("cancel")
+def cancel(ctx: typer.Context, task_id: int, as_json: bool = JsonOption) -> None:
+    """Cancel an open task."""
+    with reporting_errors():
+        task = client(ctx).post(f"/tasks/{task_id}/cancel", {})
+        show(task, as_json, _say_status)
+
+
+def _say_status(task: Any) -> None:
+    console.print(f"task {task['id']}: {task['status']}", markup=False)
+
+
+@app.command("stop")
+def stop(ctx: typer.Context, task_id: int, as_json: bool = JsonOption) -> None:
+    """Stop the agent's turn on a task (the task stays open)."""
+    with reporting_errors():
+        answer = client(ctx).post(f"/tasks/{task_id}/stop", {})
+        nothing = f"nothing was running on task {task_id}"
+        show(answer, as_json, lambda data: say_stopped(data["stopped"], nothing))
+
+
+@app.command("delete")
+def delete(ctx: typer.Context, task_id: int, as_json: bool = JsonOption) -> None:
+    """Delete a task: its runs end, its agent conversations close; history stays for owners."""
+    with reporting_errors():
+        client(ctx).delete(f"/tasks/{task_id}")
+        show(
+            {"deleted": task_id},
+            as_json,
+            lambda _: console.print(f"deleted task {task_id}", markup=False),
+        )
