@@ -8,7 +8,7 @@ from datetime import timedelta
 from parley.agents.lifecycle import refuse_node_session
 from parley.agents.lookup import agent_by_name
 from parley.agents.model import Agent, Lifecycle, Modality
-from parley.brains.spec import parse_brain_spec
+from parley.brains.spec import check_brain, parse_brain_spec
 from parley.clock import Clock
 from parley.errors import Conflict, Invalid
 from parley.mesh.nodes import check_engram, node_by_name
@@ -65,7 +65,7 @@ async def hire(tx: Tx, clock: Clock, order: HireOrder, by: Person, default_brain
         human_id = (await person_by_name(tx, order.human)).id
         brain = HUMAN_BRAIN
     else:
-        brain = str(parse_brain_spec(order.brain or default_brain))
+        brain = str(check_brain(parse_brain_spec(order.brain or default_brain)))
     if await tx.agents.by_name(order.name) is not None:
         raise Conflict(f"an agent named {order.name!r} already exists (names are never reused)")
     agent_id = await tx.agents.insert(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
+from parley.brains.scripted import load_script
 from parley.errors import Invalid
 
 # kind -> what its argument is, for the error message
@@ -36,3 +38,23 @@ def parse_brain_spec(text: str) -> BrainSpec:
     elif not argument.strip():
         raise Invalid(f"brain {kind!r} needs {BRAIN_KINDS[kind]} after '{kind}:'", field="brain")
     return BrainSpec(kind, argument.strip())
+
+
+def check_brain(spec: BrainSpec) -> BrainSpec:
+    """What can be checked when hiring, so that a typo fails now and not at the first turn: a
+    scripted brain's file must be an absolute path to a valid script (the CLI makes a relative
+    one absolute where the operator typed it)."""
+    if spec.kind == "scripted":
+        path = Path(spec.argument)
+        if not path.is_absolute():
+            raise Invalid(f"scripted brain file {spec.argument!r} must be an absolute path")
+        load_script(path)
+    return spec
+
+
+def absolute_brain(text: str, cwd: str) -> str:
+    """``scripted:FILE`` with FILE made absolute against ``cwd`` (where the operator typed it)."""
+    kind, _, argument = text.partition(":")
+    if kind != "scripted" or not argument or argument.startswith("/"):
+        return text
+    return f"scripted:{cwd.rstrip('/')}/{argument}"

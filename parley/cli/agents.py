@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import typer
 
+from parley.brains.spec import absolute_brain
 from parley.cli.output import console, fields, reporting_errors, show, table
 from parley.cli.state import JsonOption, client
 
@@ -50,7 +52,7 @@ def hire(
         "name": name,
         "node": node,
         "engram": engram,
-        "brain": brain,
+        "brain": absolute_brain(brain, os.getcwd()) if brain else None,
         "max_sessions": max_sessions,
         "template": template,
         "surge_threshold": surge_threshold,

@@ -43,7 +43,6 @@ async def test_brain_defaults_to_the_offline_brain(parley: Harness) -> None:
 @pytest.mark.parametrize(
     "brain",
     [
-        "scripted:rules/echo.yaml",
         "openai:gpt-4o-mini",
         "anthropic:claude-x",
         "command:my-agent --json",
@@ -51,6 +50,23 @@ async def test_brain_defaults_to_the_offline_brain(parley: Harness) -> None:
 )
 async def test_each_brain_kind_is_accepted(parley: Harness, brain: str) -> None:
     assert (await parley.hire("scribe", brain=brain))["brain"] == brain
+
+
+async def test_a_scripted_brain_is_checked_when_hiring(parley: Harness, tmp_path: Path) -> None:
+    rules = tmp_path / "echo.yaml"
+    rules.write_text("otherwise: [{reply: '{text}'}]")
+    assert (await parley.hire("scribe", brain=f"scripted:{rules}"))["brain"] == f"scripted:{rules}"
+    rules.write_text("rules: [{do: [{shout: loud}]}]")
+    for brain, message in (
+        ("scripted:rules/echo.yaml", "must be an absolute path"),
+        (f"scripted:{tmp_path}/missing.yaml", "No such file or directory"),
+        (f"scripted:{rules}", "each act is one of reply, send"),
+    ):
+        response = await parley.owner.post(
+            "/api/v1/agents", json={"name": "other", "node": "local", "brain": brain}
+        )
+        assert response.status_code == 400
+        assert message in response.json()["message"]
 
 
 async def test_a_human_agent_belongs_to_a_person(parley: Harness) -> None:
