@@ -9,12 +9,13 @@ from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
 from parley.api.deps import Caller, Ctx
-from parley.api.topic_schemas import MessageOut, RunDetailOut, RunOut, StoppedOut
+from parley.api.topic_schemas import AnswerIn, MessageOut, RunDetailOut, RunOut, StoppedOut
 from parley.api.views import topic_out
 from parley.context import Context
 from parley.conversations.visibility import only_readable, readable_topic
 from parley.errors import NotFound
 from parley.people.model import Person
+from parley.runs.human import answer_turn, turns_waiting_for
 from parley.runs.model import Run, RunState
 from parley.runs.stop import stop_runs
 from parley.store import Tx
@@ -57,16 +58,17 @@ async def list_runs(
 @router.get("/runs/{run_id}")
 async def show_run(run_id: int, caller: Caller, ctx: Ctx) -> RunDetailOut:
     async with ctx.store.transaction() as tx:
-        run = await _readable_run(tx, caller, run_id)
-        topic = await readable_topic(tx, caller, run.topic_id, "run")
-        shown = await topic_out(tx, topic)
-        inputs = await tx.messages.inputs(run.id)
-        return RunDetailOut(
-            run=RunOut.of(run),
-            root=shown.root,
-            topic=shown,
-            input=[MessageOut.of(m) for m in inputs],
-        )
+        return await _detail(tx, await _readable_run(tx, caller, run_id))
+
+
+async def _detail(tx: Tx, run: Run) -> RunDetailOut:
+    topic = await tx.topics.by_id(run.topic_id)
+    assert topic is not None
+    shown = await topic_out(tx, topic)
+    inputs = await tx.messages.inputs(run.id)
+    return RunDetailOut(
+        run=RunOut.of(run), root=shown.root, topic=shown, input=[MessageOut.of(m) for m in inputs]
+    )
 
 
 @router.post("/runs/{run_id}/stop")
@@ -76,6 +78,23 @@ async def stop_run(run_id: int, caller: Caller, ctx: Ctx) -> StoppedOut:
         run = await _readable_run(tx, caller, run_id)
         stopped = await stop_runs(tx, [run], ctx.clock.now(), f"stopped by {caller.name}")
     return StoppedOut(stopped=[r.id for r in stopped])
+
+
+@router.get("/me/turns")
+async def my_turns(caller: Caller, ctx: Ctx) -> list[RunDetailOut]:
+    """Turns of the human agents that are you, waiting for your answer."""
+    async with ctx.store.transaction() as tx:
+        return [await _detail(tx, run) for run in await turns_waiting_for(tx, caller)]
+
+
+@router.post("/runs/{run_id}/answer")
+async def answer(run_id: int, body: AnswerIn, caller: Caller, ctx: Ctx) -> RunOut:
+    """Your answer as a human agent: it ends the turn, as a brain's reply would (and with
+    ``complete``, completes the task it works on)."""
+    async with ctx.runtime.transaction() as tx:
+        run = await answer_turn(tx, ctx.clock, caller, run_id, body.text, body.complete)
+    ctx.runtime.watch.end(run.id, run.state.value)
+    return RunOut.of(run)
 
 
 @router.get("/runs/{run_id}/events")

@@ -16,6 +16,11 @@ class TextIn(Body):
     text: str = Field(min_length=1)
 
 
+class AnswerIn(Body):
+    text: str = Field(min_length=1)
+    complete: bool = Field(False, description="also complete the task this turn works on")
+
+
 class TaskIn(Body):
     agent: str
     text: str = Field(min_length=1)

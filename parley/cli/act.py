@@ -13,8 +13,7 @@ import typer
 
 from parley.cli.client import ApiClient
 from parley.cli.output import console, reporting_errors, show
-from parley.cli.state import CliState, JsonOption
-from parley.cli.talk import given_text
+from parley.cli.state import CliState, JsonOption, given_text
 from parley.errors import Unauthorized
 from parley.settings import load_settings
 

@@ -35,6 +35,8 @@ app.add_typer(talk.conversation_app, name="conversation")
 app.add_typer(tasks.app, name="task")
 app.add_typer(runs.app, name="run")
 app.command("stop")(runs.stop)
+app.command("turns")(runs.turns)
+app.command("answer")(runs.answer)
 app.add_typer(agent_conversations.app, name="agent-conversation")
 app.add_typer(act.app, name="act")
 

@@ -7,8 +7,8 @@ from typing import Any
 import typer
 
 from parley.cli.output import fields, reporting_errors, show, table
-from parley.cli.state import JsonOption, client
-from parley.cli.talk import TEXT_HELP, converse, given_text, render_detail
+from parley.cli.state import JsonOption, client, given_text
+from parley.cli.talk import TEXT_HELP, converse, render_detail
 
 app = typer.Typer(
     help="Nodes: the machines of the mesh and their node sessions.", no_args_is_help=True

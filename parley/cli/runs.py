@@ -9,7 +9,7 @@ import typer
 
 from parley.cli.client import ApiClient
 from parley.cli.output import console, fields, reporting_errors, show, table
-from parley.cli.state import JsonOption, client
+from parley.cli.state import JsonOption, client, given_text
 from parley.errors import Conflict, Unavailable
 from parley.runs.model import RunState
 
@@ -93,3 +93,28 @@ def stop(ctx: typer.Context, run_id: int, as_json: bool = JsonOption) -> None:
             as_json,
             lambda data: say_stopped(data["stopped"], f"run {run_id} had already ended"),
         )
+
+
+def turns(ctx: typer.Context, as_json: bool = JsonOption) -> None:
+    """Turns waiting for your answer (you are a human agent's person)."""
+    with reporting_errors():
+        waiting = client(ctx).get("/me/turns")
+        rows = [
+            {**d["run"], "root": d["root"], "input": " / ".join(m["body"] for m in d["input"])}
+            for d in waiting
+        ]
+        show(rows, as_json, lambda r: table(r, ["id", "agent", "root", "input"], "no turns wait"))
+
+
+def answer(
+    ctx: typer.Context,
+    run_id: int,
+    text: str,
+    complete: bool = typer.Option(False, "--complete", help="also complete the task it works on"),
+    as_json: bool = JsonOption,
+) -> None:
+    """Answer a turn of your human agent: the answer ends it, as a brain's reply would."""
+    with reporting_errors():
+        body = {"text": given_text(text), "complete": complete}
+        ended = client(ctx).post(f"/runs/{run_id}/answer", body)
+        show(ended, as_json, lambda run: console.print(f"answered run {run['id']}"))

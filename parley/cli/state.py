@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import typer
@@ -24,3 +25,8 @@ def client(ctx: typer.Context) -> ApiClient:
     state = ctx.find_root().obj
     assert isinstance(state, CliState)
     return state.client()
+
+
+def given_text(value: str) -> str:
+    """A text argument as given, or, for "-", everything on stdin (for long prompts)."""
+    return sys.stdin.read().rstrip("\n") if value == "-" else value

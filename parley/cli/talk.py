@@ -10,7 +10,7 @@ import typer
 from parley.cli.client import ApiClient
 from parley.cli.output import console, errors, fields, reporting_errors, show, show_json, table
 from parley.cli.runs import follow, outcome, refuse_unfinished, say_stopped
-from parley.cli.state import JsonOption, client
+from parley.cli.state import JsonOption, client, given_text
 from parley.errors import ParleyError
 
 conversation_app = typer.Typer(
@@ -19,11 +19,6 @@ conversation_app = typer.Typer(
 
 TOPIC_FIELDS = ["id", "kind", "agent", "person", "root", "status", "result", "closed_reason"]
 TEXT_HELP = 'what to say; "-" reads it from stdin'
-
-
-def given_text(value: str) -> str:
-    """A text argument as given, or, for "-", everything on stdin (for long prompts)."""
-    return sys.stdin.read().rstrip("\n") if value == "-" else value
 
 
 def render_detail(detail: Any) -> None:

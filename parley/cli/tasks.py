@@ -8,8 +8,8 @@ import typer
 
 from parley.cli.output import console, reporting_errors, show, table
 from parley.cli.runs import say_stopped
-from parley.cli.state import JsonOption, client
-from parley.cli.talk import TEXT_HELP, given_text, render_detail
+from parley.cli.state import JsonOption, client, given_text
+from parley.cli.talk import TEXT_HELP, render_detail
 from parley.conversations.model import TaskStatus
 
 app = typer.Typer(help="Tasks: work given to agents.", no_args_is_help=True)

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 
 from pydantic import ValidationError
 
-from parley.agents.model import Agent
+from parley.agents.model import Agent, Modality
 from parley.clock import Clock
 from parley.errors import ParleyError
 from parley.mesh.broker import Broker, Subscription
@@ -109,7 +109,9 @@ class RunEngine:
                     continue
                 busy.add(run.session_id)
                 load[agent.id] = load.get(agent.id, 0) + 1
-                starting.append((agent.node_name, await self._turn(tx, run, agent, token)))
+                turn = await self._turn(tx, run, agent, token)
+                if agent.modality is not Modality.HUMAN:  # a person's turn waits for their answer
+                    starting.append((agent.node_name, turn))
         await asyncio.gather(*(self._dispatch(node, turn) for node, turn in starting))
         return len(candidates)
 

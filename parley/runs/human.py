@@ -1,0 +1,48 @@
+"""Human agents (DESIGN §3.1.4): same category, other modality. Their turn is not run on a node:
+it waits as a notice to their person, and the person's answer ends it, like a brain's reply."""
+
+from __future__ import annotations
+
+from parley.agents.model import Modality
+from parley.clock import Clock
+from parley.conversations.model import TaskStatus, TopicKind
+from parley.conversations.tasks import end_task
+from parley.errors import Conflict, Invalid, NotFound
+from parley.people.model import Person
+from parley.runs.model import Run, RunState
+from parley.runs.outcomes import record_outcome
+from parley.runs.queueing import check_text
+from parley.store import Tx
+
+
+async def turns_waiting_for(tx: Tx, person: Person) -> list[Run]:
+    """Running turns of the human agents that are this person."""
+    waiting = []
+    for run in await tx.runs.running():
+        agent = await tx.agents.by_id(run.agent_id)
+        if agent and agent.modality is Modality.HUMAN and agent.human_person == person.name:
+            waiting.append(run)
+    return waiting
+
+
+async def answer_turn(
+    tx: Tx, clock: Clock, person: Person, run_id: int, text: str, complete: bool = False
+) -> Run:
+    """End the turn with ``text``; with ``complete``, also complete the task it works on (its
+    spawner then hears of it, as from any agent)."""
+    check_text(text, "answer")
+    run = await tx.runs.by_id(run_id)
+    agent = await tx.agents.by_id(run.agent_id) if run else None
+    if run is None or agent is None or agent.human_person != person.name:
+        raise NotFound(f"no turn {run_id} waits for your answer")
+    if run.state is not RunState.RUNNING:
+        raise Conflict(f"run {run_id} is {run.state.value}; it waits for no answer")
+    if complete:
+        topic = await tx.topics.by_id(run.topic_id)
+        if topic is None or topic.kind is not TopicKind.TASK:
+            raise Invalid(f"run {run_id} answers no task; answer without completing")
+        await end_task(tx, clock, topic, TaskStatus.DONE, text)
+    await record_outcome(tx, clock, run.id, True, text, None)
+    answered = await tx.runs.by_id(run.id)
+    assert answered is not None
+    return answered
