@@ -57,6 +57,10 @@ async def send_from_run(tx: Tx, clock: Clock, run: Run, sender: Agent, to: str, 
         raise Invalid("an agent cannot send to itself", field="to")
     topic = await tx.topics.by_id(run.topic_id)
     assert topic is not None
+    root = topic if topic.root_id == topic.id else await tx.topics.by_id(topic.root_id)
+    if root is None or root.is_closed:
+        reason = root.closed_reason if root else "gone"
+        raise TextRefused(f"the topic this run answers for was closed ({reason})", Refusal.THREAD)
     key = pair_key(sender.name, name)
     conversation = await tx.topics.open_agent_conversation(LOCAL, topic.root_id, key)
     if conversation is None:

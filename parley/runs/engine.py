@@ -94,8 +94,9 @@ class RunEngine:
         away = {node for node, until in self._unreachable.items() if until > loop_time}
         starting: list[tuple[str, TurnStart]] = []
         async with self._store.transaction() as tx:
-            now = self._clock.now()  # once the write lock is held: after any finish it waited on
             candidates = await tx.runs.startable(BATCH)
+            # Stamped after reading: later than the finish of any run whose slot this takes.
+            now = self._clock.now()
             agents = await tx.agents.by_ids({run.agent_id for run in candidates})
             load, busy = await tx.runs.running_load(list(agents))
             for run in candidates:

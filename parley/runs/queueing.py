@@ -10,7 +10,7 @@ from typing import Any
 
 from parley.agents.model import Agent
 from parley.conversations.model import Topic
-from parley.errors import Invalid
+from parley.errors import Conflict, Invalid
 from parley.store import Tx
 
 MAX_TEXT = 100_000
@@ -34,6 +34,11 @@ async def queue_text(
     tx: Tx, now: datetime, topic: Topic, recipient: Agent, body: str, **author: Any
 ) -> Queued:
     """Record ``body`` in ``topic`` for ``recipient`` and give it to the run that will take it."""
+    closed = await tx.topics.closed_reason_locked(topic.id)
+    if closed is not None:
+        raise Conflict(
+            f"{topic.kind.value.replace('_', ' ')} {topic.id} is closed ({closed})", reason="thread"
+        )
     session = await tx.runs.session(recipient.id, topic.id, now)
     run_id = None if recipient.is_node_session else await tx.runs.queued_in_session(session.id)
     if run_id is None:

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from parley.agents.model import HELD_TOPIC_STATES
 from parley.runs.model import OPEN_STATES, Run, RunState, Session
-from parley.store.tables import agents, nodes, runs, sessions
+from parley.store.tables import agents, nodes, runs, sessions, topics
 
 _OPEN = [state.value for state in OPEN_STATES]
 
@@ -126,10 +126,14 @@ class RunsRepo:
             .correlate(agents)
             .scalar_subquery()
         )
+        open_topic = select(topics.c.id).where(
+            topics.c.id == runs.c.topic_id, topics.c.closed_at.is_(None)
+        )
         query = (
             _query()
             .where(
                 runs.c.state == RunState.QUEUED.value,
+                exists(open_topic),
                 agents.c.lifecycle.in_([state.value for state in HELD_TOPIC_STATES]),
                 agents.c.is_template.is_(False),
                 agents.c.workspace.is_not(None) | (agents.c.kind == "node"),

@@ -87,6 +87,17 @@ class TopicsRepo:
         except IntegrityError:
             return None
 
+    async def closed_reason_locked(self, topic_id: int) -> str | None:
+        """Lock the topic's row until commit and say why it is closed (None: open). Text joins
+        a topic under this lock, so closing it waits for that text and then stops its run."""
+        query = (
+            select(topics.c.closed_at, topics.c.closed_reason)
+            .where(topics.c.id == topic_id)
+            .with_for_update()
+        )
+        row = (await self._c.execute(query)).one()
+        return None if row.closed_at is None else (row.closed_reason or "closed")
+
     async def by_id(self, topic_id: int) -> Topic | None:
         row = (await self._c.execute(_query().where(topics.c.id == topic_id))).first()
         return _topic(row) if row else None
