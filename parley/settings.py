@@ -83,7 +83,7 @@ class Settings(BaseSettings):
 
     @property
     def resolved_database_url(self) -> str:
-        return self.database_url or f"sqlite+aiosqlite:///{self.data_dir / 'parley.db'}"
+        return self.database_url or f"sqlite:///{self.data_dir / 'parley.db'}"
 
     @property
     def base_url(self) -> str:

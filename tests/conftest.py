@@ -82,7 +82,7 @@ async def _empty_tables(url: str) -> None:
 @pytest.fixture(params=["sqlite", "postgresql"])
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
-        return f"sqlite+aiosqlite:///{tmp_path / 'parley.db'}"
+        return f"sqlite:///{tmp_path / 'parley.db'}"
     url: str = request.getfixturevalue("postgres_url")
     asyncio.run(_empty_tables(url))
     return url

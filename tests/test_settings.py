@@ -15,7 +15,7 @@ def test_defaults_are_the_embedded_installation() -> None:
     settings = load_settings()
     assert (settings.host, settings.port) == ("127.0.0.1", 8700)
     assert settings.data_dir == Path("parley-data")
-    assert settings.resolved_database_url == "sqlite+aiosqlite:///parley-data/parley.db"
+    assert settings.resolved_database_url == "sqlite:///parley-data/parley.db"
     assert settings.warnings_to_dismiss == 2
 
 
@@ -58,7 +58,8 @@ def test_bad_settings_say_which_and_why(
 @pytest.mark.parametrize(
     ("given", "used"),
     [
-        ("sqlite:///x.db", "sqlite+aiosqlite:///x.db"),
+        ("sqlite:///x.db", "sqlite+pysqlite:///x.db"),
+        ("sqlite+aiosqlite:///x.db", "sqlite+pysqlite:///x.db"),
         ("postgresql://u@h/db", "postgresql+asyncpg://u@h/db"),
         ("postgres://u:pw@h:5433/db", "postgresql+asyncpg://u:pw@h:5433/db"),
         ("postgresql+asyncpg://u@h/db", "postgresql+asyncpg://u@h/db"),

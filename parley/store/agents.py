@@ -8,9 +8,9 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Select, and_, exists, func, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from parley.agents.model import Agent, AgentKind, AgentWarning, Lifecycle, MemoryNote, Modality
+from parley.store.connection import Connection
 from parley.store.tables import agent_memory, agent_warnings, agents, nodes, people, runs
 
 _template = agents.alias("template")
@@ -69,7 +69,7 @@ def _states(states: Iterable[Lifecycle]) -> list[str]:
 
 
 class AgentsRepo:
-    def __init__(self, connection: AsyncConnection) -> None:
+    def __init__(self, connection: Connection) -> None:
         self._c = connection
 
     async def insert(self, **values: Any) -> int:

@@ -1,18 +1,20 @@
-"""Engines by URL: SQLite tuned for one writer (WAL, busy timeout, BEGIN IMMEDIATE), PostgreSQL."""
+"""Engines by URL: SQLite tuned for one writer (WAL, busy timeout, BEGIN IMMEDIATE) and used
+inline (see ``connection.py``), PostgreSQL through asyncpg."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import Engine, event
+from sqlalchemy import create_engine as create_sync_engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from parley.errors import Invalid
 
-SUPPORTED_DRIVERS = ("sqlite+aiosqlite", "postgresql+asyncpg")
+SUPPORTED_DRIVERS = ("sqlite+pysqlite", "postgresql+asyncpg")
 
 
 def normalise_url(url: str) -> str:
@@ -22,7 +24,8 @@ def normalise_url(url: str) -> str:
     except ArgumentError as exc:
         raise Invalid(f"database URL {url!r} is not a URL: {exc}") from exc
     driver = {
-        "sqlite": "sqlite+aiosqlite",
+        "sqlite": "sqlite+pysqlite",
+        "sqlite+aiosqlite": "sqlite+pysqlite",  # the spelling of earlier versions
         "postgresql": "postgresql+asyncpg",
         "postgres": "postgresql+asyncpg",
     }
@@ -32,20 +35,20 @@ def normalise_url(url: str) -> str:
     return parsed.set(drivername=name).render_as_string(hide_password=False)
 
 
-def create_engine(url: str) -> AsyncEngine:
+def create_engine(url: str) -> AsyncEngine | Engine:
     url = normalise_url(url)
     if url.startswith("sqlite"):
         return _sqlite_engine(url)
     return create_async_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=True)
 
 
-def _sqlite_engine(url: str) -> AsyncEngine:
+def _sqlite_engine(url: str) -> Engine:
     database = make_url(url).database
     if database and database != ":memory:":
         Path(database).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_async_engine(url, connect_args={"timeout": 30})
+    engine = create_sync_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
 
-    @event.listens_for(engine.sync_engine, "connect")
+    @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         # Let us issue BEGIN ourselves; pysqlite's implicit transactions defer the write lock.
         dbapi_connection.isolation_level = None
@@ -59,7 +62,7 @@ def _sqlite_engine(url: str) -> AsyncEngine:
             cursor.execute(f"PRAGMA {pragma}")
         cursor.close()
 
-    @event.listens_for(engine.sync_engine, "begin")
+    @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
         # Take the write lock up front: no deadlock between two readers upgrading to writers.
         connection.exec_driver_sql("BEGIN IMMEDIATE")

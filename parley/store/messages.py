@@ -7,9 +7,9 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Select, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from parley.conversations.model import Message
+from parley.store.connection import Connection
 from parley.store.tables import agents, messages, people
 
 _author = agents.alias("author")
@@ -48,7 +48,7 @@ def _message(row: Any) -> Message:
 
 
 class MessagesRepo:
-    def __init__(self, connection: AsyncConnection) -> None:
+    def __init__(self, connection: Connection) -> None:
         self._c = connection
 
     async def add(self, topic_id: int, kind: str, body: str, now: datetime, **values: Any) -> int:

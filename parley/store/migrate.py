@@ -6,7 +6,7 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, Engine, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -19,7 +19,11 @@ def alembic_config(connection: Connection | None = None) -> Config:
     return config
 
 
-async def upgrade_to_head(engine: AsyncEngine) -> None:
+async def upgrade_to_head(engine: AsyncEngine | Engine) -> None:
+    if isinstance(engine, Engine):
+        with engine.begin() as sync_connection:
+            _upgrade(sync_connection)
+        return
     async with engine.begin() as connection:
         if connection.dialect.name == "postgresql":
             # Several hubs starting at once must not migrate twice.

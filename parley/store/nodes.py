@@ -6,9 +6,9 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, insert, select, text, update
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from parley.mesh.model import Node
+from parley.store.connection import Connection
 from parley.store.tables import agents, nodes
 
 
@@ -26,7 +26,7 @@ def _node(row: Any) -> Node:
 
 
 class NodesRepo:
-    def __init__(self, connection: AsyncConnection) -> None:
+    def __init__(self, connection: Connection) -> None:
         self._c = connection
 
     async def by_name(self, name: str) -> Node | None:

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import insert, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
 
+from parley.store.connection import Connection
 from parley.store.tables import outbox
 
 
@@ -21,7 +21,7 @@ class OutboxItem:
 
 
 class OutboxRepo:
-    def __init__(self, connection: AsyncConnection) -> None:
+    def __init__(self, connection: Connection) -> None:
         self._c = connection
 
     async def put(self, key: str, kind: str, payload: str, now: datetime) -> bool:

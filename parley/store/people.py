@@ -6,9 +6,9 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from parley.people.model import Person, Role
+from parley.store.connection import Connection
 from parley.store.tables import people
 
 
@@ -17,7 +17,7 @@ def _person(row: Any) -> Person:
 
 
 class PeopleRepo:
-    def __init__(self, connection: AsyncConnection) -> None:
+    def __init__(self, connection: Connection) -> None:
         self._c = connection
 
     async def add(self, name: str, role: Role, token_hash: str, now: datetime) -> Person:

@@ -8,10 +8,10 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Select, and_, exists, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from parley.agents.model import HELD_TOPIC_STATES
 from parley.runs.model import OPEN_STATES, Run, RunState, Session
+from parley.store.connection import Connection
 from parley.store.tables import agents, nodes, runs, sessions, topics
 
 _OPEN = [state.value for state in OPEN_STATES]
@@ -53,7 +53,7 @@ def _session(row: Any) -> Session:
 
 
 class RunsRepo:
-    def __init__(self, connection: AsyncConnection) -> None:
+    def __init__(self, connection: Connection) -> None:
         self._c = connection
 
     # sessions

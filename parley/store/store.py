@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
+from typing import TypeVar
 
+from sqlalchemy import Connection as SyncConnection
+from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from parley.errors import Unavailable
 from parley.runs.effects import Effects
 from parley.store.agents import AgentsRepo
+from parley.store.connection import Connection, InlineConnection
 from parley.store.engine import create_engine
 from parley.store.messages import MessagesRepo
 from parley.store.migrate import upgrade_to_head
@@ -21,11 +27,13 @@ from parley.store.runs import RunsRepo
 from parley.store.topics import TopicsRepo
 from parley.store.violations import explain
 
+T = TypeVar("T")
+
 
 class Tx:
     """One transaction; its repositories all act inside it."""
 
-    def __init__(self, connection: AsyncConnection) -> None:
+    def __init__(self, connection: Connection) -> None:
         self.connection = connection
         self.people = PeopleRepo(connection)
         self.nodes = NodesRepo(connection)
@@ -39,8 +47,11 @@ class Tx:
 
 
 class Store:
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine | Engine) -> None:
         self.engine = engine
+        # SQLite: one transaction at a time, its statements inline (see connection.py).
+        self._inline_lock = asyncio.Lock() if isinstance(engine, Engine) else None
+        self._in_transaction: ContextVar[bool] = ContextVar("in_transaction", default=False)
 
     @classmethod
     async def open(cls, url: str) -> Store:
@@ -48,7 +59,7 @@ class Store:
         try:
             await upgrade_to_head(engine)
         except (OSError, DBAPIError) as exc:
-            await engine.dispose()
+            await _dispose(engine)
             raise Unavailable(f"cannot open the store at {engine.url!r}: {exc}") from exc
         return cls(engine)
 
@@ -60,7 +71,7 @@ class Store:
     async def transaction(self) -> AsyncIterator[Tx]:
         """Commit on success, roll back on any error; constraint violations become Conflict."""
         try:
-            async with self.engine.begin() as connection:
+            async with self._connection() as connection:
                 try:
                     yield Tx(connection)
                 except IntegrityError as exc:
@@ -72,5 +83,35 @@ class Store:
                 raise  # SQLite's OperationalError is mostly a bug of ours, not an outage
             raise Unavailable(f"the store is unreachable: {exc.orig}") from exc
 
+    @asynccontextmanager
+    async def _connection(self) -> AsyncIterator[Connection]:
+        if isinstance(self.engine, AsyncEngine):
+            async with self.engine.begin() as connection:
+                yield connection
+            return
+        assert self._inline_lock is not None
+        if self._in_transaction.get():
+            # The lock is not reentrant: a transaction opened inside another would wait forever.
+            raise RuntimeError("a store transaction was opened inside another one")
+        async with self._inline_lock:
+            token = self._in_transaction.set(True)
+            try:
+                with self.engine.begin() as sync_connection:
+                    yield InlineConnection(sync_connection)
+            finally:
+                self._in_transaction.reset(token)
+
+    async def run_sync(self, fn: Callable[[SyncConnection], T]) -> T:
+        """Run ``fn`` with a plain sync connection (schema inspection, tests)."""
+        async with self._connection() as connection:
+            return await connection.run_sync(fn)
+
     async def close(self) -> None:
-        await self.engine.dispose()
+        await _dispose(self.engine)
+
+
+async def _dispose(engine: AsyncEngine | Engine) -> None:
+    if isinstance(engine, AsyncEngine):
+        await engine.dispose()
+    else:
+        engine.dispose()

@@ -8,9 +8,9 @@ from typing import Any
 
 from sqlalchemy import Select, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from parley.conversations.model import Topic, TopicKind
+from parley.store.connection import Connection
 from parley.store.tables import agents, people, topics
 
 _worker = agents.alias("worker")
@@ -63,7 +63,7 @@ def _topic(row: Any) -> Topic:
 
 
 class TopicsRepo:
-    def __init__(self, connection: AsyncConnection) -> None:
+    def __init__(self, connection: Connection) -> None:
         self._c = connection
 
     async def insert(self, kind: TopicKind, agent_id: int, now: datetime, **values: Any) -> Topic:

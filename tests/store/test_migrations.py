@@ -18,8 +18,7 @@ def _differences(connection: Connection) -> list[object]:
 async def test_migrated_schema_matches_the_declared_tables(database_url: str) -> None:
     store = await Store.open(database_url)
     try:
-        async with store.engine.connect() as connection:
-            differences = await connection.run_sync(_differences)
+        differences = await store.run_sync(_differences)
     finally:
         await store.close()
     assert differences == []
@@ -42,9 +41,9 @@ async def test_opening_twice_migrates_once(database_url: str) -> None:
 async def test_sqlite_runs_in_wal_mode(tmp_path: object) -> None:
     store = await Store.open(f"sqlite:///{tmp_path}/wal.db")
     try:
-        async with store.engine.connect() as connection:
-            mode = (await connection.execute(text("PRAGMA journal_mode"))).scalar_one()
-            foreign_keys = (await connection.execute(text("PRAGMA foreign_keys"))).scalar_one()
+        async with store.transaction() as tx:
+            mode = (await tx.connection.execute(text("PRAGMA journal_mode"))).scalar_one()
+            foreign_keys = (await tx.connection.execute(text("PRAGMA foreign_keys"))).scalar_one()
     finally:
         await store.close()
     assert mode == "wal"
