@@ -36,14 +36,13 @@ import asyncpg
 import httpx
 from sqlalchemy import Column, Integer, MetaData, Table, Text, event, func, insert, select
 from sqlalchemy.engine import Engine
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from parley.app import create_app
 from parley.clock import SystemClock
 from parley.context import Context
 from parley.people.bootstrap import owner_token_path
 from parley.settings import Settings
-from parley.store.engine import create_engine
+from parley.store import Store
 from parley.store.tables import messages, runs, topics
 
 ADMIN_URL = os.environ.get("PARLEY_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
@@ -91,8 +90,8 @@ class Running:
     work: Path
 
     @property
-    def engine(self) -> AsyncEngine:
-        return self.context.store.engine
+    def store(self) -> Store:
+        return self.context.store
 
 
 async def _admin(sql: str) -> None:
@@ -299,9 +298,9 @@ async def measure_hops(
         for task in tasks:
             await _call(p.client, "DELETE", f"/tasks/{task}")
         await asyncio.sleep(0.5)
-        still, escaped, failed = await _leftovers(p.engine, clock.now() - timedelta(seconds=0.25))
-        hops, first, last = await _finished_hops(p.engine, started, ended)
-        latencies = await _hop_latencies(p.engine, started, ended)
+        still, escaped, failed = await _leftovers(p.store, clock.now() - timedelta(seconds=0.25))
+        hops, first, last = await _finished_hops(p.store, started, ended)
+        latencies = await _hop_latencies(p.store, started, ended)
     span = (ended - started).total_seconds()
     per_hop = max(hops, 1)
     return HopResult(
@@ -332,9 +331,7 @@ def _in_agent_conversations() -> Any:
     return select(topics.c.id).where(topics.c.kind == "agent_conversation")
 
 
-async def _finished_hops(
-    engine: AsyncEngine, started: datetime, ended: datetime
-) -> tuple[int, int, int]:
+async def _finished_hops(store: Store, started: datetime, ended: datetime) -> tuple[int, int, int]:
     """Runs finished in agent conversations within the window; and in its first and last second."""
     query = select(runs.c.finished_at).where(
         runs.c.state == "finished",
@@ -342,15 +339,15 @@ async def _finished_hops(
         runs.c.finished_at >= started,
         runs.c.finished_at < ended,
     )
-    async with engine.connect() as connection:
-        times = [row.finished_at for row in await connection.execute(query)]
+    async with store.transaction() as tx:
+        times = [row.finished_at for row in await tx.connection.execute(query)]
     one = timedelta(seconds=1)
     first = sum(1 for t in times if t < started + one)
     last = sum(1 for t in times if t >= ended - one)
     return len(times), first, last
 
 
-async def _hop_latencies(engine: AsyncEngine, started: datetime, ended: datetime) -> list[float]:
+async def _hop_latencies(store: Store, started: datetime, ended: datetime) -> list[float]:
     """For each text written in the window, the time since the previous text of its agent
     conversation: the hop that answered it (the writer is the run that took the previous one)."""
     query = (
@@ -362,8 +359,8 @@ async def _hop_latencies(engine: AsyncEngine, started: datetime, ended: datetime
         )
         .order_by(messages.c.topic_id, messages.c.id)
     )
-    async with engine.connect() as connection:
-        rows = list(await connection.execute(query))
+    async with store.transaction() as tx:
+        rows = list(await tx.connection.execute(query))
     latencies = []
     for previous, current in itertools.pairwise(rows):
         if previous.topic_id == current.topic_id and current.created_at >= started:
@@ -371,7 +368,7 @@ async def _hop_latencies(engine: AsyncEngine, started: datetime, ended: datetime
     return latencies
 
 
-async def _leftovers(engine: AsyncEngine, since: datetime) -> tuple[int, int, int]:
+async def _leftovers(store: Store, since: datetime) -> tuple[int, int, int]:
     """After every task was deleted nothing should be queued or running, nor finish any more,
     and no agent conversation should be open under a deleted task; no run should have failed.
     Returns (runs open or finished since ``since``, conversations open under closed roots,
@@ -393,11 +390,11 @@ async def _leftovers(engine: AsyncEngine, since: datetime) -> tuple[int, int, in
         )
     )
     failed = select(func.count()).where(in_play, runs.c.state == "failed")
-    async with engine.connect() as connection:
+    async with store.transaction() as tx:
         return (
-            int((await connection.execute(still)).scalar_one()),
-            int((await connection.execute(escaped)).scalar_one()),
-            int((await connection.execute(failed)).scalar_one()),
+            int((await tx.connection.execute(still)).scalar_one()),
+            int((await tx.connection.execute(escaped)).scalar_one()),
+            int((await tx.connection.execute(failed)).scalar_one()),
         )
 
 
@@ -546,31 +543,30 @@ _floor = Table("floor", MetaData(), Column("id", Integer, primary_key=True), Col
 async def sqlalchemy_floor(url: str, seconds: float) -> dict[str, float]:
     """The same loop through parley.store.engine's engine (pragmas, BEGIN IMMEDIATE, pool); and
     what one statement and one empty transaction cost this process in CPU through that stack."""
-    engine = create_engine(url)
+    store = await Store.open(url)
     try:
-        async with engine.begin() as connection:
-            await connection.run_sync(_floor.metadata.create_all)
+        await store.run_sync(_floor.metadata.create_all)
         done, deadline = 0, time.perf_counter() + seconds
         started = time.perf_counter()
         while time.perf_counter() < deadline:
-            async with engine.begin() as connection:
-                await connection.execute(insert(_floor).values(body="ball"))
+            async with store.transaction() as tx:
+                await tx.connection.execute(insert(_floor).values(body="ball"))
             done += 1
         found = {"sqlalchemy": done / (time.perf_counter() - started)}
         rounds = 500
-        async with engine.begin() as connection:
+        async with store.transaction() as tx:
             before = _cpu()
             for _ in range(rounds):
-                await connection.execute(select(_floor).where(_floor.c.id == 1))
+                await tx.connection.execute(select(_floor).where(_floor.c.id == 1))
             found["select_us"] = 1e6 * (_cpu() - before) / rounds
         before = _cpu()
         for _ in range(rounds):
-            async with engine.begin() as connection:
+            async with store.transaction():
                 pass
         found["empty_tx_us"] = 1e6 * (_cpu() - before) / rounds
         return found
     finally:
-        await engine.dispose()
+        await store.close()
 
 
 async def asyncpg_floor(url: str, seconds: float) -> float:
@@ -604,47 +600,6 @@ async def floors(backends: list[str], seconds: float) -> dict[str, dict[str, flo
 
 
 # ---------------------------------------------------------------------------------------------
-# Experiments: what-ifs patched into this process only, to size a change before making it
-
-EXPERIMENTS = {
-    "one-writer": "SQLite transactions queue on one asyncio.Lock instead of SQLite's busy handler",
-    "cached-script": "the scripted brain parses its YAML once per file version, not every turn",
-}
-
-
-def apply_experiments(names: list[str]) -> None:
-    from parley.brains import scripted
-    from parley.store.store import Store, Tx
-
-    if "one-writer" in names:
-        unpatched = Store.transaction
-        locks: dict[int, asyncio.Lock] = {}
-
-        @contextlib.asynccontextmanager
-        async def one_writer(self: Store) -> AsyncIterator[Tx]:
-            if self.dialect != "sqlite":
-                async with unpatched(self) as tx:
-                    yield tx
-                return
-            async with locks.setdefault(id(self), asyncio.Lock()), unpatched(self) as tx:
-                yield tx
-
-        Store.transaction = one_writer  # type: ignore[method-assign]
-    if "cached-script" in names:
-        load = scripted.load_script
-        cache: dict[tuple[Path, int, int], scripted.Script] = {}
-
-        def cached(path: Path) -> scripted.Script:
-            stat = path.stat()
-            key = (path, stat.st_mtime_ns, stat.st_size)
-            if key not in cache:
-                cache[key] = load(path)
-            return cache[key]
-
-        scripted.load_script = cached
-
-
-# ---------------------------------------------------------------------------------------------
 # The report
 
 
@@ -662,17 +617,13 @@ def report(
     lines = [
         f"Parley runtime benchmark — {os.cpu_count()} CPUs, Python {platform.python_version()},"
         f" window {args.seconds:g}s after {args.warmup:g}s warm-up",
-        *(
-            [f"EXPERIMENT (bench-only patches): {', '.join(args.experiment)}"]
-            * bool(args.experiment)
-        ),
         "",
         "Reference: single-row commits/s on the same disk",
     ]
     labels = {
         "raw": "raw driver (sqlite3 WAL+NORMAL / asyncpg)",
         "full": "sqlite3 WAL+FULL (an fsync per commit)",
-        "sqlalchemy": "parley.store.engine (aiosqlite / asyncpg)",
+        "sqlalchemy": "parley.store (SQLite inline / asyncpg)",
         "select_us": "  CPU µs per SELECT by key through it",
         "empty_tx_us": "  CPU µs per empty transaction through it",
     }
@@ -801,19 +752,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--profile", type=Path, help="profile each hop window into this folder")
     parser.add_argument("--profiler", choices=["pyinstrument", "cprofile"], default="pyinstrument")
-    parser.add_argument(
-        "--experiment",
-        action="append",
-        default=[],
-        choices=list(EXPERIMENTS),
-        help="patch a what-if into this process: "
-        + "; ".join(f"{k}: {v}" for k, v in EXPERIMENTS.items()),
-    )
     return parser.parse_args(argv)
 
 
 async def main(args: argparse.Namespace) -> None:
-    apply_experiments(args.experiment)
     backends = list(BACKENDS) if args.backend == "both" else [args.backend]
     pairs = [int(n) for n in args.pairs.split(",") if n.strip()]
     max_sessions = max(64, *pairs)

@@ -64,8 +64,25 @@ class Script(_Model):
 ACTS = ("reply", "send", "report", "spawn", "complete", "remember", "ask_node", "sleep")
 
 
+_parsed: dict[tuple[Path, int, int], Script] = {}
+
+
 def load_script(path: Path) -> Script:
-    """Read and check a rule file; every problem is an Invalid naming the file."""
+    """Read and check a rule file; every problem is an Invalid naming the file. A file is parsed
+    once per version (path, modification time, size), so an edit applies at the next turn."""
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        raise Invalid(f"scripted brain file {path}: {exc.strerror}", field="brain") from exc
+    version = (path, stat.st_mtime_ns, stat.st_size)
+    if version not in _parsed:
+        if len(_parsed) > 256:
+            _parsed.clear()
+        _parsed[version] = _parse(path)
+    return _parsed[version]
+
+
+def _parse(path: Path) -> Script:
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
         script = Script.model_validate(raw or {})
@@ -89,7 +106,7 @@ class ScriptedBrain:
         self.path = path
 
     async def think(self, turn: Turn, actions: Actions, stream: Stream) -> TurnOutcome:
-        script = load_script(self.path)  # read at every turn: an edited script applies at once
+        script = load_script(self.path)  # an edited script applies at the next turn
         replies: list[str] = []
         for said in turn.new_text:
             acts, values = _choose(script, said, turn)

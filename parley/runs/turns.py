@@ -19,8 +19,7 @@ async def build_turn(
     topic = await tx.topics.by_id(run.topic_id)
     assert topic is not None
     inputs = await tx.messages.inputs(run.id)
-    taken = {message.id for message in inputs}
-    history = [m for m in await tx.messages.in_topic(topic.id) if m.id not in taken]
+    history = await tx.messages.history(topic.id, run.id, HISTORY_LIMIT)
     memory = [note.note for note in await tx.agents.memory(agent.id)]
     return TurnStart(
         run_id=run.id,
@@ -28,7 +27,7 @@ async def build_turn(
         brain=agent.brain,
         engram=await _engram(tx, agent),
         memory=memory,
-        history=[_said(m) for m in history[-HISTORY_LIMIT:] if _shown(m, agent)],
+        history=[_said(m) for m in history if _shown(m, agent)],
         new_text=[_said(m) for m in inputs],
         root=await _root_in_words(tx, topic),
         counterpart=_counterpart(topic, agent),

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, and_, exists, func, insert, select, update
+from sqlalchemy import Select, and_, bindparam, exists, func, insert, select, update
 
 from parley.agents.model import Agent, AgentKind, AgentWarning, Lifecycle, MemoryNote, Modality
 from parley.store.connection import Connection
@@ -64,6 +64,22 @@ def _agent(row: Any) -> Agent:
     )
 
 
+_BY_ID = _agent_query().where(agents.c.id == bindparam("agent_id"))
+_BY_NAME = _agent_query().where(agents.c.name == bindparam("name"))
+_RECEIVABLE = _agent_query().where(
+    agents.c.name == bindparam("name"),
+    agents.c.lifecycle.in_(bindparam("states", expanding=True)),
+    agents.c.is_template.is_(False),
+)
+_MEMORY = (
+    select(agent_memory, agents.c.name.label("agent_name"), people.c.name.label("author"))
+    .join(agents, agents.c.id == agent_memory.c.agent_id)
+    .outerjoin(people, people.c.id == agent_memory.c.written_by_person_id)
+    .where(agent_memory.c.agent_id == bindparam("agent_id"))
+    .order_by(agent_memory.c.id)
+)
+
+
 def _states(states: Iterable[Lifecycle]) -> list[str]:
     return [state.value for state in states]
 
@@ -79,11 +95,11 @@ class AgentsRepo:
         return int(result.scalar_one())
 
     async def by_name(self, name: str) -> Agent | None:
-        row = (await self._c.execute(_agent_query().where(agents.c.name == name))).first()
+        row = (await self._c.execute(_BY_NAME, {"name": name})).first()
         return _agent(row) if row else None
 
     async def by_id(self, agent_id: int) -> Agent | None:
-        row = (await self._c.execute(_agent_query().where(agents.c.id == agent_id))).first()
+        row = (await self._c.execute(_BY_ID, {"agent_id": agent_id})).first()
         return _agent(row) if row else None
 
     async def by_ids(self, agent_ids: Iterable[int]) -> dict[int, Agent]:
@@ -98,12 +114,8 @@ class AgentsRepo:
 
     async def receivable(self, name: str, states: Sequence[Lifecycle]) -> Agent | None:
         """The agent ``name`` if it may take work in one of ``states``; templates never run."""
-        query = _agent_query().where(
-            agents.c.name == name,
-            agents.c.lifecycle.in_(_states(states)),
-            agents.c.is_template.is_(False),
-        )
-        row = (await self._c.execute(query)).first()
+        parameters = {"name": name, "states": _states(states)}
+        row = (await self._c.execute(_RECEIVABLE, parameters)).first()
         return _agent(row) if row else None
 
     async def receivable_clones(self, template_id: int, states: Sequence[Lifecycle]) -> list[Agent]:
@@ -190,13 +202,6 @@ class AgentsRepo:
         )
 
     async def memory(self, agent_id: int) -> list[MemoryNote]:
-        query = (
-            select(agent_memory, agents.c.name.label("agent_name"), people.c.name.label("author"))
-            .join(agents, agents.c.id == agent_memory.c.agent_id)
-            .outerjoin(people, people.c.id == agent_memory.c.written_by_person_id)
-            .where(agent_memory.c.agent_id == agent_id)
-            .order_by(agent_memory.c.id)
-        )
         return [
             MemoryNote(
                 id=row.id,
@@ -205,7 +210,7 @@ class AgentsRepo:
                 written_by=row.author,
                 written_at=row.written_at,
             )
-            for row in await self._c.execute(query)
+            for row in await self._c.execute(_MEMORY, {"agent_id": agent_id})
         ]
 
     async def add_warning(

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, insert, select, update
+from sqlalchemy import Select, bindparam, insert, or_, select, update
 
 from parley.conversations.model import Message
 from parley.store.connection import Connection
@@ -47,17 +47,27 @@ def _message(row: Any) -> Message:
     )
 
 
+_INSERT = insert(messages).returning(messages.c.id)
+_INPUTS = _query().where(messages.c.run_id == bindparam("run_id"))
+_RECENT = (
+    _query()
+    .where(
+        messages.c.topic_id == bindparam("topic_id"),
+        or_(messages.c.run_id.is_(None), messages.c.run_id != bindparam("run_id")),
+    )
+    .order_by(None)
+    .order_by(messages.c.id.desc())
+    .limit(bindparam("limit"))
+)
+
+
 class MessagesRepo:
     def __init__(self, connection: Connection) -> None:
         self._c = connection
 
     async def add(self, topic_id: int, kind: str, body: str, now: datetime, **values: Any) -> int:
-        result = await self._c.execute(
-            insert(messages)
-            .values(topic_id=topic_id, kind=kind, body=body, created_at=now, **values)
-            .returning(messages.c.id)
-        )
-        return int(result.scalar_one())
+        row = {"topic_id": topic_id, "kind": kind, "body": body, "created_at": now, **values}
+        return int((await self._c.execute(_INSERT, row)).scalar_one())
 
     async def in_topic(self, topic_id: int) -> list[Message]:
         rows = await self._c.execute(_query().where(messages.c.topic_id == topic_id))
@@ -68,8 +78,14 @@ class MessagesRepo:
         return [_message(row) for row in rows]
 
     async def inputs(self, run_id: int) -> list[Message]:
-        rows = await self._c.execute(_query().where(messages.c.run_id == run_id))
+        rows = await self._c.execute(_INPUTS, {"run_id": run_id})
         return [_message(row) for row in rows]
+
+    async def history(self, topic_id: int, run_id: int, limit: int) -> list[Message]:
+        """The latest ``limit`` messages of a topic, not ``run_id``'s input; oldest first."""
+        parameters = {"topic_id": topic_id, "run_id": run_id, "limit": limit}
+        rows = await self._c.execute(_RECENT, parameters)
+        return [_message(row) for row in reversed(list(rows))]
 
     async def reply_route(self, run_id: int) -> tuple[int | None, int | None, int | None]:
         """For a node session's run: (asking person's message author, reply agent, reply topic)."""

@@ -6,7 +6,17 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, exists, func, insert, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    and_,
+    bindparam,
+    exists,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 
 from parley.agents.model import HELD_TOPIC_STATES
@@ -52,6 +62,81 @@ def _session(row: Any) -> Session:
     )
 
 
+def _startable() -> Select[Any]:
+    running = runs.alias("running")
+    session_busy = exists().where(
+        running.c.session_id == runs.c.session_id,
+        running.c.state == RunState.RUNNING.value,
+    )
+    agent_load = (
+        select(func.count())
+        .where(running.c.agent_id == agents.c.id, running.c.state == RunState.RUNNING.value)
+        .correlate(agents)
+        .scalar_subquery()
+    )
+    open_topic = select(topics.c.id).where(
+        topics.c.id == runs.c.topic_id, topics.c.closed_at.is_(None)
+    )
+    return (
+        _query()
+        .where(
+            runs.c.state == RunState.QUEUED.value,
+            exists(open_topic),
+            agents.c.lifecycle.in_([state.value for state in HELD_TOPIC_STATES]),
+            agents.c.is_template.is_(False),
+            agents.c.workspace.is_not(None) | (agents.c.kind == "node"),
+            ~session_busy,
+            agent_load < agents.c.max_sessions,
+        )
+        .order_by(runs.c.id)
+        .limit(bindparam("limit"))
+    )
+
+
+# Statements on the hot path are built once (building one costs more than running it).
+_SESSION = select(sessions).where(
+    sessions.c.agent_id == bindparam("agent_id"), sessions.c.topic_id == bindparam("topic_id")
+)
+_SESSION_BY_ID = select(sessions).where(sessions.c.id == bindparam("session_id"))
+_INSERT_SESSION = insert(sessions)
+_QUEUED_IN_SESSION = (
+    select(runs.c.id)
+    .where(runs.c.session_id == bindparam("session_id"), runs.c.state == RunState.QUEUED.value)
+    .order_by(runs.c.id)
+    .limit(1)
+    .with_for_update()
+)
+_ENQUEUE = insert(runs).returning(runs.c.id)
+_STARTABLE = _startable()
+_START = (
+    update(runs)
+    .where(runs.c.id == bindparam("run_id"), runs.c.state == RunState.QUEUED.value)
+    .values(
+        state=RunState.RUNNING.value,
+        token_hash=bindparam("hash"),
+        started_at=bindparam("now"),
+    )
+)
+_FINISH = (
+    update(runs)
+    .where(runs.c.id == bindparam("run_id"), runs.c.state.in_(_OPEN))
+    .values(
+        state=bindparam("final"),
+        finished_at=bindparam("now"),
+        reason=bindparam("why"),
+        output=bindparam("text"),
+    )
+)
+_BY_ID = _query().where(runs.c.id == bindparam("run_id"))
+_BY_TOKEN = _query().where(
+    runs.c.token_hash == bindparam("hash"), runs.c.state == RunState.RUNNING.value
+)
+_RUNNING_LOAD = select(runs.c.agent_id, runs.c.session_id).where(
+    runs.c.state == RunState.RUNNING.value,
+    runs.c.agent_id.in_(bindparam("agent_ids", expanding=True)),
+)
+
+
 class RunsRepo:
     def __init__(self, connection: Connection) -> None:
         self._c = connection
@@ -60,25 +145,19 @@ class RunsRepo:
 
     async def session(self, agent_id: int, topic_id: int, now: datetime) -> Session:
         """The agent's session for the topic, made on first use."""
-        query = select(sessions).where(
-            sessions.c.agent_id == agent_id, sessions.c.topic_id == topic_id
-        )
-        row = (await self._c.execute(query)).first()
+        key = {"agent_id": agent_id, "topic_id": topic_id}
+        row = (await self._c.execute(_SESSION, key)).first()
         if row is None:
             try:  # in a savepoint: a concurrent first text may make the same session
                 async with self._c.begin_nested():
-                    await self._c.execute(
-                        insert(sessions).values(
-                            agent_id=agent_id, topic_id=topic_id, created_at=now
-                        )
-                    )
+                    await self._c.execute(_INSERT_SESSION, {**key, "created_at": now})
             except IntegrityError:
                 pass
-            row = (await self._c.execute(query)).one()
+            row = (await self._c.execute(_SESSION, key)).one()
         return _session(row)
 
     async def session_by_id(self, session_id: int) -> Session:
-        row = (await self._c.execute(select(sessions).where(sessions.c.id == session_id))).one()
+        row = (await self._c.execute(_SESSION_BY_ID, {"session_id": session_id})).one()
         return _session(row)
 
     async def update_session(self, session_id: int, **values: Any) -> None:
@@ -89,81 +168,39 @@ class RunsRepo:
     async def queued_in_session(self, session_id: int) -> int | None:
         """The session's waiting run, locked until commit so that the scheduler cannot start
         it (and read its input) before text joining it is written. SQLite has one writer."""
-        query = (
-            select(runs.c.id)
-            .where(runs.c.session_id == session_id, runs.c.state == RunState.QUEUED.value)
-            .order_by(runs.c.id)
-            .limit(1)
-            .with_for_update()
-        )
-        return (await self._c.execute(query)).scalar_one_or_none()
+        found = await self._c.execute(_QUEUED_IN_SESSION, {"session_id": session_id})
+        return found.scalar_one_or_none()
 
     async def enqueue(self, agent_id: int, topic_id: int, session_id: int, now: datetime) -> int:
-        result = await self._c.execute(
-            insert(runs)
-            .values(
-                agent_id=agent_id,
-                topic_id=topic_id,
-                session_id=session_id,
-                state=RunState.QUEUED.value,
-                created_at=now,
-            )
-            .returning(runs.c.id)
-        )
-        return int(result.scalar_one())
+        values = {
+            "agent_id": agent_id,
+            "topic_id": topic_id,
+            "session_id": session_id,
+            "state": RunState.QUEUED.value,
+            "created_at": now,
+        }
+        return int((await self._c.execute(_ENQUEUE, values)).scalar_one())
 
     async def startable(self, limit: int) -> list[Run]:
         """Queued runs in arrival order that may start now: the agent takes work and has a free
         session slot, and the session has nothing running. The caller counts within a batch."""
-        running = runs.alias("running")
-        session_busy = exists().where(
-            running.c.session_id == runs.c.session_id,
-            running.c.state == RunState.RUNNING.value,
-        )
-        agent_load = (
-            select(func.count())
-            .where(running.c.agent_id == agents.c.id, running.c.state == RunState.RUNNING.value)
-            .correlate(agents)
-            .scalar_subquery()
-        )
-        open_topic = select(topics.c.id).where(
-            topics.c.id == runs.c.topic_id, topics.c.closed_at.is_(None)
-        )
-        query = (
-            _query()
-            .where(
-                runs.c.state == RunState.QUEUED.value,
-                exists(open_topic),
-                agents.c.lifecycle.in_([state.value for state in HELD_TOPIC_STATES]),
-                agents.c.is_template.is_(False),
-                agents.c.workspace.is_not(None) | (agents.c.kind == "node"),
-                ~session_busy,
-                agent_load < agents.c.max_sessions,
-            )
-            .order_by(runs.c.id)
-            .limit(limit)
-        )
-        return [_run(row) for row in await self._c.execute(query)]
+        rows = await self._c.execute(_STARTABLE, {"limit": limit})
+        return [_run(row) for row in rows]
 
     async def running_load(self, agent_ids: Sequence[int]) -> tuple[dict[int, int], set[int]]:
         """Running runs per agent, and the sessions that have one."""
-        query = select(runs.c.agent_id, runs.c.session_id).where(
-            runs.c.state == RunState.RUNNING.value, runs.c.agent_id.in_(list(agent_ids))
-        )
         per_agent: dict[int, int] = {}
         busy: set[int] = set()
-        for row in await self._c.execute(query):
+        if not agent_ids:
+            return per_agent, busy
+        for row in await self._c.execute(_RUNNING_LOAD, {"agent_ids": list(agent_ids)}):
             per_agent[row.agent_id] = per_agent.get(row.agent_id, 0) + 1
             busy.add(row.session_id)
         return per_agent, busy
 
     async def start(self, run_id: int, token_hash: str, now: datetime) -> bool:
-        result = await self._c.execute(
-            update(runs)
-            .where(runs.c.id == run_id, runs.c.state == RunState.QUEUED.value)
-            .values(state=RunState.RUNNING.value, token_hash=token_hash, started_at=now)
-        )
-        return result.rowcount == 1
+        parameters = {"run_id": run_id, "hash": token_hash, "now": now}
+        return (await self._c.execute(_START, parameters)).rowcount == 1
 
     async def requeue(self, run_id: int) -> None:
         """A run its node did not take goes back to waiting, as if never started."""
@@ -182,24 +219,23 @@ class RunsRepo:
         output: str | None = None,
     ) -> bool:
         """Move an open run to a final state; a run already final stays as it is."""
-        result = await self._c.execute(
-            update(runs)
-            .where(runs.c.id == run_id, runs.c.state.in_(_OPEN))
-            .values(state=state.value, finished_at=now, reason=reason, output=output)
-        )
-        return result.rowcount == 1
+        parameters = {
+            "run_id": run_id,
+            "final": state.value,
+            "now": now,
+            "why": reason,
+            "text": output,
+        }
+        return (await self._c.execute(_FINISH, parameters)).rowcount == 1
 
     # reading
 
     async def by_id(self, run_id: int) -> Run | None:
-        row = (await self._c.execute(_query().where(runs.c.id == run_id))).first()
+        row = (await self._c.execute(_BY_ID, {"run_id": run_id})).first()
         return _run(row) if row else None
 
     async def running_by_token_hash(self, token_hash: str) -> Run | None:
-        query = _query().where(
-            runs.c.token_hash == token_hash, runs.c.state == RunState.RUNNING.value
-        )
-        row = (await self._c.execute(query)).first()
+        row = (await self._c.execute(_BY_TOKEN, {"hash": token_hash})).first()
         return _run(row) if row else None
 
     async def listed(

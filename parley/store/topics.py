@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, insert, or_, select, update
+from sqlalchemy import Select, bindparam, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from parley.conversations.model import Topic, TopicKind
@@ -62,15 +62,31 @@ def _topic(row: Any) -> Topic:
     )
 
 
+# Statements on the hot path are built once: building a select costs ~100 µs here, running a
+# prebuilt one ~15 µs.
+_BY_ID = _query().where(topics.c.id == bindparam("topic_id"))
+_OPEN_AGENT_CONVERSATION = _query().where(
+    topics.c.kind == TopicKind.AGENT_CONVERSATION.value,
+    topics.c.connection == bindparam("connection"),
+    topics.c.root_topic_id == bindparam("root_id"),
+    topics.c.pair_key == bindparam("pair"),
+    topics.c.closed_at.is_(None),
+)
+_CLOSED_LOCKED = (
+    select(topics.c.closed_at, topics.c.closed_reason)
+    .where(topics.c.id == bindparam("topic_id"))
+    .with_for_update()
+)
+_INSERT = insert(topics).returning(topics.c.id)
+
+
 class TopicsRepo:
     def __init__(self, connection: Connection) -> None:
         self._c = connection
 
     async def insert(self, kind: TopicKind, agent_id: int, now: datetime, **values: Any) -> Topic:
         result = await self._c.execute(
-            insert(topics)
-            .values(kind=kind.value, agent_id=agent_id, created_at=now, **values)
-            .returning(topics.c.id)
+            _INSERT, {"kind": kind.value, "agent_id": agent_id, "created_at": now, **values}
         )
         topic = await self.by_id(int(result.scalar_one()))
         assert topic is not None
@@ -90,16 +106,11 @@ class TopicsRepo:
     async def closed_reason_locked(self, topic_id: int) -> str | None:
         """Lock the topic's row until commit and say why it is closed (None: open). Text joins
         a topic under this lock, so closing it waits for that text and then stops its run."""
-        query = (
-            select(topics.c.closed_at, topics.c.closed_reason)
-            .where(topics.c.id == topic_id)
-            .with_for_update()
-        )
-        row = (await self._c.execute(query)).one()
+        row = (await self._c.execute(_CLOSED_LOCKED, {"topic_id": topic_id})).one()
         return None if row.closed_at is None else (row.closed_reason or "closed")
 
     async def by_id(self, topic_id: int) -> Topic | None:
-        row = (await self._c.execute(_query().where(topics.c.id == topic_id))).first()
+        row = (await self._c.execute(_BY_ID, {"topic_id": topic_id})).first()
         return _topic(row) if row else None
 
     async def by_ids(self, topic_ids: Iterable[int]) -> dict[int, Topic]:
@@ -119,14 +130,8 @@ class TopicsRepo:
     async def open_agent_conversation(
         self, connection: str, root_id: int, pair: str
     ) -> Topic | None:
-        query = _query().where(
-            topics.c.kind == TopicKind.AGENT_CONVERSATION.value,
-            topics.c.connection == connection,
-            topics.c.root_topic_id == root_id,
-            topics.c.pair_key == pair,
-            topics.c.closed_at.is_(None),
-        )
-        row = (await self._c.execute(query)).first()
+        parameters = {"connection": connection, "root_id": root_id, "pair": pair}
+        row = (await self._c.execute(_OPEN_AGENT_CONVERSATION, parameters)).first()
         return _topic(row) if row else None
 
     async def by_thread(self, connection: str, thread_id: str) -> Topic | None:
