@@ -47,16 +47,17 @@ class Sent:
     queued: Queued
 
 
-async def send_from_run(tx: Tx, clock: Clock, run: Run, sender: Agent, to: str, text: str) -> Sent:
-    """A role's send from its run. The root comes from the run's topic, never from the caller."""
+async def send_from_run(
+    tx: Tx, clock: Clock, run: Run, sender: Agent, topic: Topic, to: str, text: str
+) -> Sent:
+    """A role's send from its run (working in ``topic``). The root comes from the run's topic,
+    never from the caller."""
     check_text(text)
     name, _, connection = to.partition("@")
     if connection and connection != LOCAL:
         raise NotFound(f"no connection named {connection!r} (peer installations come later)")
     if name == sender.name:
         raise Invalid("an agent cannot send to itself", field="to")
-    topic = await tx.topics.by_id(run.topic_id)
-    assert topic is not None
     root = topic if topic.root_id == topic.id else await tx.topics.by_id(topic.root_id)
     if root is None or root.is_closed:
         reason = root.closed_reason if root else "gone"

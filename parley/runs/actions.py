@@ -43,7 +43,7 @@ class RunActing:
         return cls(tx, clock, run, agent, topic)
 
     async def send(self, to: str, text: str) -> str:
-        sent = await send_from_run(self.tx, self.clock, self.run, self.agent, to, text)
+        sent = await send_from_run(self.tx, self.clock, self.run, self.agent, self.topic, to, text)
         return f"sent to {to} (agent conversation {sent.conversation.thread_id})"
 
     async def report(self, text: str) -> str:

@@ -19,8 +19,10 @@ async def build_turn(
     topic = await tx.topics.by_id(run.topic_id)
     assert topic is not None
     inputs = await tx.messages.inputs(run.id)
-    history = await tx.messages.history(topic.id, run.id, HISTORY_LIMIT)
-    memory = [note.note for note in await tx.agents.memory(agent.id)]
+    history, memory = [], []
+    if agent.is_node_session or _reads_context(agent.brain):
+        history = await tx.messages.history(topic.id, run.id, HISTORY_LIMIT)
+        memory = [note.note for note in await tx.agents.memory(agent.id)]
     return TurnStart(
         run_id=run.id,
         agent=agent.name,
@@ -38,6 +40,13 @@ async def build_turn(
         parley_url=parley_url,
         tools=list(tools_of(agent)),
     )
+
+
+def _reads_context(brain: str) -> bool:
+    """Rule and offline brains look only at the new text: their turns skip loading the
+    session's history and the agent's memory (the costliest reads of a turn). A node session
+    always gets them: remembering every exchange is what it is for."""
+    return brain.partition(":")[0] not in ("scripted", "offline")
 
 
 async def _engram(tx: Tx, agent: Agent) -> str:
