@@ -15,7 +15,7 @@ from enum import StrEnum
 from parley.agents.model import Agent
 from parley.agents.selection import pick_for_held_topic, pick_for_new_topic
 from parley.clock import Clock
-from parley.conversations.model import LOCAL, Topic, TopicKind, pair_key
+from parley.conversations.model import LOCAL, Role, Topic, TopicKind, pair_key
 from parley.errors import Conflict, Invalid, NotFound
 from parley.runs.model import Run
 from parley.runs.queueing import Queued, check_text, queue_text
@@ -48,7 +48,7 @@ class Sent:
 
 
 async def send_from_run(
-    tx: Tx, clock: Clock, run: Run, sender: Agent, topic: Topic, to: str, text: str
+    tx: Tx, clock: Clock, run: Run, sender: Role, topic: Topic, to: str, text: str
 ) -> Sent:
     """A role's send from its run (working in ``topic``). The root comes from the run's topic,
     never from the caller."""
@@ -119,7 +119,7 @@ async def receive_text(
     )
 
 
-def _other_role(conversation: Topic, role: Agent) -> str:
+def _other_role(conversation: Topic, role: Role) -> str:
     other = (
         conversation.sender_name if conversation.agent_id == role.id else conversation.agent_name
     )
@@ -128,7 +128,7 @@ def _other_role(conversation: Topic, role: Agent) -> str:
 
 
 async def _start(
-    tx: Tx, clock: Clock, root_id: int, sender: Agent, recipient: Agent
+    tx: Tx, clock: Clock, root_id: int, sender: Role, recipient: Agent
 ) -> Topic | None:
     return await tx.topics.insert_unless_raced(
         TopicKind.AGENT_CONVERSATION,

@@ -66,6 +66,14 @@ class Topic:
 
 
 @dataclass(frozen=True)
+class Role:
+    """An agent as a party to an agent conversation: enough to key and sign what it sends."""
+
+    id: int
+    name: str
+
+
+@dataclass(frozen=True)
 class Message:
     id: int
     topic_id: int

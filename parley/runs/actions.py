@@ -6,7 +6,7 @@ from __future__ import annotations
 from parley.agents.model import Agent
 from parley.clock import Clock
 from parley.conversations.agent_conversations import send_from_run
-from parley.conversations.model import TaskStatus, Topic, TopicKind
+from parley.conversations.model import Role, TaskStatus, Topic, TopicKind
 from parley.conversations.node_exchange import ask_node
 from parley.conversations.tasks import end_task, spawn_subtask
 from parley.errors import Conflict, Forbidden, Invalid
@@ -20,27 +20,28 @@ AGENT_TOOLS = ("send", "report", "spawn", "complete", "remember", "ask_node")
 NODE_SESSION_TOOLS = ("send", "remember", "ask_node")
 
 
-def tools_of(agent: Agent) -> tuple[str, ...]:
-    return NODE_SESSION_TOOLS if agent.is_node_session else AGENT_TOOLS
+def tools_of(agent: Agent | Run) -> tuple[str, ...]:
+    """What a run may do: a node session's list is narrower than a hired agent's."""
+    node_session = agent.is_node_session if isinstance(agent, Agent) else agent.by_node_session
+    return NODE_SESSION_TOOLS if node_session else AGENT_TOOLS
 
 
 class RunActing:
     """One action of one run, inside one transaction."""
 
-    def __init__(self, tx: Tx, clock: Clock, run: Run, agent: Agent, topic: Topic) -> None:
-        self.tx, self.clock, self.run, self.agent, self.topic = tx, clock, run, agent, topic
+    def __init__(self, tx: Tx, clock: Clock, run: Run, topic: Topic) -> None:
+        self.tx, self.clock, self.run, self.topic = tx, clock, run, topic
+        self.agent = Role(run.agent_id, run.agent_name)
 
     @classmethod
     async def for_token(cls, tx: Tx, clock: Clock, token: str | None, action: str) -> RunActing:
         run = await running_run(tx, token)
-        agent = await tx.agents.by_id(run.agent_id)
+        if action not in tools_of(run):
+            allowed = ", ".join(tools_of(run))
+            raise Forbidden(f"{run.agent_name} is a node session; it may only {allowed}")
         topic = await tx.topics.by_id(run.topic_id)
-        assert agent is not None and topic is not None
-        if action not in tools_of(agent):
-            raise Forbidden(
-                f"{agent.name} is a node session; it may only {', '.join(tools_of(agent))}"
-            )
-        return cls(tx, clock, run, agent, topic)
+        assert topic is not None
+        return cls(tx, clock, run, topic)
 
     async def send(self, to: str, text: str) -> str:
         sent = await send_from_run(self.tx, self.clock, self.run, self.agent, self.topic, to, text)

@@ -15,19 +15,18 @@ from collections.abc import Awaitable, Callable
 
 from pydantic import ValidationError
 
-from parley.agents.model import Agent, Modality
+from parley.agents.model import Modality
 from parley.clock import Clock
 from parley.errors import ParleyError
 from parley.mesh.broker import Broker, Subscription
 from parley.mesh.messages import RUN_EVENTS, RunEvent, TurnStart, turn_subject
 from parley.people.tokens import hash_token
 from parley.runs.effects import Effects
-from parley.runs.model import Run
-from parley.runs.outcomes import record_outcome
+from parley.runs.outcomes import record_loaded_outcome
 from parley.runs.tokens import new_run_token
-from parley.runs.turns import build_turn
+from parley.runs.turns import Starting, build_turns
 from parley.runs.watch import RunWatch
-from parley.store import Store, Tx
+from parley.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +91,7 @@ class RunEngine:
     async def _start_batch(self) -> int:
         loop_time = asyncio.get_running_loop().time()
         away = {node for node, until in self._unreachable.items() if until > loop_time}
-        starting: list[tuple[str, TurnStart]] = []
+        starting: list[Starting] = []
         async with self._store.transaction() as tx:
             candidates = await tx.runs.startable(BATCH)
             # Stamped after reading: later than the finish of any run whose slot this takes.
@@ -110,17 +109,16 @@ class RunEngine:
                     continue
                 busy.add(run.session_id)
                 load[agent.id] = load.get(agent.id, 0) + 1
-                turn = await self._turn(tx, run, agent, token)
-                if agent.modality is not Modality.HUMAN:  # a person's turn waits for their answer
-                    starting.append((agent.node_name, turn))
-        await asyncio.gather(*(self._dispatch(node, turn) for node, turn in starting))
+                starting.append(Starting(run, agent, token))
+            turns = await build_turns(tx, starting, self._parley_url)
+        await asyncio.gather(
+            *(
+                self._dispatch(s.agent.node_name, turn)
+                for s, turn in zip(starting, turns, strict=True)
+                if s.agent.modality is not Modality.HUMAN  # a person's turn waits for them
+            )
+        )
         return len(candidates)
-
-    async def _turn(self, tx: Tx, run: Run, agent: Agent, token: str) -> TurnStart:
-        session = await tx.runs.session_by_id(run.session_id)
-        if session.was_stopped:  # the notice is given once, to this turn
-            await tx.runs.update_session(session.id, was_stopped=False)
-        return await build_turn(tx, run, agent, session, token, self._parley_url)
 
     async def _dispatch(self, node: str, turn: TurnStart) -> None:
         try:
@@ -165,11 +163,15 @@ class RunEngine:
     async def _record(self, batch: list[RunEvent]) -> list[tuple[int, str]]:
         ended = []
         async with self._store.transaction() as tx:
+            runs = await tx.runs.by_ids([event.run_id for event in batch])
+            topics = await tx.topics.by_ids({run.topic_id for run in runs.values()})
             for event in batch:
-                state = await record_outcome(
+                run = runs.get(event.run_id)
+                state = await record_loaded_outcome(
                     tx,
                     self._clock,
-                    event.run_id,
+                    run,
+                    topics.get(run.topic_id) if run else None,
                     event.kind == "finished",
                     event.text,
                     event.brain_session_id,

@@ -32,6 +32,8 @@ class Run:
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+    # The run is a node session's (whose tools are fewer).
+    by_node_session: bool = False
 
     @property
     def is_open(self) -> bool:

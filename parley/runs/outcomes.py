@@ -17,11 +17,24 @@ async def record_outcome(
 ) -> RunState | None:
     """Finish or fail the run; None if it was no longer running (stopped meanwhile)."""
     run = await tx.runs.by_id(run_id)
-    if run is None or run.state is not RunState.RUNNING:
+    topic = await tx.topics.by_id(run.topic_id) if run else None
+    return await record_loaded_outcome(tx, clock, run, topic, succeeded, text, brain_session_id)
+
+
+async def record_loaded_outcome(
+    tx: Tx,
+    clock: Clock,
+    run: Run | None,
+    topic: Topic | None,
+    succeeded: bool,
+    text: str,
+    brain_session_id: str | None,
+) -> RunState | None:
+    """As ``record_outcome``, with the run and its topic already read (a batch reads them
+    together). The run's state is read in this transaction: a stopped run stays stopped."""
+    if run is None or topic is None or run.state is not RunState.RUNNING:
         return None
     now = clock.now()
-    topic = await tx.topics.by_id(run.topic_id)
-    assert topic is not None
     tx.effects.wake = True
     if succeeded:
         await tx.runs.finish(run.id, RunState.FINISHED, now, output=text)

@@ -3,6 +3,8 @@ answers for and how to report there, and whether its previous turn was stopped."
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from parley.agents.model import Agent
 from parley.conversations.model import Message, Topic, TopicKind
 from parley.mesh.messages import SaidText, TurnStart
@@ -13,12 +15,57 @@ from parley.store import Tx
 HISTORY_LIMIT = 200  # earlier messages a turn is shown; older ones stay in the store
 
 
+@dataclass(frozen=True)
+class Starting:
+    run: Run
+    agent: Agent
+    token: str
+
+
+async def build_turns(tx: Tx, starting: list[Starting], parley_url: str) -> list[TurnStart]:
+    """The turns of a batch of starting runs, read together: a few statements per batch."""
+    if not starting:
+        return []
+    topics = await tx.topics.by_ids({s.run.topic_id for s in starting})
+    missing_roots = {t.root_id for t in topics.values()} - set(topics)
+    topics |= await tx.topics.by_ids(missing_roots)
+    sessions = await tx.runs.sessions_by_ids([s.run.session_id for s in starting])
+    inputs = await tx.messages.inputs_of([s.run.id for s in starting])
+    told = [session.id for session in sessions.values() if session.was_stopped]
+    await tx.runs.clear_stopped(told)  # the notice is given once, to this turn
+    return [
+        await _turn(
+            tx,
+            s,
+            topics,
+            sessions[s.run.session_id],
+            inputs.get(s.run.id, []),
+            parley_url,
+        )
+        for s in starting
+    ]
+
+
 async def build_turn(
     tx: Tx, run: Run, agent: Agent, session: Session, token: str, parley_url: str
 ) -> TurnStart:
-    topic = await tx.topics.by_id(run.topic_id)
-    assert topic is not None
+    """One run's turn (as the scheduler builds it), for inspection."""
+    topics = await tx.topics.by_ids({run.topic_id})
+    topics |= await tx.topics.by_ids({t.root_id for t in topics.values()} - set(topics))
     inputs = await tx.messages.inputs(run.id)
+    return await _turn(tx, Starting(run, agent, token), topics, session, inputs, parley_url)
+
+
+async def _turn(
+    tx: Tx,
+    starting: Starting,
+    topics: dict[int, Topic],
+    session: Session,
+    inputs: list[Message],
+    parley_url: str,
+) -> TurnStart:
+    run, agent = starting.run, starting.agent
+    topic = topics[run.topic_id]
     history, memory = [], []
     if agent.is_node_session or _reads_context(agent.brain):
         history = await tx.messages.history(topic.id, run.id, HISTORY_LIMIT)
@@ -31,12 +78,12 @@ async def build_turn(
         memory=memory,
         history=[_said(m) for m in history if _shown(m, agent)],
         new_text=[_said(m) for m in inputs],
-        root=await _root_in_words(tx, topic),
+        root=_root_in_words(topic, topics.get(topic.root_id)),
         counterpart=_counterpart(topic, agent),
         was_stopped=session.was_stopped,
         brain_session_id=session.brain_session_id,
         workspace=agent.workspace,
-        run_token=token,
+        run_token=starting.token,
         parley_url=parley_url,
         tools=list(tools_of(agent)),
     )
@@ -67,8 +114,7 @@ def _shown(message: Message, agent: Agent) -> bool:
     return message.recipient in (None, agent.name) or agent.is_node_session
 
 
-async def _root_in_words(tx: Tx, topic: Topic) -> str:
-    root = topic if topic.root_id == topic.id else await tx.topics.by_id(topic.root_id)
+def _root_in_words(topic: Topic, root: Topic | None) -> str:
     if root is None:
         return "nothing any more (its root is gone)"
     where = describe(root)

@@ -49,6 +49,7 @@ def _message(row: Any) -> Message:
 
 _INSERT = insert(messages).returning(messages.c.id)
 _INPUTS = _query().where(messages.c.run_id == bindparam("run_id"))
+_INPUTS_OF = _query().where(messages.c.run_id.in_(bindparam("run_ids", expanding=True)))
 _RECENT = (
     _query()
     .where(
@@ -80,6 +81,15 @@ class MessagesRepo:
     async def inputs(self, run_id: int) -> list[Message]:
         rows = await self._c.execute(_INPUTS, {"run_id": run_id})
         return [_message(row) for row in rows]
+
+    async def inputs_of(self, run_ids: Sequence[int]) -> dict[int, list[Message]]:
+        """Each run's input, in order, for a batch of runs."""
+        found: dict[int, list[Message]] = {}
+        for row in await self._c.execute(_INPUTS_OF, {"run_ids": list(run_ids)}):
+            message = _message(row)
+            assert message.run_id is not None
+            found.setdefault(message.run_id, []).append(message)
+        return found
 
     async def history(self, topic_id: int, run_id: int, limit: int) -> list[Message]:
         """The latest ``limit`` messages of a topic, not ``run_id``'s input; oldest first."""

@@ -29,7 +29,12 @@ _OPEN = [state.value for state in OPEN_STATES]
 
 def _query() -> Select[Any]:
     return (
-        select(runs, agents.c.name.label("agent_name"), nodes.c.name.label("node_name"))
+        select(
+            runs,
+            agents.c.name.label("agent_name"),
+            agents.c.kind.label("agent_kind"),
+            nodes.c.name.label("node_name"),
+        )
         .join(agents, agents.c.id == runs.c.agent_id)
         .join(nodes, nodes.c.id == agents.c.node_id)
     )
@@ -49,6 +54,7 @@ def _run(row: Any) -> Run:
         created_at=row.created_at,
         started_at=row.started_at,
         finished_at=row.finished_at,
+        by_node_session=row.agent_kind == "node",
     )
 
 
@@ -98,6 +104,14 @@ _SESSION = select(sessions).where(
     sessions.c.agent_id == bindparam("agent_id"), sessions.c.topic_id == bindparam("topic_id")
 )
 _SESSION_BY_ID = select(sessions).where(sessions.c.id == bindparam("session_id"))
+_SESSIONS_BY_IDS = select(sessions).where(
+    sessions.c.id.in_(bindparam("session_ids", expanding=True))
+)
+_CLEAR_STOPPED = (
+    update(sessions)
+    .where(sessions.c.id.in_(bindparam("session_ids", expanding=True)))
+    .values(was_stopped=False)
+)
 _INSERT_SESSION = insert(sessions)
 _QUEUED_IN_SESSION = (
     select(runs.c.id)
@@ -128,6 +142,7 @@ _FINISH = (
     )
 )
 _BY_ID = _query().where(runs.c.id == bindparam("run_id"))
+_BY_IDS = _query().where(runs.c.id.in_(bindparam("run_ids", expanding=True)))
 _BY_TOKEN = _query().where(
     runs.c.token_hash == bindparam("hash"), runs.c.state == RunState.RUNNING.value
 )
@@ -159,6 +174,14 @@ class RunsRepo:
     async def session_by_id(self, session_id: int) -> Session:
         row = (await self._c.execute(_SESSION_BY_ID, {"session_id": session_id})).one()
         return _session(row)
+
+    async def sessions_by_ids(self, session_ids: Sequence[int]) -> dict[int, Session]:
+        rows = await self._c.execute(_SESSIONS_BY_IDS, {"session_ids": list(session_ids)})
+        return {row.id: _session(row) for row in rows}
+
+    async def clear_stopped(self, session_ids: Sequence[int]) -> None:
+        if session_ids:
+            await self._c.execute(_CLEAR_STOPPED, {"session_ids": list(session_ids)})
 
     async def update_session(self, session_id: int, **values: Any) -> None:
         await self._c.execute(update(sessions).where(sessions.c.id == session_id).values(**values))
@@ -233,6 +256,10 @@ class RunsRepo:
     async def by_id(self, run_id: int) -> Run | None:
         row = (await self._c.execute(_BY_ID, {"run_id": run_id})).first()
         return _run(row) if row else None
+
+    async def by_ids(self, run_ids: Sequence[int]) -> dict[int, Run]:
+        rows = await self._c.execute(_BY_IDS, {"run_ids": list(run_ids)})
+        return {row.id: _run(row) for row in rows}
 
     async def running_by_token_hash(self, token_hash: str) -> Run | None:
         row = (await self._c.execute(_BY_TOKEN, {"hash": token_hash})).first()

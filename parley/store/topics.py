@@ -72,6 +72,7 @@ _OPEN_AGENT_CONVERSATION = _query().where(
     topics.c.pair_key == bindparam("pair"),
     topics.c.closed_at.is_(None),
 )
+_BY_IDS = _query().where(topics.c.id.in_(bindparam("topic_ids", expanding=True)))
 _CLOSED_LOCKED = (
     select(topics.c.closed_at, topics.c.closed_reason)
     .where(topics.c.id == bindparam("topic_id"))
@@ -114,7 +115,10 @@ class TopicsRepo:
         return _topic(row) if row else None
 
     async def by_ids(self, topic_ids: Iterable[int]) -> dict[int, Topic]:
-        rows = await self._c.execute(_query().where(topics.c.id.in_(list(topic_ids))))
+        wanted = list(topic_ids)
+        if not wanted:
+            return {}
+        rows = await self._c.execute(_BY_IDS, {"topic_ids": wanted})
         return {row.id: _topic(row) for row in rows}
 
     async def open_conversation(self, person_id: int, addressed_id: int) -> Topic | None:
