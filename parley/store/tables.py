@@ -240,6 +240,14 @@ runs = Table(
         postgresql_where=text("state = 'running'"),
     ),
     Index("ix_runs_topic", "topic_id"),
+    # The scheduler's and the queue's lookups: by state (then agent), and a session's waiting run.
+    Index("ix_runs_state_agent", "state", "agent_id"),
+    Index(
+        "ix_runs_waiting_in_session",
+        "session_id",
+        sqlite_where=text("state = 'queued'"),
+        postgresql_where=text("state = 'queued'"),
+    ),
 )
 
 # Every piece of text in a topic. A message with a recipient waits for that agent's session in
