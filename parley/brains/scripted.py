@@ -102,6 +102,10 @@ def _parse(path: Path) -> Script:
 
 
 class ScriptedBrain:
+    # A rule never needs an action's result to go on: its actions are applied with the turn's
+    # outcome, atomically (see brains/deferred.py).
+    acts_at_end = True
+
     def __init__(self, path: Path) -> None:
         self.path = path
 

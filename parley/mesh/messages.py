@@ -84,8 +84,15 @@ class StopTurn(Message):
     run_id: int
 
 
+class ActionCall(Message):
+    name: Literal["send", "report", "spawn", "complete", "remember", "ask_node"]
+    arguments: dict[str, str | bool]
+
+
 class RunEvent(Message):
     run_id: int
     kind: Literal["chunk", "finished", "failed"]
     text: str = ""
     brain_session_id: str | None = None
+    # Actions the brain deferred to the end of its turn, applied with the outcome.
+    actions: list[ActionCall] = []

@@ -12,10 +12,12 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from parley.brains.brain import Actions, Brain, Said, Turn
+from parley.brains.deferred import DeferredActions
 from parley.errors import Invalid, ParleyError
 from parley.mesh.broker import Broker, Subscription
 from parley.mesh.messages import (
     RUN_EVENTS,
+    ActionCall,
     RunEvent,
     StopTurn,
     TurnStart,
@@ -71,9 +73,12 @@ class TurnHost:
         async def stream(chunk: str) -> None:
             await self._report(RunEvent(run_id=start.run_id, kind="chunk", text=chunk))
 
+        deferred = DeferredActions()
         try:
             brain = self._brain_for(start.brain)
-            outcome = await brain.think(_turn(start), self._actions_for(start.run_token), stream)
+            acts_at_end = getattr(brain, "acts_at_end", False)
+            actions = deferred if acts_at_end else self._actions_for(start.run_token)
+            outcome = await brain.think(_turn(start), actions, stream)
         except ParleyError as exc:
             await self._report(RunEvent(run_id=start.run_id, kind="failed", text=exc.message))
         except Exception as exc:  # a brain's bug fails its turn, never the node
@@ -86,6 +91,7 @@ class TurnHost:
                 kind="finished",
                 text=outcome.reply,
                 brain_session_id=outcome.brain_session_id,
+                actions=[ActionCall(name=n, arguments=a) for n, a in deferred.calls],
             )
             await self._report(event)
 

@@ -175,6 +175,7 @@ class RunEngine:
                     event.kind == "finished",
                     event.text,
                     event.brain_session_id,
+                    event.actions,
                 )
                 if state is not None:
                     ended.append((event.run_id, state.value))

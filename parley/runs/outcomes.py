@@ -4,10 +4,14 @@ a run already stopped stays stopped, whatever arrives late."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from parley.clock import Clock
 from parley.conversations.model import Topic, TopicKind
 from parley.conversations.node_exchange import NODE_ANSWER
+from parley.errors import Forbidden, ParleyError
+from parley.mesh.messages import ActionCall
+from parley.runs.actions import RunActing, tools_of
 from parley.runs.model import Run, RunState
 from parley.store import Tx
 
@@ -29,13 +33,19 @@ async def record_loaded_outcome(
     succeeded: bool,
     text: str,
     brain_session_id: str | None,
+    actions: Sequence[ActionCall] = (),
 ) -> RunState | None:
     """As ``record_outcome``, with the run and its topic already read (a batch reads them
-    together). The run's state is read in this transaction: a stopped run stays stopped."""
+    together), and the actions the brain deferred to its end. The run's state is read in this
+    transaction: a stopped run stays stopped and none of its actions apply."""
     if run is None or topic is None or run.state is not RunState.RUNNING:
         return None
-    now = clock.now()
     tx.effects.wake = True
+    if succeeded and actions:
+        refusal = await _apply_deferred(tx, clock, run, topic, actions)
+        if refusal is not None:
+            succeeded, text = False, refusal
+    now = clock.now()
     if succeeded:
         await tx.runs.finish(run.id, RunState.FINISHED, now, output=text)
         if brain_session_id is not None:
@@ -69,3 +79,19 @@ async def _answer_asking_run(tx: Tx, clock: Clock, run: Run, text: str) -> None:
     )
     if await tx.outbox.put(f"node-answer:{run.id}", NODE_ANSWER, payload, clock.now()):
         tx.effects.outbox = True
+
+
+async def _apply_deferred(
+    tx: Tx, clock: Clock, run: Run, topic: Topic, actions: Sequence[ActionCall]
+) -> str | None:
+    """Apply a turn's deferred actions all or none; the refusal that undid them, if any."""
+    acting = RunActing(tx, clock, run, topic)
+    try:
+        async with tx.connection.begin_nested():
+            for call in actions:
+                if call.name not in tools_of(run):
+                    raise Forbidden(f"{run.agent_name} may not {call.name}")
+                await getattr(acting, call.name)(**call.arguments)
+    except ParleyError as exc:
+        return exc.message
+    return None

@@ -139,3 +139,27 @@ async def test_ask_node_from_a_run_brings_the_answer_back_as_new_text(
 
 async def _done(parley: Harness, task_id: int) -> bool:
     return bool((await get(parley.owner, f"/tasks/{task_id}"))["topic"]["status"] == "done")
+
+
+async def test_a_scripted_turn_s_actions_apply_all_or_none_with_its_outcome(
+    parley: Harness, tmp_path: Path
+) -> None:
+    """A rule brain's actions are applied with its turn's outcome: one refused, none applied."""
+    from tests.runs.support import say_and_wait
+
+    rules = """
+        rules:
+          - when: {text: "^both$"}
+            do: [{remember: "first note"}, {send: {to: gone, text: hi}}]
+        otherwise: [{remember: "{text}"}]
+    """
+    await parley.hire("gone")
+    await parley.owner.post("/api/v1/agents/gone/retire", json={})
+    await parley.hire("keeper", brain=script(tmp_path, "keeper", rules))
+    end = await say_and_wait(parley, "keeper", "both")
+    assert end["state"] == "failed"
+    assert "agent gone is retired" in end["reason"]
+    assert await get(parley.owner, "/agents/keeper/memory") == []  # the remember was undone
+    ok = await say_and_wait(parley, "keeper", "only this")
+    assert ok["state"] == "finished"
+    assert [n["note"] for n in await get(parley.owner, "/agents/keeper/memory")] == ["only this"]
