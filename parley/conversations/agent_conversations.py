@@ -58,10 +58,12 @@ async def send_from_run(
         raise NotFound(f"no connection named {connection!r} (peer installations come later)")
     if name == sender.name:
         raise Invalid("an agent cannot send to itself", field="to")
-    root = topic if topic.root_id == topic.id else await tx.topics.by_id(topic.root_id)
-    if root is None or root.is_closed:
-        reason = root.closed_reason if root else "gone"
-        raise TextRefused(f"the topic this run answers for was closed ({reason})", Refusal.THREAD)
+    # Locked, so that a deletion of the root waits for this send or this send sees it: the
+    # deletion closes the root and its agent conversations at once, and a send that saw the
+    # root open but its conversation closed would otherwise open a new one under a dead root.
+    closed = await tx.topics.closed_reason_locked(topic.root_id)
+    if closed is not None:
+        raise TextRefused(f"the topic this run answers for was closed ({closed})", Refusal.THREAD)
     key = pair_key(sender.name, name)
     conversation = await tx.topics.open_agent_conversation(LOCAL, topic.root_id, key)
     if conversation is None:

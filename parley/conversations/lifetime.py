@@ -11,6 +11,8 @@ from parley.store import Tx
 
 
 async def close_root(tx: Tx, now: datetime, root: Topic, reason: str) -> None:
+    # The root's row first, as a send from a run under it does: one lock order, no deadlock.
+    await tx.topics.closed_reason_locked(root.id)
     rooted = [topic.id for topic in await tx.topics.rooted_in(root.id) if not topic.is_closed]
     closing = [root.id, *rooted]
     await tx.topics.close(closing, reason, now)
