@@ -80,6 +80,7 @@ async def send_from_run(
         conversation,
         recipient,
         text,
+        root_locked=True,  # above, and the conversation was found open under it
         author_agent_id=sender.id,
         from_run_id=run.id,
     )

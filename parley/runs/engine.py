@@ -22,7 +22,7 @@ from parley.mesh.broker import Broker, Subscription
 from parley.mesh.messages import RUN_EVENTS, RunEvent, TurnStart, turn_subject
 from parley.people.tokens import hash_token
 from parley.runs.effects import Effects
-from parley.runs.outcomes import record_loaded_outcome
+from parley.runs.outcomes import ActionsRefused, record_loaded_outcome
 from parley.runs.tokens import new_run_token
 from parley.runs.turns import Starting, build_turns
 from parley.runs.watch import RunWatch
@@ -150,7 +150,7 @@ class RunEngine:
             while not self._outcomes.empty() and len(batch) < BATCH:
                 batch.append(self._outcomes.get_nowait())
             try:
-                ended = await self._record(batch)
+                ended = await self._record_refusing(batch)
             except Exception:  # one bad outcome must not lose the others: record them alone
                 log.exception("recording %d outcomes together failed; one by one", len(batch))
                 ended = []
@@ -160,7 +160,22 @@ class RunEngine:
             for run_id, state in ended:
                 self._watch.end(run_id, state)
 
-    async def _record(self, batch: list[RunEvent]) -> list[tuple[int, str]]:
+    async def _record_refusing(self, batch: list[RunEvent]) -> list[tuple[int, str]]:
+        """Record a batch; a turn whose deferred actions were refused rolls the batch back and
+        is recorded, on the next try, as failed without any of its actions."""
+        refused: dict[int, str] = {}
+        while True:
+            try:
+                return await self._record(batch, refused)
+            except ActionsRefused as exc:
+                if exc.run_id in refused:
+                    raise
+                refused[exc.run_id] = exc.message
+
+    async def _record(
+        self, batch: list[RunEvent], refused: dict[int, str] | None = None
+    ) -> list[tuple[int, str]]:
+        refused = refused or {}
         ended = []
         async with self._store.transaction() as tx:
             runs = await tx.runs.by_ids([event.run_id for event in batch])
@@ -172,10 +187,10 @@ class RunEngine:
                     self._clock,
                     run,
                     topics.get(run.topic_id) if run else None,
-                    event.kind == "finished",
-                    event.text,
+                    event.kind == "finished" and event.run_id not in refused,
+                    refused.get(event.run_id, event.text),
                     event.brain_session_id,
-                    event.actions,
+                    () if event.run_id in refused else event.actions,
                 )
                 if state is not None:
                     ended.append((event.run_id, state.value))

@@ -42,9 +42,7 @@ async def record_loaded_outcome(
         return None
     tx.effects.wake = True
     if succeeded and actions:
-        refusal = await _apply_deferred(tx, clock, run, topic, actions)
-        if refusal is not None:
-            succeeded, text = False, refusal
+        await _apply_deferred(tx, clock, run, topic, actions)
     now = clock.now()
     if succeeded:
         await tx.runs.finish(run.id, RunState.FINISHED, now, output=text)
@@ -81,17 +79,24 @@ async def _answer_asking_run(tx: Tx, clock: Clock, run: Run, text: str) -> None:
         tx.effects.outbox = True
 
 
+class ActionsRefused(Exception):
+    """A deferred action of ``run_id`` was refused: the transaction must be rolled back (so
+    that none of that turn's actions stays) and the turn recorded as failed with ``message``."""
+
+    def __init__(self, run_id: int, message: str) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+        self.message = message
+
+
 async def _apply_deferred(
     tx: Tx, clock: Clock, run: Run, topic: Topic, actions: Sequence[ActionCall]
-) -> str | None:
-    """Apply a turn's deferred actions all or none; the refusal that undid them, if any."""
+) -> None:
     acting = RunActing(tx, clock, run, topic)
     try:
-        async with tx.connection.begin_nested():
-            for call in actions:
-                if call.name not in tools_of(run):
-                    raise Forbidden(f"{run.agent_name} may not {call.name}")
-                await getattr(acting, call.name)(**call.arguments)
+        for call in actions:
+            if call.name not in tools_of(run):
+                raise Forbidden(f"{run.agent_name} may not {call.name}")
+            await getattr(acting, call.name)(**call.arguments)
     except ParleyError as exc:
-        return exc.message
-    return None
+        raise ActionsRefused(run.id, exc.message) from exc

@@ -31,10 +31,20 @@ def check_text(text: str, what: str = "text") -> str:
 
 
 async def queue_text(
-    tx: Tx, now: datetime, topic: Topic, recipient: Agent, body: str, **author: Any
+    tx: Tx,
+    now: datetime,
+    topic: Topic,
+    recipient: Agent,
+    body: str,
+    *,
+    root_locked: bool = False,
+    **author: Any,
 ) -> Queued:
-    """Record ``body`` in ``topic`` for ``recipient`` and give it to the run that will take it."""
-    closed = await tx.topics.closed_reason_locked(topic.id)
+    """Record ``body`` in ``topic`` for ``recipient`` and give it to the run that will take it.
+
+    The topic's row is locked against a concurrent closing, unless the caller holds its root's
+    lock already (``root_locked``): a topic is only ever closed together with its root."""
+    closed = None if root_locked else await tx.topics.closed_reason_locked(topic.id)
     if closed is not None:
         raise Conflict(
             f"{topic.kind.value.replace('_', ' ')} {topic.id} is closed ({closed})", reason="thread"
