@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from contextvars import ContextVar
 from typing import TypeVar
 
 from sqlalchemy import Connection as SyncConnection
@@ -51,7 +50,7 @@ class Store:
         self.engine = engine
         # SQLite: one transaction at a time, its statements inline (see connection.py).
         self._inline_lock = asyncio.Lock() if isinstance(engine, Engine) else None
-        self._in_transaction: ContextVar[bool] = ContextVar("in_transaction", default=False)
+        self._holder: asyncio.Task[object] | None = None
 
     @classmethod
     async def open(cls, url: str) -> Store:
@@ -90,16 +89,17 @@ class Store:
                 yield connection
             return
         assert self._inline_lock is not None
-        if self._in_transaction.get():
+        task = asyncio.current_task()
+        if task is not None and task is self._holder:
             # The lock is not reentrant: a transaction opened inside another would wait forever.
             raise RuntimeError("a store transaction was opened inside another one")
         async with self._inline_lock:
-            token = self._in_transaction.set(True)
+            self._holder = task
             try:
                 with self.engine.begin() as sync_connection:
                     yield InlineConnection(sync_connection)
             finally:
-                self._in_transaction.reset(token)
+                self._holder = None
 
     async def run_sync(self, fn: Callable[[SyncConnection], T]) -> T:
         """Run ``fn`` with a plain sync connection (schema inspection, tests)."""

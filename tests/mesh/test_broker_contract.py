@@ -90,3 +90,22 @@ async def test_a_failing_subscriber_does_not_hurt_the_publisher(broker: Broker) 
     await broker.subscribe("s.mixed", fine)
     await broker.publish("s.mixed", b"x")
     await asyncio.wait_for(heard.wait(), 2)
+
+
+async def test_a_subscriber_gets_one_publisher_s_messages_in_order(broker: Broker) -> None:
+    """As on NATS: a turn's reply chunks and its ending must not overtake each other."""
+    received: list[bytes] = []
+    done = asyncio.Event()
+
+    async def slow_then_fast(data: bytes) -> None:
+        if data == b"0":
+            await asyncio.sleep(0.05)  # the first message is handled slowly...
+        received.append(data)
+        if len(received) == 20:
+            done.set()
+
+    await broker.subscribe("s.ordered", slow_then_fast)
+    for n in range(20):
+        await broker.publish("s.ordered", str(n).encode())
+    await asyncio.wait_for(done.wait(), 2)
+    assert received == [str(n).encode() for n in range(20)]  # ...and still none overtakes it
