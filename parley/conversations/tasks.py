@@ -4,6 +4,7 @@ A task ends done, failed or cancelled; an ended task keeps its agent conversatio
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from parley.agents.selection import pick_for_new_topic
 from parley.clock import Clock
@@ -21,18 +22,9 @@ COMPLETION = "task_completion"  # outbox kind: a subtask's result, for the run t
 
 async def create_task(tx: Tx, clock: Clock, person: Person, agent_name: str, text: str) -> Topic:
     check_text(text, "task")
-    worker = await pick_for_new_topic(tx, clock, agent_name)
-    addressed = await tx.agents.by_name(agent_name)
-    task = await tx.topics.insert(
-        TopicKind.TASK,
-        worker.id,
-        clock.now(),
-        addressed_agent_id=addressed.id if addressed else worker.id,
-        person_id=person.id,
-        text=text,
+    return await _give(
+        tx, clock, agent_name, text, {"person_id": person.id}, {"author_person_id": person.id}
     )
-    await queue_text(tx, clock.now(), task, worker, text, author_person_id=person.id)
-    return task
 
 
 async def spawn_subtask(
@@ -40,6 +32,25 @@ async def spawn_subtask(
 ) -> Topic:
     """A subtask from a run: its completion comes back to that run's session as new text."""
     check_text(text, "subtask")
+    origin = {
+        "spawned_by_run_id": run.id,
+        "reply_agent_id": run.agent_id,
+        "reply_topic_id": run.topic_id,
+        "thread": thread,
+    }
+    author = {"author_agent_id": run.agent_id, "from_run_id": run.id}
+    return await _give(tx, clock, agent_name, text, origin, author)
+
+
+async def _give(
+    tx: Tx,
+    clock: Clock,
+    agent_name: str,
+    text: str,
+    origin: dict[str, Any],
+    author: dict[str, Any],
+) -> Topic:
+    """A new task for ``agent_name`` (a template's goes to a clone), its text queued for it."""
     worker = await pick_for_new_topic(tx, clock, agent_name)
     addressed = await tx.agents.by_name(agent_name)
     task = await tx.topics.insert(
@@ -48,14 +59,9 @@ async def spawn_subtask(
         clock.now(),
         addressed_agent_id=addressed.id if addressed else worker.id,
         text=text,
-        spawned_by_run_id=run.id,
-        reply_agent_id=run.agent_id,
-        reply_topic_id=run.topic_id,
-        thread=thread,
+        **origin,
     )
-    await queue_text(
-        tx, clock.now(), task, worker, text, author_agent_id=run.agent_id, from_run_id=run.id
-    )
+    await queue_text(tx, clock.now(), task, worker, text, **author)
     return task
 
 
