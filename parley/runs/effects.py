@@ -3,6 +3,7 @@ not start on text that a rollback takes back)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from parley.agents.model import Agent
@@ -19,3 +20,7 @@ class Effects:
     hired: list[Agent] = field(default_factory=list)
     # Runs stopped here whose turn, if running, must be cancelled on its node.
     stopped: list[Run] = field(default_factory=list)
+
+
+# What acts on a committed transaction's effects (the runtime's ``settle``).
+Settle = Callable[[Effects], Awaitable[None]]

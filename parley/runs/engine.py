@@ -1,9 +1,10 @@
 """The scheduler: starts queued runs in arrival order on their agents' nodes, at most
-``max_sessions`` running per agent and one per session, and records what the nodes report.
+``max_sessions`` running per agent and one per session, and hands what the nodes report to the
+outcome recorder.
 
-Both directions are batched: one transaction starts every run that may start now, and one
-records every outcome that has arrived meanwhile, so a busy hub pays a commit per batch, not
-per run (group commit).
+Starts are batched: one transaction starts every run that may start now (and the recorder
+records every outcome that arrived meanwhile in one), so a busy hub pays a commit per batch,
+not per run (group commit).
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
 
 from pydantic import ValidationError
 
@@ -21,8 +21,8 @@ from parley.errors import ParleyError
 from parley.mesh.broker import Broker, Subscription
 from parley.mesh.messages import RUN_EVENTS, RunEvent, TurnStart, turn_subject
 from parley.people.tokens import hash_token
-from parley.runs.effects import Effects
-from parley.runs.outcomes import ActionsRefused, record_loaded_outcome
+from parley.runs.effects import Settle
+from parley.runs.recorder import OutcomeRecorder
 from parley.runs.tokens import new_run_token
 from parley.runs.turns import Starting, build_turns
 from parley.runs.watch import RunWatch
@@ -33,8 +33,6 @@ log = logging.getLogger(__name__)
 BATCH = 256
 START_TIMEOUT = 10.0
 NODE_RETRY_SECONDS = 5.0
-
-Settle = Callable[[Effects], Awaitable[None]]
 
 
 class RunEngine:
@@ -55,21 +53,20 @@ class RunEngine:
         self._task: asyncio.Task[None] | None = None
         self._subscription: Subscription | None = None
         self._unreachable: dict[str, float] = {}
-        self._outcomes: asyncio.Queue[RunEvent] = asyncio.Queue()
-        self._recorder: asyncio.Task[None] | None = None
+        self._recorder = OutcomeRecorder(store, clock, watch, settle)
 
     async def start(self) -> None:
         self._subscription = await self._broker.subscribe(RUN_EVENTS, self._on_event)
         self._task = asyncio.create_task(self._loop())
-        self._recorder = asyncio.create_task(self._record_outcomes())
+        await self._recorder.start()
         self.wake()
 
     async def stop(self) -> None:
-        for task in (self._task, self._recorder):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        await self._recorder.stop()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
         if self._subscription is not None:
             await self._subscription.unsubscribe()
 
@@ -141,59 +138,5 @@ class RunEngine:
         if event.kind == "chunk":
             self._watch.chunk(event.run_id, event.text)
         else:
-            self._outcomes.put_nowait(event)
+            self._recorder.put(event)
         return None
-
-    async def _record_outcomes(self) -> None:
-        while True:
-            batch = [await self._outcomes.get()]
-            while not self._outcomes.empty() and len(batch) < BATCH:
-                batch.append(self._outcomes.get_nowait())
-            try:
-                ended = await self._record_refusing(batch)
-            except Exception:  # one bad outcome must not lose the others: record them alone
-                log.exception("recording %d outcomes together failed; one by one", len(batch))
-                ended = []
-                for event in batch:
-                    with contextlib.suppress(Exception):
-                        ended += await self._record([event])
-            for run_id, state in ended:
-                self._watch.end(run_id, state)
-
-    async def _record_refusing(self, batch: list[RunEvent]) -> list[tuple[int, str]]:
-        """Record a batch; a turn whose deferred actions were refused rolls the batch back and
-        is recorded, on the next try, as failed without any of its actions."""
-        refused: dict[int, str] = {}
-        while True:
-            try:
-                return await self._record(batch, refused)
-            except ActionsRefused as exc:
-                if exc.run_id in refused:
-                    raise
-                refused[exc.run_id] = exc.message
-
-    async def _record(
-        self, batch: list[RunEvent], refused: dict[int, str] | None = None
-    ) -> list[tuple[int, str]]:
-        refused = refused or {}
-        ended = []
-        async with self._store.transaction() as tx:
-            runs = await tx.runs.by_ids([event.run_id for event in batch])
-            topics = await tx.topics.by_ids({run.topic_id for run in runs.values()})
-            for event in batch:
-                run = runs.get(event.run_id)
-                state = await record_loaded_outcome(
-                    tx,
-                    self._clock,
-                    run,
-                    topics.get(run.topic_id) if run else None,
-                    event.kind == "finished" and event.run_id not in refused,
-                    refused.get(event.run_id, event.text),
-                    event.brain_session_id,
-                    () if event.run_id in refused else event.actions,
-                )
-                if state is not None:
-                    ended.append((event.run_id, state.value))
-            effects = tx.effects
-        await self._settle(effects)
-        return ended

@@ -12,7 +12,7 @@ import logging
 from parley.agents.model import HELD_TOPIC_STATES
 from parley.clock import Clock
 from parley.errors import Conflict, Invalid, NotFound, Unavailable
-from parley.runs.engine import Settle
+from parley.runs.effects import Settle
 from parley.runs.queueing import queue_text
 from parley.store import Store, Tx
 from parley.store.outbox import OutboxItem
