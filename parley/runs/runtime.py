@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
+from typing import Any
 
 from parley.agents.model import Agent
 from parley.agents.workspaces import provision
@@ -82,8 +83,7 @@ class Runtime:
         if await provision(self.store, self.broker, agent):
             self.engine.wake()
 
-    def _in_background(self, work: object) -> None:
-        assert asyncio.iscoroutine(work)
-        task: asyncio.Task[None] = asyncio.create_task(work)
+    def _in_background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)

@@ -1,0 +1,108 @@
+"""Parley in this process, on a fresh store, and calls to its API."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import textwrap
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+
+from parley.app import create_app
+from parley.clock import SystemClock
+from parley.context import Context
+from parley.people.bootstrap import owner_token_path
+from parley.settings import Settings
+from parley.store import Store
+
+ADMIN_URL = os.environ.get("PARLEY_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+@dataclass
+class Running:
+    context: Context
+    client: httpx.AsyncClient
+    work: Path
+
+    @property
+    def store(self) -> Store:
+        return self.context.store
+
+
+async def _admin(sql: str) -> None:
+    admin = await asyncpg.connect(ADMIN_URL, timeout=5)
+    try:
+        await admin.execute(sql)
+    finally:
+        await admin.close()
+
+
+@contextlib.asynccontextmanager
+async def fresh_database(backend: str, work: Path) -> AsyncIterator[str]:
+    """A store URL nobody used before; a PostgreSQL database is dropped afterwards."""
+    if backend == "sqlite":
+        yield f"sqlite+aiosqlite:///{work / 'parley.db'}"
+        return
+    name = f"parley_bench_{os.getpid()}"
+    await _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    await _admin(f'CREATE DATABASE "{name}"')
+    try:
+        yield ADMIN_URL.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://") + (
+            f"/{name}"
+        )
+    finally:
+        await _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextlib.asynccontextmanager
+async def parley(backend: str) -> AsyncIterator[Running]:
+    with tempfile.TemporaryDirectory(prefix="parley-bench-") as tmp:
+        work = Path(tmp)
+        async with fresh_database(backend, work) as url:
+            settings = Settings(
+                data_dir=work / "data",
+                database_url=url,
+                heartbeat_seconds=3600,
+                sweep_seconds=3600,
+                log_level="warning",
+            )
+            app = create_app(settings, SystemClock())
+            async with app.router.lifespan_context(app):
+                transport = httpx.ASGITransport(app=app)
+                token = read(owner_token_path(settings.data_dir)).strip()
+                async with httpx.AsyncClient(
+                    transport=transport,
+                    base_url="http://parley",
+                    headers={"Authorization": f"Bearer {token}"},
+                    timeout=60,
+                ) as client:
+                    yield Running(app.state.context, client, work)
+
+
+def read(path: Path) -> str:
+    return path.read_text()
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(textwrap.dedent(text).lstrip())
+    return path
+
+
+async def call(client: httpx.AsyncClient, method: str, path: str, **kw: Any) -> Any:
+    response = await client.request(method, f"/api/v1{path}", **kw)
+    if response.status_code >= 300:
+        raise RuntimeError(f"{method} {path}: {response.status_code} {response.text}")
+    return response.json() if response.content else None
+
+
+async def hire(client: httpx.AsyncClient, name: str, brain: str, max_sessions: int) -> None:
+    body = {"name": name, "node": "local", "brain": brain, "max_sessions": max_sessions}
+    agent = await call(client, "POST", "/agents", json=body)
+    if agent["lifecycle"] != "active":
+        raise RuntimeError(f"agent {name} is {agent['lifecycle']}, not active")
