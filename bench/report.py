@@ -105,24 +105,21 @@ def report(
     lines += ["", "Targets"]
     sqlite = best.get("sqlite")
     if sqlite:
-        ok = sqlite.hops_per_s >= TARGET_HOPS and sqlite.p99_ms <= TARGET_HOP_P99_MS
+        # The target is a throughput at a latency: the best phase whose p99 is within bound.
+        within = [r for r in hops["sqlite"] if r.p99_ms <= TARGET_HOP_P99_MS]
+        fast = max(within, key=lambda r: r.hops_per_s, default=sqlite)
+        ok = fast.hops_per_s >= TARGET_HOPS and fast.p99_ms <= TARGET_HOP_P99_MS
         lines.append(
             f"  {_mark(ok)} SQLite ≥ {TARGET_HOPS:,.0f} hops/s with p99 ≤ {TARGET_HOP_P99_MS:g} ms:"
-            f" {_n(sqlite.hops_per_s)} hops/s, p99 {_n(sqlite.p99_ms, 1)} ms"
+            f" {_n(fast.hops_per_s)} hops/s at {fast.pairs} pairs, p99 {_n(fast.p99_ms, 1)} ms"
         )
-        within = [
-            r
-            for r in hops["sqlite"]
-            if r.p99_ms <= TARGET_HOP_P99_MS and r.hops_per_s >= TARGET_HOPS
-        ]
-        if not ok and within:
-            lines.append(f"    (met at {within[0].pairs} pairs)")
     postgres = best.get("postgresql")
     if sqlite and postgres:
+        # Against SQLite's best at any latency: the stricter comparison.
         share = postgres.hops_per_s / sqlite.hops_per_s
         lines.append(
             f"  {_mark(share >= TARGET_PG_SHARE)} PostgreSQL ≥ {TARGET_PG_SHARE:.0%} of SQLite:"
-            f" {share:.0%}"
+            f" {share:.0%} (best {_n(postgres.hops_per_s)} against {_n(sqlite.hops_per_s)} hops/s)"
         )
     for backend, s in stops.items():
         p99 = percentile(s.total_ms, 99)
