@@ -94,5 +94,7 @@ class RunEvent(Message):
     kind: Literal["chunk", "finished", "failed"]
     text: str = ""
     brain_session_id: str | None = None
-    # Actions the brain deferred to the end of its turn, applied with the outcome.
+    # Actions the brain deferred to the end of its turn, applied with the outcome under the
+    # authority of the run's token, which comes with them.
     actions: list[ActionCall] = []
+    run_token: str | None = None

@@ -92,6 +92,7 @@ class TurnHost:
                 text=outcome.reply,
                 brain_session_id=outcome.brain_session_id,
                 actions=[ActionCall(name=n, arguments=a) for n, a in deferred.calls],
+                run_token=start.run_token if deferred.calls else None,
             )
             await self._report(event)
 

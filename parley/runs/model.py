@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
@@ -34,6 +34,8 @@ class Run:
     finished_at: datetime | None
     # The run is a node session's (whose tools are fewer).
     by_node_session: bool = False
+    # The hash of its run token while it runs: the authority of whatever acts for it.
+    token_hash: str | None = field(default=None, repr=False)
 
     @property
     def is_open(self) -> bool:

@@ -11,6 +11,7 @@ from parley.conversations.model import Topic, TopicKind
 from parley.conversations.node_exchange import NODE_ANSWER
 from parley.errors import Forbidden, ParleyError
 from parley.mesh.messages import ActionCall
+from parley.people.tokens import hash_token
 from parley.runs.actions import RunActing, tools_of
 from parley.runs.model import Run, RunState
 from parley.store import Tx
@@ -34,6 +35,7 @@ async def record_loaded_outcome(
     text: str,
     brain_session_id: str | None,
     actions: Sequence[ActionCall] = (),
+    run_token: str | None = None,
 ) -> RunState | None:
     """As ``record_outcome``, with the run and its topic already read (a batch reads them
     together), and the actions the brain deferred to its end. The run's state is read in this
@@ -42,6 +44,7 @@ async def record_loaded_outcome(
         return None
     tx.effects.wake = True
     if succeeded and actions:
+        _check_token(run, run_token)
         await _apply_deferred(tx, clock, run, topic, actions)
     now = clock.now()
     if succeeded:
@@ -87,6 +90,12 @@ class ActionsRefused(Exception):
         super().__init__(message)
         self.run_id = run_id
         self.message = message
+
+
+def _check_token(run: Run, token: str | None) -> None:
+    """Deferred actions act with the run's authority, as every action does: its token."""
+    if token is None or run.token_hash is None or hash_token(token) != run.token_hash:
+        raise ActionsRefused(run.id, "a role token without a run has no topic: no valid run token")
 
 
 async def _apply_deferred(

@@ -84,6 +84,7 @@ class OutcomeRecorder:
                     refused.get(event.run_id, event.text),
                     event.brain_session_id,
                     () if event.run_id in refused else event.actions,
+                    event.run_token,
                 )
                 if state is not None:
                     ended.append((event.run_id, state.value))

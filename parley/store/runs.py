@@ -55,6 +55,7 @@ def _run(row: Any) -> Run:
         started_at=row.started_at,
         finished_at=row.finished_at,
         by_node_session=row.agent_kind == "node",
+        token_hash=row.token_hash,
     )
 
 

@@ -163,3 +163,31 @@ async def test_a_scripted_turn_s_actions_apply_all_or_none_with_its_outcome(
     ok = await say_and_wait(parley, "keeper", "only this")
     assert ok["state"] == "finished"
     assert [n["note"] for n in await get(parley.owner, "/agents/keeper/memory")] == ["only this"]
+
+
+async def test_deferred_actions_without_the_run_s_token_are_refused(
+    parley: Harness, tmp_path: Path
+) -> None:
+    """What a node reports for a turn acts with that run's token, like any action."""
+    from parley.mesh.messages import RUN_EVENTS, ActionCall, RunEvent
+    from tests.runs.support import follow, say
+
+    await parley.hire("napper", brain=script(tmp_path, "napper", "otherwise: [{sleep: 30}]"))
+    queued = await say(parley.owner, "napper", "zzz")
+    assert await eventually(lambda: _running(parley, queued["run_id"]))
+    forged = RunEvent(
+        run_id=queued["run_id"],
+        kind="finished",
+        text="done",
+        actions=[ActionCall(name="remember", arguments={"note": "planted"})],
+        run_token="prt_not-this-run",
+    )
+    await parley.context.broker.publish(RUN_EVENTS, forged.model_dump_json().encode())
+    _, end = await follow(parley.owner, queued["run_id"])
+    assert end["state"] == "failed"
+    assert "a role token without a run has no topic" in end["reason"]
+    assert await get(parley.owner, "/agents/napper/memory") == []
+
+
+async def _running(parley: Harness, run_id: int) -> bool:
+    return bool((await get(parley.owner, f"/runs/{run_id}"))["run"]["state"] == "running")
