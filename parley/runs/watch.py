@@ -1,5 +1,6 @@
 """Watching a run as it happens, for `parley chat` and `parley say`: the pieces of its reply,
-then how it ended. In memory only; the store holds the result for anyone who comes later."""
+then how it ended. A watcher who comes while the run is going first gets the pieces so far.
+In memory only; the store holds the result for anyone who comes later."""
 
 from __future__ import annotations
 
@@ -19,10 +20,13 @@ class WatchEvent:
 class RunWatch:
     def __init__(self) -> None:
         self._queues: dict[int, set[asyncio.Queue[WatchEvent]]] = defaultdict(set)
+        self._so_far: dict[int, list[str]] = {}
 
     @contextmanager
     def watching(self, run_id: int) -> Iterator[asyncio.Queue[WatchEvent]]:
         queue: asyncio.Queue[WatchEvent] = asyncio.Queue()
+        for text in self._so_far.get(run_id, ()):
+            queue.put_nowait(WatchEvent("chunk", text))
         self._queues[run_id].add(queue)
         try:
             yield queue
@@ -32,9 +36,11 @@ class RunWatch:
                 del self._queues[run_id]
 
     def chunk(self, run_id: int, text: str) -> None:
+        self._so_far.setdefault(run_id, []).append(text)
         self._put(run_id, WatchEvent("chunk", text))
 
     def end(self, run_id: int, state: str) -> None:
+        self._so_far.pop(run_id, None)
         self._put(run_id, WatchEvent("end", state))
 
     def _put(self, run_id: int, event: WatchEvent) -> None:
