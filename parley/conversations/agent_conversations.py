@@ -73,7 +73,9 @@ async def send_from_run(
         conversation = await tx.topics.open_agent_conversation(LOCAL, topic.root_id, key)
     if conversation is None:
         raise Conflict(f"could not open an agent conversation with {name}; try again")
-    recipient = await pick_for_held_topic(tx, _other_role(conversation, sender))
+    other = conversation.other_role(sender.id)
+    assert other is not None
+    recipient = await pick_for_held_topic(tx, other)
     queued = await queue_text(
         tx,
         clock.now(),
@@ -120,14 +122,6 @@ async def receive_text(
         check_text(text),
         author_agent_id=author.id if author else None,
     )
-
-
-def _other_role(conversation: Topic, role: Role) -> str:
-    other = (
-        conversation.sender_name if conversation.agent_id == role.id else conversation.agent_name
-    )
-    assert other is not None
-    return other
 
 
 async def _start(

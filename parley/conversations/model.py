@@ -58,11 +58,11 @@ class Topic:
         """The topic this one answers for: itself, unless it is an agent conversation."""
         return self.root_topic_id if self.root_topic_id is not None else self.id
 
-    def other_role(self, role_id: int) -> int | None:
-        """In an agent conversation, the role that is not ``role_id``."""
+    def other_role(self, role_id: int) -> str | None:
+        """In an agent conversation, the name of the role that is not ``role_id``; else None."""
         if self.kind is not TopicKind.AGENT_CONVERSATION:
             return None
-        return self.sender_agent_id if role_id == self.agent_id else self.agent_id
+        return self.sender_name if role_id == self.agent_id else self.agent_name
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,7 @@ async def _deliver_reply(tx: Tx, clock: Clock, run: Run, topic: Topic, text: str
 
 
 async def _answer_asking_run(tx: Tx, clock: Clock, run: Run, text: str) -> None:
-    _, agent_id, topic_id = await tx.messages.reply_route(run.id)
+    agent_id, topic_id = await tx.messages.reply_route(run.id)
     if agent_id is None or topic_id is None:
         return  # a person asked: the answer waits in the node's topic
     payload = json.dumps(

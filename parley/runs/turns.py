@@ -79,7 +79,7 @@ async def _turn(
         history=[_said(m) for m in history if _shown(m, agent)],
         new_text=[_said(m) for m in inputs],
         root=_root_in_words(topic, topics.get(topic.root_id)),
-        counterpart=_counterpart(topic, agent),
+        counterpart=topic.other_role(agent.id),
         was_stopped=session.was_stopped,
         brain_session_id=session.brain_session_id,
         workspace=agent.workspace,
@@ -123,9 +123,3 @@ def _root_in_words(topic: Topic, root: Topic | None) -> str:
     if root.id == topic.id:
         return f"{where}; your reply is shown there"
     return f"{where}; use report(text) to post there"
-
-
-def _counterpart(topic: Topic, agent: Agent) -> str | None:
-    if topic.kind is not TopicKind.AGENT_CONVERSATION:
-        return None
-    return topic.sender_name if topic.agent_id == agent.id else topic.agent_name

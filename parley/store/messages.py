@@ -74,10 +74,6 @@ class MessagesRepo:
         rows = await self._c.execute(_query().where(messages.c.topic_id == topic_id))
         return [_message(row) for row in rows]
 
-    async def in_topics(self, topic_ids: Sequence[int]) -> list[Message]:
-        rows = await self._c.execute(_query().where(messages.c.topic_id.in_(list(topic_ids))))
-        return [_message(row) for row in rows]
-
     async def inputs(self, run_id: int) -> list[Message]:
         rows = await self._c.execute(_INPUTS, {"run_id": run_id})
         return [_message(row) for row in rows]
@@ -97,22 +93,18 @@ class MessagesRepo:
         rows = await self._c.execute(_RECENT, parameters)
         return [_message(row) for row in reversed(list(rows))]
 
-    async def reply_route(self, run_id: int) -> tuple[int | None, int | None, int | None]:
-        """For a node session's run: (asking person's message author, reply agent, reply topic)."""
+    async def reply_route(self, run_id: int) -> tuple[int | None, int | None]:
+        """For a node session's run: where its answer goes (agent, topic), if a run asked."""
         row = (
             await self._c.execute(
-                select(
-                    messages.c.author_person_id,
-                    messages.c.reply_agent_id,
-                    messages.c.reply_topic_id,
-                )
+                select(messages.c.reply_agent_id, messages.c.reply_topic_id)
                 .where(messages.c.run_id == run_id)
                 .order_by(messages.c.id)
             )
         ).first()
         if row is None:
-            return None, None, None
-        return row.author_person_id, row.reply_agent_id, row.reply_topic_id
+            return None, None
+        return row.reply_agent_id, row.reply_topic_id
 
     async def move_inputs(self, from_run_id: int, to_run_id: int) -> None:
         await self._c.execute(

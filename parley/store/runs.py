@@ -104,7 +104,6 @@ def _startable() -> Select[Any]:
 _SESSION = select(sessions).where(
     sessions.c.agent_id == bindparam("agent_id"), sessions.c.topic_id == bindparam("topic_id")
 )
-_SESSION_BY_ID = select(sessions).where(sessions.c.id == bindparam("session_id"))
 _SESSIONS_BY_IDS = select(sessions).where(
     sessions.c.id.in_(bindparam("session_ids", expanding=True))
 )
@@ -170,10 +169,6 @@ class RunsRepo:
             except IntegrityError:
                 pass
             row = (await self._c.execute(_SESSION, key)).one()
-        return _session(row)
-
-    async def session_by_id(self, session_id: int) -> Session:
-        row = (await self._c.execute(_SESSION_BY_ID, {"session_id": session_id})).one()
         return _session(row)
 
     async def sessions_by_ids(self, session_ids: Sequence[int]) -> dict[int, Session]:
