@@ -30,8 +30,7 @@ async def say_to(agent: str, body: TextIn, caller: Caller, ctx: Ctx) -> QueuedOu
     """Give text to the agent in your conversation with it; its reply comes in a run."""
     async with ctx.runtime.transaction() as tx:
         queued = await say(tx, ctx.clock, caller, agent, body.text)
-        topic_id = (await conversation_with(tx, caller, agent)).id
-    return QueuedOut(topic_id=topic_id, message_id=queued.message_id, run_id=queued.run_id)
+    return QueuedOut.of(queued)
 
 
 @router.get("/conversations/{agent}")

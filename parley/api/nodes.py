@@ -16,7 +16,6 @@ from parley.errors import Conflict, NotFound
 from parley.mesh.model import Node
 from parley.mesh.nodes import node_by_name, node_session_name, set_node_engram
 from parley.people.accounts import require_owner
-from parley.store import Tx
 
 router = APIRouter(tags=["nodes"])
 
@@ -50,25 +49,18 @@ async def ask(name: str, body: TextIn, caller: Caller, ctx: Ctx) -> QueuedOut:
     """Ask the node's own session; callers queue, it answers one at a time."""
     async with ctx.runtime.transaction() as tx:
         queued = await ask_node(tx, ctx.clock, name, body.text, person=caller, run=None)
-        topic = await tx.topics.by_id(await _node_topic_id(tx, name))
-    assert topic is not None
-    return QueuedOut(topic_id=topic.id, message_id=queued.message_id, run_id=queued.run_id)
+    return QueuedOut.of(queued)
 
 
 @router.get("/nodes/{name}/exchanges")
 async def exchanges(name: str, caller: Caller, ctx: Ctx) -> TopicDetailOut:
     """Everything the node session was asked, by whom, and what it answered."""
     async with ctx.store.transaction() as tx:
-        topic = await tx.topics.by_id(await _node_topic_id(tx, name))
+        node = await node_by_name(tx, name)
+        topic = await tx.topics.node_topic(node.session_agent_id)
         if topic is None:
             raise NotFound(f"node {name} has not been asked anything yet")
         return await topic_detail(tx, caller, topic)
-
-
-async def _node_topic_id(tx: Tx, name: str) -> int:
-    node = await node_by_name(tx, name)
-    topic = await tx.topics.node_topic(node.session_agent_id)
-    return topic.id if topic else -1
 
 
 @router.delete("/nodes/{name}/session", status_code=204)

@@ -10,6 +10,7 @@ from parley.api.schemas import Body
 from parley.conversations.model import Message, Topic
 from parley.runs.actions import describe
 from parley.runs.model import Run
+from parley.runs.queueing import Queued
 
 
 class TextIn(Body):
@@ -30,6 +31,10 @@ class QueuedOut(BaseModel):
     topic_id: int
     message_id: int
     run_id: int = Field(description="the run that takes this text; follow it at /runs/ID/events")
+
+    @classmethod
+    def of(cls, queued: Queued) -> QueuedOut:
+        return cls(topic_id=queued.topic_id, message_id=queued.message_id, run_id=queued.run_id)
 
 
 class MessageOut(BaseModel):

@@ -18,6 +18,7 @@ MAX_TEXT = 100_000
 
 @dataclass(frozen=True)
 class Queued:
+    topic_id: int
     message_id: int
     run_id: int
 
@@ -57,4 +58,4 @@ async def queue_text(
         topic.id, "text", body, now, recipient_agent_id=recipient.id, run_id=run_id, **author
     )
     tx.effects.wake = True
-    return Queued(message_id, run_id)
+    return Queued(topic.id, message_id, run_id)
