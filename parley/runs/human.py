@@ -17,12 +17,14 @@ from parley.store import Tx
 
 async def turns_waiting_for(tx: Tx, person: Person) -> list[Run]:
     """Running turns of the human agents that are this person."""
-    waiting = []
-    for run in await tx.runs.running():
-        agent = await tx.agents.by_id(run.agent_id)
-        if agent and agent.modality is Modality.HUMAN and agent.human_person == person.name:
-            waiting.append(run)
-    return waiting
+    running = await tx.runs.running()
+    agents = await tx.agents.by_ids({run.agent_id for run in running})
+    return [
+        run
+        for run in running
+        if agents[run.agent_id].modality is Modality.HUMAN
+        and agents[run.agent_id].human_person == person.name
+    ]
 
 
 async def answer_turn(
