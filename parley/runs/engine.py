@@ -91,10 +91,12 @@ class RunEngine:
         starting: list[Starting] = []
         async with self._store.transaction() as tx:
             candidates = await tx.runs.startable(BATCH)
-            # Stamped after reading: later than the finish of any run whose slot this takes.
-            now = self._clock.now()
             agents = await tx.agents.by_ids({run.agent_id for run in candidates})
             load, busy = await tx.runs.running_load(list(agents))
+            # Stamped after reading the load: later than the finish of any run whose slot this
+            # takes (on PostgreSQL a finish committed just before that read may be stamped later
+            # than a clock read before it).
+            now = self._clock.now()
             for run in candidates:
                 agent = agents[run.agent_id]
                 if run.session_id in busy or load.get(agent.id, 0) >= agent.max_sessions:
