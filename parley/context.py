@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from parley.clock import Clock
+from parley.hub.runtime import Runtime
 from parley.mesh.broker import Broker
-from parley.runs.runtime import Runtime
 from parley.settings import Settings
 from parley.store import Store
 

@@ -13,14 +13,14 @@ from parley.agents.workspaces import provision_waiting
 from parley.brains.factory import brain_for
 from parley.clock import Clock
 from parley.context import Context
+from parley.hub.local_actions import LocalActions
+from parley.hub.runtime import Runtime
 from parley.mesh.join_token import load_or_create_join_token
 from parley.mesh.local_broker import LocalBroker
 from parley.mesh.node_runner import NodeRunner
 from parley.mesh.registry import MeshRegistry
 from parley.mesh.turn_host import TurnHost
 from parley.people.bootstrap import ensure_owner, owner_token_path
-from parley.runs.local_actions import LocalActions
-from parley.runs.runtime import Runtime
 from parley.settings import Settings
 from parley.store import Store
 
@@ -54,7 +54,7 @@ async def running(settings: Settings, clock: Clock) -> AsyncIterator[Context]:
             settings.node_name,
             broker,
             lambda spec: brain_for(spec, settings),
-            lambda token: LocalActions(runtime, token),
+            lambda token: LocalActions(store, clock, token),
         )
         node = NodeRunner(
             settings.node_name,

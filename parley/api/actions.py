@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Request
 
 from parley.api.deps import Ctx
-from parley.api.topic_schemas import (
+from parley.api.schemas.actions import (
     ActOut,
     AskNodeIn,
     CompleteIn,
@@ -17,9 +17,13 @@ from parley.api.topic_schemas import (
     SpawnIn,
 )
 from parley.errors import Unauthorized
-from parley.runs.local_actions import LocalActions
+from parley.hub.local_actions import LocalActions
 
 router = APIRouter(tags=["actions"])
+
+
+def _run_actions(request: Request, ctx: Ctx) -> LocalActions:
+    return LocalActions(ctx.store, ctx.clock, _run_token(request))
 
 
 def _run_token(request: Request) -> str:
@@ -32,36 +36,34 @@ def _run_token(request: Request) -> str:
     return token.strip()
 
 
-RunToken = Annotated[str, Depends(_run_token)]
+Acting = Annotated[LocalActions, Depends(_run_actions)]
 
 
 @router.post("/act/send")
-async def send(body: SendIn, token: RunToken, ctx: Ctx) -> ActOut:
-    return ActOut(result=await LocalActions(ctx.runtime, token).send(body.to, body.text))
+async def send(body: SendIn, acting: Acting) -> ActOut:
+    return ActOut(result=await acting.send(body.to, body.text))
 
 
 @router.post("/act/report")
-async def report(body: ReportIn, token: RunToken, ctx: Ctx) -> ActOut:
-    return ActOut(result=await LocalActions(ctx.runtime, token).report(body.text))
+async def report(body: ReportIn, acting: Acting) -> ActOut:
+    return ActOut(result=await acting.report(body.text))
 
 
 @router.post("/act/spawn")
-async def spawn(body: SpawnIn, token: RunToken, ctx: Ctx) -> ActOut:
-    actions = LocalActions(ctx.runtime, token)
-    return ActOut(result=await actions.spawn(body.agent, body.text, body.thread))
+async def spawn(body: SpawnIn, acting: Acting) -> ActOut:
+    return ActOut(result=await acting.spawn(body.agent, body.text, body.thread))
 
 
 @router.post("/act/complete")
-async def complete(body: CompleteIn, token: RunToken, ctx: Ctx) -> ActOut:
-    actions = LocalActions(ctx.runtime, token)
-    return ActOut(result=await actions.complete(body.result, body.failed))
+async def complete(body: CompleteIn, acting: Acting) -> ActOut:
+    return ActOut(result=await acting.complete(body.result, body.failed))
 
 
 @router.post("/act/remember")
-async def remember(body: RememberIn, token: RunToken, ctx: Ctx) -> ActOut:
-    return ActOut(result=await LocalActions(ctx.runtime, token).remember(body.note))
+async def remember(body: RememberIn, acting: Acting) -> ActOut:
+    return ActOut(result=await acting.remember(body.note))
 
 
 @router.post("/act/ask-node")
-async def ask_node(body: AskNodeIn, token: RunToken, ctx: Ctx) -> ActOut:
-    return ActOut(result=await LocalActions(ctx.runtime, token).ask_node(body.node, body.text))
+async def ask_node(body: AskNodeIn, acting: Acting) -> ActOut:
+    return ActOut(result=await acting.ask_node(body.node, body.text))

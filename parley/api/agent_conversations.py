@@ -6,7 +6,8 @@ from fastapi import APIRouter
 
 from parley.agents.lookup import agent_by_name
 from parley.api.deps import Caller, Ctx
-from parley.api.topic_schemas import StoppedOut, TopicDetailOut, TopicOut
+from parley.api.schemas.runs import StoppedOut
+from parley.api.schemas.topics import TopicDetailOut, TopicOut
 from parley.api.views import topic_detail, topics_out
 from parley.conversations.model import TopicKind
 from parley.conversations.visibility import only_readable, readable_thread
@@ -32,7 +33,7 @@ async def show_agent_conversation(thread_id: str, caller: Caller, ctx: Ctx) -> T
 
 @router.post("/agent-conversations/{thread_id}/stop")
 async def stop_agent_conversation(thread_id: str, caller: Caller, ctx: Ctx) -> StoppedOut:
-    async with ctx.runtime.transaction() as tx:
+    async with ctx.store.transaction() as tx:
         conversation = await readable_thread(tx, caller, thread_id)
         reason = f"stopped by {caller.name}"
         stopped = await stop_topics(tx, [conversation.id], ctx.clock.now(), reason)

@@ -13,7 +13,7 @@ from parley.agents.policy import warn
 from parley.agents.templates import clone
 from parley.agents.workspaces import provision
 from parley.api.deps import Caller, Ctx
-from parley.api.schemas import (
+from parley.api.schemas.agents import (
     AgentOut,
     CloneIn,
     HireIn,
@@ -98,7 +98,7 @@ async def retire_agent(name: str, body: RetireIn, caller: Caller, ctx: Ctx) -> A
     """Drain (no new work, running work finishes, then retired), or with force retire now."""
     require_owner(caller, "retire agents")
     reason = (body.reason or "").strip() or f"retired by {caller.name}"
-    async with ctx.runtime.transaction() as tx:  # stopped turns are cancelled once committed
+    async with ctx.store.transaction() as tx:  # stopped turns are cancelled once committed
         agent = await agent_by_name(tx, name)
         refuse_node_session(agent, "retired")
         if body.force:
@@ -113,7 +113,7 @@ async def retire_agent(name: str, body: RetireIn, caller: Caller, ctx: Ctx) -> A
 @router.post("/agents/{name}/warnings")
 async def warn_agent(name: str, body: WarnIn, caller: Caller, ctx: Ctx) -> WarnOut:
     require_owner(caller, "warn agents")
-    async with ctx.runtime.transaction() as tx:  # a dismissal stops the agent's turns
+    async with ctx.store.transaction() as tx:  # a dismissal stops the agent's turns
         outcome = await warn(
             tx, ctx.clock, name, body.reason, caller, ctx.settings.warnings_to_dismiss
         )

@@ -5,7 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from parley.api.deps import Caller, Ctx
-from parley.api.topic_schemas import QueuedOut, StoppedOut, TextIn, TopicDetailOut, TopicOut
+from parley.api.schemas.runs import StoppedOut
+from parley.api.schemas.topics import QueuedOut, TextIn, TopicDetailOut, TopicOut
 from parley.api.views import topic_detail, topics_out
 from parley.conversations.model import TopicKind
 from parley.conversations.person import conversation_with, delete_conversation, say
@@ -28,7 +29,7 @@ async def my_conversations(caller: Caller, ctx: Ctx) -> list[TopicOut]:
 @router.post("/conversations/{agent}/messages", status_code=202)
 async def say_to(agent: str, body: TextIn, caller: Caller, ctx: Ctx) -> QueuedOut:
     """Give text to the agent in your conversation with it; its reply comes in a run."""
-    async with ctx.runtime.transaction() as tx:
+    async with ctx.store.transaction() as tx:
         queued = await say(tx, ctx.clock, caller, agent, body.text)
     return QueuedOut.of(queued)
 
@@ -41,14 +42,14 @@ async def show_conversation(agent: str, caller: Caller, ctx: Ctx) -> TopicDetail
 
 @router.delete("/conversations/{agent}", status_code=204)
 async def delete(agent: str, caller: Caller, ctx: Ctx) -> None:
-    async with ctx.runtime.transaction() as tx:
+    async with ctx.store.transaction() as tx:
         await delete_conversation(tx, ctx.clock, caller, agent)
 
 
 @router.post("/conversations/{agent}/stop")
 async def stop(agent: str, caller: Caller, ctx: Ctx) -> StoppedOut:
     """Stop the agent's turn in your conversation (and the text waiting behind it)."""
-    async with ctx.runtime.transaction() as tx:
+    async with ctx.store.transaction() as tx:
         conversation = await conversation_with(tx, caller, agent)
         reason = f"stopped by {caller.name}"
         stopped = await stop_topics(tx, [conversation.id], ctx.clock.now(), reason)

@@ -6,7 +6,7 @@ from fastapi import APIRouter
 
 from parley import __version__
 from parley.api.deps import Ctx
-from parley.api.schemas import Health
+from parley.api.schemas.health import Health
 
 router = APIRouter(tags=["health"])
 

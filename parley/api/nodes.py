@@ -7,8 +7,8 @@ from datetime import timedelta
 from fastapi import APIRouter
 
 from parley.api.deps import Caller, Ctx
-from parley.api.schemas import EngramIn, NodeOut
-from parley.api.topic_schemas import QueuedOut, TextIn, TopicDetailOut
+from parley.api.schemas.nodes import EngramIn, NodeOut
+from parley.api.schemas.topics import QueuedOut, TextIn, TopicDetailOut
 from parley.api.views import topic_detail
 from parley.context import Context
 from parley.conversations.node_exchange import ask_node
@@ -47,7 +47,7 @@ async def put_engram(name: str, body: EngramIn, caller: Caller, ctx: Ctx) -> Nod
 @router.post("/nodes/{name}/ask", status_code=202)
 async def ask(name: str, body: TextIn, caller: Caller, ctx: Ctx) -> QueuedOut:
     """Ask the node's own session; callers queue, it answers one at a time."""
-    async with ctx.runtime.transaction() as tx:
+    async with ctx.store.transaction() as tx:
         queued = await ask_node(tx, ctx.clock, name, body.text, person=caller, run=None)
     return QueuedOut.of(queued)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from parley.api.deps import Caller, Ctx
-from parley.api.schemas import NewPersonOut, PersonIn, PersonOut
+from parley.api.schemas.people import NewPersonOut, PersonIn, PersonOut
 from parley.people.accounts import add_person, reissue_token, require_owner
 
 router = APIRouter(tags=["people"])

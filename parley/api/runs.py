@@ -9,13 +9,14 @@ from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
 from parley.api.deps import Caller, Ctx
-from parley.api.topic_schemas import AnswerIn, MessageOut, RunDetailOut, RunOut, StoppedOut
+from parley.api.schemas.runs import AnswerIn, RunOut, StoppedOut
+from parley.api.schemas.topics import MessageOut, RunDetailOut
 from parley.api.views import topic_out
 from parley.context import Context
 from parley.conversations.visibility import only_readable, readable_topic
 from parley.errors import NotFound
+from parley.hub.human import answer_turn, turns_waiting_for
 from parley.people.model import Person
-from parley.runs.human import answer_turn, turns_waiting_for
 from parley.runs.model import Run, RunState
 from parley.runs.stop import stop_runs
 from parley.store import Tx
@@ -74,7 +75,7 @@ async def _detail(tx: Tx, run: Run) -> RunDetailOut:
 @router.post("/runs/{run_id}/stop")
 async def stop_run(run_id: int, caller: Caller, ctx: Ctx) -> StoppedOut:
     """Cancel the turn; idempotent (stopping a run that already ended stops nothing)."""
-    async with ctx.runtime.transaction() as tx:
+    async with ctx.store.transaction() as tx:
         run = await _readable_run(tx, caller, run_id)
         stopped = await stop_runs(tx, [run], ctx.clock.now(), f"stopped by {caller.name}")
     return StoppedOut(stopped=[r.id for r in stopped])
@@ -91,9 +92,8 @@ async def my_turns(caller: Caller, ctx: Ctx) -> list[RunDetailOut]:
 async def answer(run_id: int, body: AnswerIn, caller: Caller, ctx: Ctx) -> RunOut:
     """Your answer as a human agent: it ends the turn, as a brain's reply would (and with
     ``complete``, completes the task it works on)."""
-    async with ctx.runtime.transaction() as tx:
+    async with ctx.store.transaction() as tx:
         run = await answer_turn(tx, ctx.clock, caller, run_id, body.text, body.complete)
-    ctx.runtime.watch.end(run.id, run.state.value)
     return RunOut.of(run)
 
 

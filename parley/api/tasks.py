@@ -5,7 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from parley.api.deps import Caller, Ctx
-from parley.api.topic_schemas import StoppedOut, TaskIn, TopicDetailOut, TopicOut
+from parley.api.schemas.runs import StoppedOut
+from parley.api.schemas.topics import TaskIn, TopicDetailOut, TopicOut
 from parley.api.views import topic_detail, topic_out, topics_out
 from parley.conversations.model import TaskStatus, TopicKind
 from parley.conversations.tasks import cancel_task, create_task, delete_task, task_by_id
@@ -17,7 +18,7 @@ router = APIRouter(tags=["tasks"])
 
 @router.post("/tasks", status_code=201)
 async def create(body: TaskIn, caller: Caller, ctx: Ctx) -> TopicOut:
-    async with ctx.runtime.transaction() as tx:
+    async with ctx.store.transaction() as tx:
         task = await create_task(tx, ctx.clock, caller, body.agent, body.text)
         return await topic_out(tx, task)
 
@@ -43,14 +44,14 @@ async def show(task_id: int, caller: Caller, ctx: Ctx) -> TopicDetailOut:
 
 @router.post("/tasks/{task_id}/cancel")
 async def cancel(task_id: int, caller: Caller, ctx: Ctx) -> TopicOut:
-    async with ctx.runtime.transaction() as tx:
+    async with ctx.store.transaction() as tx:
         await cancel_task(tx, ctx.clock, await task_by_id(tx, task_id), caller)
         return await topic_out(tx, await task_by_id(tx, task_id))
 
 
 @router.post("/tasks/{task_id}/stop")
 async def stop(task_id: int, caller: Caller, ctx: Ctx) -> StoppedOut:
-    async with ctx.runtime.transaction() as tx:
+    async with ctx.store.transaction() as tx:
         task = await task_by_id(tx, task_id)
         stopped = await stop_topics(tx, [task.id], ctx.clock.now(), f"stopped by {caller.name}")
     return StoppedOut(stopped=[run.id for run in stopped])
@@ -59,5 +60,5 @@ async def stop(task_id: int, caller: Caller, ctx: Ctx) -> StoppedOut:
 @router.delete("/tasks/{task_id}", status_code=204)
 async def delete(task_id: int, caller: Caller, ctx: Ctx) -> None:
     """Close the task: its runs end, its agent conversations close; history stays for owners."""
-    async with ctx.runtime.transaction() as tx:
+    async with ctx.store.transaction() as tx:
         await delete_task(tx, ctx.clock, await task_by_id(tx, task_id), caller)

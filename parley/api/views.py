@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from parley.api.topic_schemas import MessageOut, RunOut, TopicDetailOut, TopicOut
+from parley.api.schemas.runs import RunOut
+from parley.api.schemas.topics import MessageOut, TopicDetailOut, TopicOut
 from parley.conversations.model import Topic
 from parley.conversations.visibility import only_readable
 from parley.people.model import Person

@@ -1,1 +1,1 @@
-"""Runs and sessions: queueing text, scheduling turns, run tokens, actions, stop, the outbox."""
+"""Runs and sessions: their records, queueing text for a session, run tokens, stop, recovery."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TypeVar
@@ -13,9 +14,9 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, Operation
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from parley.errors import Unavailable
-from parley.runs.effects import Effects
 from parley.store.agents import AgentsRepo
 from parley.store.connection import Connection, InlineConnection
+from parley.store.effects import AfterCommit, Effects
 from parley.store.engine import create_engine
 from parley.store.messages import MessagesRepo
 from parley.store.migrate import upgrade_to_head
@@ -27,6 +28,8 @@ from parley.store.topics import TopicsRepo
 from parley.store.violations import explain
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
 
 
 class Tx:
@@ -41,7 +44,7 @@ class Tx:
         self.topics = TopicsRepo(connection)
         self.messages = MessagesRepo(connection)
         self.outbox = OutboxRepo(connection)
-        # What this transaction set in motion; the runtime acts on it after commit.
+        # What this transaction set in motion; the store's subscribers act on it after commit.
         self.effects = Effects()
 
 
@@ -51,6 +54,7 @@ class Store:
         # SQLite: one transaction at a time, its statements inline (see connection.py).
         self._inline_lock = asyncio.Lock() if isinstance(engine, Engine) else None
         self._holder: asyncio.Task[object] | None = None
+        self._after_commit: list[AfterCommit] = []
 
     @classmethod
     async def open(cls, url: str) -> Store:
@@ -66,13 +70,21 @@ class Store:
     def dialect(self) -> str:
         return self.engine.dialect.name
 
+    def subscribe(self, subscriber: AfterCommit) -> Callable[[], None]:
+        """Have ``subscriber`` act on every committed transaction's effects, in the order
+        subscribed; returns what ends the subscription."""
+        self._after_commit.append(subscriber)
+        return lambda: self._after_commit.remove(subscriber)
+
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Tx]:
-        """Commit on success, roll back on any error; constraint violations become Conflict."""
+        """Commit on success, roll back on any error; constraint violations become Conflict.
+        Once committed, the subscribers act on what the transaction set in motion."""
         try:
             async with self._connection() as connection:
+                tx = Tx(connection)
                 try:
-                    yield Tx(connection)
+                    yield tx
                 except IntegrityError as exc:
                     raise explain(exc, at_commit=False) from exc
         except IntegrityError as exc:
@@ -81,6 +93,16 @@ class Store:
             if not exc.connection_invalidated and self.dialect == "sqlite":
                 raise  # SQLite's OperationalError is mostly a bug of ours, not an outage
             raise Unavailable(f"the store is unreachable: {exc.orig}") from exc
+        await self._committed(tx.effects)
+
+    async def _committed(self, effects: Effects) -> None:
+        if effects.empty:
+            return
+        for subscriber in list(self._after_commit):
+            try:
+                await subscriber(effects)
+            except Exception:  # the commit stands: one subscriber's failure is not the caller's
+                log.exception("acting on a committed transaction failed in %r", subscriber)
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[Connection]:

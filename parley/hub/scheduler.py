@@ -18,15 +18,15 @@ from pydantic import ValidationError
 from parley.agents.model import Modality
 from parley.clock import Clock
 from parley.errors import ParleyError
+from parley.hub.recorder import OutcomeRecorder
+from parley.hub.turns import Starting, build_turns
+from parley.hub.watch import RunWatch
 from parley.mesh.broker import Broker, Subscription
 from parley.mesh.messages import RUN_EVENTS, RunEvent, TurnStart, turn_subject
 from parley.people.tokens import hash_token
-from parley.runs.effects import Settle
-from parley.runs.recorder import OutcomeRecorder
 from parley.runs.tokens import new_run_token
-from parley.runs.turns import Starting, build_turns
-from parley.runs.watch import RunWatch
 from parley.store import Store
+from parley.store.effects import Effects
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ START_TIMEOUT = 10.0
 NODE_RETRY_SECONDS = 5.0
 
 
-class RunEngine:
+class Scheduler:
     def __init__(
         self,
         store: Store,
@@ -43,17 +43,15 @@ class RunEngine:
         clock: Clock,
         parley_url: str,
         watch: RunWatch,
-        settle: Settle,
     ) -> None:
         self._store, self._broker, self._clock = store, broker, clock
         self._parley_url = parley_url
         self._watch = watch
-        self._settle = settle
         self._wakeup = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._subscription: Subscription | None = None
         self._unreachable: dict[str, float] = {}
-        self._recorder = OutcomeRecorder(store, clock, watch, settle)
+        self._recorder = OutcomeRecorder(store, clock)
 
     async def start(self) -> None:
         self._subscription = await self._broker.subscribe(RUN_EVENTS, self._on_event)
@@ -72,6 +70,10 @@ class RunEngine:
 
     def wake(self) -> None:
         self._wakeup.set()
+
+    async def on_commit(self, effects: Effects) -> None:
+        if effects.wake:
+            self.wake()
 
     async def _loop(self) -> None:
         while True:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from parley.runs.watch import RunWatch
+from parley.hub.watch import RunWatch
 
 
 async def test_a_late_watcher_gets_the_pieces_so_far_then_the_rest_and_the_end() -> None:

@@ -9,10 +9,8 @@ import contextlib
 import logging
 
 from parley.clock import Clock
+from parley.hub.outcomes import ActionsRefused, record_loaded_outcome
 from parley.mesh.messages import RunEvent
-from parley.runs.effects import Settle
-from parley.runs.outcomes import ActionsRefused, record_loaded_outcome
-from parley.runs.watch import RunWatch
 from parley.store import Store
 
 log = logging.getLogger(__name__)
@@ -21,8 +19,8 @@ BATCH = 256
 
 
 class OutcomeRecorder:
-    def __init__(self, store: Store, clock: Clock, watch: RunWatch, settle: Settle) -> None:
-        self._store, self._clock, self._watch, self._settle = store, clock, watch, settle
+    def __init__(self, store: Store, clock: Clock) -> None:
+        self._store, self._clock = store, clock
         self._outcomes: asyncio.Queue[RunEvent] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
 
@@ -44,38 +42,33 @@ class OutcomeRecorder:
             while not self._outcomes.empty() and len(batch) < BATCH:
                 batch.append(self._outcomes.get_nowait())
             try:
-                ended = await self._record_refusing(batch)
+                await self._record_refusing(batch)
             except Exception:  # one bad outcome must not lose the others: record them alone
                 log.exception("recording %d outcomes together failed; one by one", len(batch))
-                ended = []
                 for event in batch:
                     with contextlib.suppress(Exception):
-                        ended += await self._record_refusing([event])
-            for run_id, state in ended:
-                self._watch.end(run_id, state)
+                        await self._record_refusing([event])
 
-    async def _record_refusing(self, batch: list[RunEvent]) -> list[tuple[int, str]]:
+    async def _record_refusing(self, batch: list[RunEvent]) -> None:
         """Record a batch; a turn whose deferred actions were refused rolls the batch back and
         is recorded, on the next try, as failed without any of its actions."""
         refused: dict[int, str] = {}
         while True:
             try:
-                return await self._record(batch, refused)
+                await self._record(batch, refused)
+                return
             except ActionsRefused as exc:
                 if exc.run_id in refused:
                     raise
                 refused[exc.run_id] = exc.message
 
-    async def _record(
-        self, batch: list[RunEvent], refused: dict[int, str]
-    ) -> list[tuple[int, str]]:
-        ended = []
+    async def _record(self, batch: list[RunEvent], refused: dict[int, str]) -> None:
         async with self._store.transaction() as tx:
             runs = await tx.runs.by_ids([event.run_id for event in batch])
             topics = await tx.topics.by_ids({run.topic_id for run in runs.values()})
             for event in batch:
                 run = runs.get(event.run_id)
-                state = await record_loaded_outcome(
+                await record_loaded_outcome(
                     tx,
                     self._clock,
                     run,
@@ -86,8 +79,3 @@ class OutcomeRecorder:
                     () if event.run_id in refused else event.actions,
                     event.run_token,
                 )
-                if state is not None:
-                    ended.append((event.run_id, state.value))
-            effects = tx.effects
-        await self._settle(effects)
-        return ended

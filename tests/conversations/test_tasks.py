@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from parley.runs.outbox import OutboxWorker
+from parley.hub.outbox import OutboxWorker
 from tests.runs.support import get, script
 from tests.support import Harness, eventually
 
@@ -74,9 +74,8 @@ async def test_the_outbox_delivers_once_even_when_run_again(
     await parley.hire("worker", brain=script(tmp_path, "worker", WORKER))
     task = await _create(parley, "manager", "once")
     assert await eventually(lambda: _status(parley, task["id"], "done"))
-    runtime = parley.context.runtime
     # A second worker over the same store (as after a restart) finds nothing left to deliver.
-    again = OutboxWorker(parley.context.store, parley.clock, runtime.settle)
+    again = OutboxWorker(parley.context.store, parley.clock)
     assert await again.deliver_pending() == 0
     shown = await get(parley.owner, f"/tasks/{task['id']}")
     assert len([m for m in shown["messages"] if m["author"] == "worker"]) == 1

@@ -1,4 +1,4 @@
-"""Shapes of the runtime's HTTP API: conversations, tasks, runs, agent conversations, actions."""
+"""Topics: conversations, tasks, agent conversations and node exchanges, with their text."""
 
 from __future__ import annotations
 
@@ -6,20 +6,15 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from parley.api.schemas import Body
+from parley.api.schemas.base import Body
+from parley.api.schemas.runs import RunOut
 from parley.conversations.model import Message, Topic
-from parley.runs.actions import describe
-from parley.runs.model import Run
+from parley.hub.actions import describe
 from parley.runs.queueing import Queued
 
 
 class TextIn(Body):
     text: str = Field(min_length=1)
-
-
-class AnswerIn(Body):
-    text: str = Field(min_length=1)
-    complete: bool = Field(False, description="also complete the task this turn works on")
 
 
 class TaskIn(Body):
@@ -107,76 +102,8 @@ class TopicDetailOut(BaseModel):
     agent_conversations: list[TopicOut] = []
 
 
-class RunOut(BaseModel):
-    id: int
-    agent: str
-    node: str
-    topic_id: int
-    state: str
-    reason: str | None
-    output: str | None
-    created_at: datetime
-    started_at: datetime | None
-    finished_at: datetime | None
-
-    @classmethod
-    def of(cls, run: Run) -> RunOut:
-        return cls(
-            id=run.id,
-            agent=run.agent_name,
-            node=run.node_name,
-            topic_id=run.topic_id,
-            state=run.state.value,
-            reason=run.reason,
-            output=run.output,
-            created_at=run.created_at,
-            started_at=run.started_at,
-            finished_at=run.finished_at,
-        )
-
-
 class RunDetailOut(BaseModel):
     run: RunOut
     root: str
     topic: TopicOut
     input: list[MessageOut]
-
-
-class StoppedOut(BaseModel):
-    stopped: list[int] = Field(description="runs this request stopped; empty if none was open")
-
-
-class SendIn(Body):
-    to: str
-    text: str
-
-
-class ReportIn(Body):
-    text: str
-
-
-class SpawnIn(Body):
-    agent: str
-    text: str
-    thread: bool = False
-
-
-class CompleteIn(Body):
-    result: str
-    failed: bool = False
-
-
-class RememberIn(Body):
-    note: str
-
-
-class AskNodeIn(Body):
-    node: str
-    text: str
-
-
-class ActOut(BaseModel):
-    result: str
-
-
-TopicDetailOut.model_rebuild()

@@ -10,9 +10,9 @@ from parley.clock import Clock
 from parley.conversations.model import Topic, TopicKind
 from parley.conversations.node_exchange import NODE_ANSWER
 from parley.errors import Forbidden, ParleyError
+from parley.hub.actions import RunActing, tools_of
 from parley.mesh.messages import ActionCall
 from parley.people.tokens import hash_token
-from parley.runs.actions import RunActing, tools_of
 from parley.runs.model import Run, RunState
 from parley.store import Tx
 
@@ -52,12 +52,14 @@ async def record_loaded_outcome(
         if brain_session_id is not None:
             await tx.runs.update_session(run.session_id, brain_session_id=brain_session_id)
         await _deliver_reply(tx, clock, run, topic, text)
+        tx.effects.ended.append((run.id, RunState.FINISHED.value))
         return RunState.FINISHED
     await tx.runs.finish(run.id, RunState.FAILED, now, reason=text)
     notice = f"{run.agent_name} could not finish this turn: {text}"
     await tx.messages.add(topic.id, "notice", notice, now, from_run_id=run.id)
     if topic.kind is TopicKind.NODE:
         await _answer_asking_run(tx, clock, run, notice)
+    tx.effects.ended.append((run.id, RunState.FAILED.value))
     return RunState.FAILED
 
 

@@ -1,67 +1,14 @@
-"""Shapes of the HTTP API: requests are validated here, responses are built from our values."""
+"""Agents: hiring, the lifecycle verbs, policy and memory."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from parley.agents.model import Agent, AgentWarning, MemoryNote
+from parley.api.schemas.base import Body
 from parley.durations import format_duration
-from parley.mesh.model import Node
-from parley.people.model import Person, Role
-
-
-class Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class PersonIn(Body):
-    name: str
-    role: Role = Role.MEMBER
-
-
-class PersonOut(BaseModel):
-    name: str
-    role: Role
-    created_at: datetime
-
-    @classmethod
-    def of(cls, person: Person) -> PersonOut:
-        return cls(name=person.name, role=person.role, created_at=person.created_at)
-
-
-class NewPersonOut(BaseModel):
-    person: PersonOut
-    token: str = Field(description="shown once; only its hash is stored")
-
-
-class EngramIn(Body):
-    engram: str
-
-
-class NodeOut(BaseModel):
-    name: str
-    status: str
-    last_seen_at: datetime
-    hostname: str
-    engram: str
-    joined_at: datetime
-    session: str
-    workspace_root: str
-
-    @classmethod
-    def of(cls, node: Node, now: datetime, offline_after: timedelta, session: str) -> NodeOut:
-        return cls(
-            name=node.name,
-            status=node.status(now, offline_after).value,
-            last_seen_at=node.last_seen_at,
-            hostname=node.hostname,
-            engram=node.engram,
-            joined_at=node.joined_at,
-            session=session,
-            workspace_root=node.workspace_root,
-        )
 
 
 class HireIn(Body):
@@ -169,9 +116,3 @@ class WarningOut(BaseModel):
     @classmethod
     def of(cls, warning: AgentWarning) -> WarningOut:
         return cls(reason=warning.reason, given_by=warning.given_by, given_at=warning.given_at)
-
-
-class Health(BaseModel):
-    status: str
-    version: str
-    store: str

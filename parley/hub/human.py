@@ -8,9 +8,9 @@ from parley.clock import Clock
 from parley.conversations.model import TaskStatus, TopicKind
 from parley.conversations.tasks import end_task
 from parley.errors import Conflict, Invalid, NotFound
+from parley.hub.outcomes import record_outcome
 from parley.people.model import Person
 from parley.runs.model import Run, RunState
-from parley.runs.outcomes import record_outcome
 from parley.runs.queueing import check_text
 from parley.store import Tx
 

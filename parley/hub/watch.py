@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from parley.store.effects import Effects
+
 
 @dataclass(frozen=True)
 class WatchEvent:
@@ -34,6 +36,12 @@ class RunWatch:
             self._queues[run_id].discard(queue)
             if not self._queues[run_id]:
                 del self._queues[run_id]
+
+    async def on_commit(self, effects: Effects) -> None:
+        for run in effects.stopped:
+            self.end(run.id, "stopped")
+        for run_id, state in effects.ended:
+            self.end(run_id, state)
 
     def chunk(self, run_id: int, text: str) -> None:
         self._so_far.setdefault(run_id, []).append(text)

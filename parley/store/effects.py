@@ -1,5 +1,6 @@
 """What a transaction set in motion, acted on once it has committed (never before: a turn must
-not start on text that a rollback takes back)."""
+not start on text that a rollback takes back). The store hands every committed transaction's
+effects to the subscribers the runtime set at start; no call site acts on them by hand."""
 
 from __future__ import annotations
 
@@ -20,7 +21,13 @@ class Effects:
     hired: list[Agent] = field(default_factory=list)
     # Runs stopped here whose turn, if running, must be cancelled on its node.
     stopped: list[Run] = field(default_factory=list)
+    # Runs that ended here with an outcome (finished, failed): (run id, state), for watchers.
+    ended: list[tuple[int, str]] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.wake or self.outbox or self.hired or self.stopped or self.ended)
 
 
-# What acts on a committed transaction's effects (the runtime's ``settle``).
-Settle = Callable[[Effects], Awaitable[None]]
+# One part of the hub acting on a committed transaction's effects.
+AfterCommit = Callable[[Effects], Awaitable[None]]

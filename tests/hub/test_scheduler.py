@@ -109,7 +109,7 @@ async def test_a_node_session_remembers_every_exchange_in_its_next_turn(
         agent = await tx.agents.by_name("node:local")
         assert run is not None and agent is not None
         session = (await tx.runs.sessions_by_ids([run.session_id]))[run.session_id]
-        from parley.runs.turns import build_turn
+        from parley.hub.turns import build_turn
 
         turn = await build_turn(tx, run, agent, session, "prt_x", "http://x")
     assert [(s.author, s.text) for s in turn.history][:2] == [

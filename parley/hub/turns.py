@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from parley.agents.model import Agent
 from parley.conversations.model import Message, Topic, TopicKind
+from parley.hub.actions import describe, tools_of
 from parley.mesh.messages import SaidText, TurnStart
-from parley.runs.actions import describe, tools_of
 from parley.runs.model import Run, Session
 from parley.store import Tx
 

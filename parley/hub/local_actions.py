@@ -5,18 +5,18 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from parley.runs.actions import RunActing
-from parley.runs.runtime import Runtime
+from parley.clock import Clock
+from parley.hub.actions import RunActing
+from parley.store import Store
 
 
 class LocalActions:
-    def __init__(self, runtime: Runtime, token: str) -> None:
-        self._runtime = runtime
-        self._token = token
+    def __init__(self, store: Store, clock: Clock, token: str) -> None:
+        self._store, self._clock, self._token = store, clock, token
 
     async def _act(self, action: str, do: Callable[[RunActing], Awaitable[str]]) -> str:
-        async with self._runtime.transaction() as tx:
-            acting = await RunActing.for_token(tx, self._runtime.clock, self._token, action)
+        async with self._store.transaction() as tx:
+            acting = await RunActing.for_token(tx, self._clock, self._token, action)
             return await do(acting)
 
     async def send(self, to: str, text: str) -> str:

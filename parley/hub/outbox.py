@@ -12,9 +12,9 @@ import logging
 from parley.agents.model import HELD_TOPIC_STATES
 from parley.clock import Clock
 from parley.errors import Conflict, Invalid, NotFound, Unavailable
-from parley.runs.effects import Settle
 from parley.runs.queueing import queue_text
 from parley.store import Store, Tx
+from parley.store.effects import Effects
 from parley.store.outbox import OutboxItem
 
 log = logging.getLogger(__name__)
@@ -24,8 +24,8 @@ RETRY_SECONDS = 2.0
 
 
 class OutboxWorker:
-    def __init__(self, store: Store, clock: Clock, settle: Settle) -> None:
-        self._store, self._clock, self._settle = store, clock, settle
+    def __init__(self, store: Store, clock: Clock) -> None:
+        self._store, self._clock = store, clock
         self._wakeup = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -41,6 +41,10 @@ class OutboxWorker:
 
     def wake(self) -> None:
         self._wakeup.set()
+
+    async def on_commit(self, effects: Effects) -> None:
+        if effects.outbox:
+            self.wake()
 
     async def _loop(self) -> None:
         while True:
@@ -72,8 +76,6 @@ class OutboxWorker:
             else:
                 if not await tx.outbox.settle(item.id, "delivered", self._clock.now(), None):
                     raise _AlreadySettled()
-            effects = tx.effects
-        await self._settle(effects)
 
 
 class _AlreadySettled(Unavailable):

@@ -1,0 +1,38 @@
+"""Nodes of the mesh as the API shows them."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from pydantic import BaseModel
+
+from parley.api.schemas.base import Body
+from parley.mesh.model import Node
+
+
+class EngramIn(Body):
+    engram: str
+
+
+class NodeOut(BaseModel):
+    name: str
+    status: str
+    last_seen_at: datetime
+    hostname: str
+    engram: str
+    joined_at: datetime
+    session: str
+    workspace_root: str
+
+    @classmethod
+    def of(cls, node: Node, now: datetime, offline_after: timedelta, session: str) -> NodeOut:
+        return cls(
+            name=node.name,
+            status=node.status(now, offline_after).value,
+            last_seen_at=node.last_seen_at,
+            hostname=node.hostname,
+            engram=node.engram,
+            joined_at=node.joined_at,
+            session=session,
+            workspace_root=node.workspace_root,
+        )

@@ -1,0 +1,30 @@
+"""People: adding them and what is shown of them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from parley.api.schemas.base import Body
+from parley.people.model import Person, Role
+
+
+class PersonIn(Body):
+    name: str
+    role: Role = Role.MEMBER
+
+
+class PersonOut(BaseModel):
+    name: str
+    role: Role
+    created_at: datetime
+
+    @classmethod
+    def of(cls, person: Person) -> PersonOut:
+        return cls(name=person.name, role=person.role, created_at=person.created_at)
+
+
+class NewPersonOut(BaseModel):
+    person: PersonOut
+    token: str = Field(description="shown once; only its hash is stored")

@@ -1,0 +1,47 @@
+"""Runs: what a turn did, stopping it, a person's answer as a human agent."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from parley.api.schemas.base import Body
+from parley.runs.model import Run
+
+
+class AnswerIn(Body):
+    text: str = Field(min_length=1)
+    complete: bool = Field(False, description="also complete the task this turn works on")
+
+
+class RunOut(BaseModel):
+    id: int
+    agent: str
+    node: str
+    topic_id: int
+    state: str
+    reason: str | None
+    output: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+    @classmethod
+    def of(cls, run: Run) -> RunOut:
+        return cls(
+            id=run.id,
+            agent=run.agent_name,
+            node=run.node_name,
+            topic_id=run.topic_id,
+            state=run.state.value,
+            reason=run.reason,
+            output=run.output,
+            created_at=run.created_at,
+            started_at=run.started_at,
+            finished_at=run.finished_at,
+        )
+
+
+class StoppedOut(BaseModel):
+    stopped: list[int] = Field(description="runs this request stopped; empty if none was open")

@@ -1,0 +1,92 @@
+"""The hub's running parts for runs, wired once at start: the scheduler, the outbox worker, run
+watching, the stop sender and the provisioner each subscribe to the store's commits, so that
+whatever a transaction sets in motion is acted on however it was opened."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from parley.agents.model import Agent
+from parley.agents.workspaces import provision
+from parley.clock import Clock
+from parley.errors import ParleyError
+from parley.hub.outbox import OutboxWorker
+from parley.hub.scheduler import Scheduler
+from parley.hub.watch import RunWatch
+from parley.mesh.broker import Broker
+from parley.mesh.messages import StopTurn, stop_subject
+from parley.runs.recovery import recover_interrupted
+from parley.store import Store
+from parley.store.effects import Effects
+
+log = logging.getLogger(__name__)
+
+
+class Runtime:
+    def __init__(self, store: Store, broker: Broker, clock: Clock, parley_url: str) -> None:
+        self.store, self.broker, self.clock = store, broker, clock
+        self.watch = RunWatch()
+        self.scheduler = Scheduler(store, broker, clock, parley_url, self.watch)
+        self.outbox = OutboxWorker(store, clock)
+        self._background: set[asyncio.Task[None]] = set()
+        self._unsubscribe: list[Callable[[], None]] = []
+
+    async def start(self) -> None:
+        self._unsubscribe = [
+            self.store.subscribe(subscriber)
+            for subscriber in (
+                self.scheduler.on_commit,
+                self.outbox.on_commit,
+                self.watch.on_commit,
+                self._send_stops,
+                self._provision_hired,
+            )
+        ]
+        async with self.store.transaction() as tx:
+            interrupted = await recover_interrupted(tx, self.clock)
+        if interrupted:
+            log.info(
+                "%d run(s) were interrupted by the last stop; their text waits again", interrupted
+            )
+        await self.scheduler.start()
+        await self.outbox.start()
+
+    async def stop(self) -> None:
+        await self.outbox.stop()
+        await self.scheduler.stop()
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe = []
+        for task in list(self._background):
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+
+    async def node_ready(self) -> None:
+        self.scheduler.wake()
+
+    async def _send_stops(self, effects: Effects) -> None:
+        """A stopped run's turn, if running, is cancelled on its node."""
+        for run in effects.stopped:
+            try:
+                await self.broker.publish(
+                    stop_subject(run.node_name), StopTurn(run_id=run.id).model_dump_json().encode()
+                )
+            except ParleyError as exc:
+                log.warning("could not tell node %s to stop run %s: %s", run.node_name, run.id, exc)
+
+    async def _provision_hired(self, effects: Effects) -> None:
+        """A surge clone's node makes its workspace; its work may start once it has."""
+        for agent in effects.hired:
+            self._in_background(self._provision(agent))
+
+    async def _provision(self, agent: Agent) -> None:
+        if await provision(self.store, self.broker, agent):
+            self.scheduler.wake()
+
+    def _in_background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)

@@ -1,0 +1,79 @@
+"""The package graph reads top-down: no package imports one that imports it back. A concept's
+``model`` module holds plain values and may be read from anywhere (the store reads them all)."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import parley
+
+ROOT = Path(parley.__file__).parent
+
+
+def _layer(module: str) -> str:
+    """``parley.runs.stop`` → ``runs``; ``parley.runs.model`` → ``runs.model``."""
+    parts = module.split(".")[1:]
+    if len(parts) >= 2 and parts[1] == "model":
+        return f"{parts[0]}.model"
+    return parts[0] if parts else ""
+
+
+def _imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {name for name in found if name.startswith("parley.")}
+
+
+def package_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = defaultdict(set)
+    for path in ROOT.rglob("*.py"):
+        relative = path.relative_to(ROOT.parent).with_suffix("")
+        module = ".".join(part for part in relative.parts if part != "__init__")
+        source = _layer(module)
+        for target in map(_layer, _imports(path)):
+            if target and target != source:
+                graph[source].add(target)
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_the_package_graph_has_no_cycle() -> None:
+    assert _cycle(package_graph()) is None, " → ".join(_cycle(package_graph()) or [])
+
+
+def test_the_store_reads_only_values_of_other_concepts() -> None:
+    allowed = {"errors", "clock"}
+    for target in package_graph()["store"]:
+        assert target.endswith(".model") or target in allowed, f"store imports {target}"
+
+
+def test_a_cycle_is_found_when_there_is_one() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
