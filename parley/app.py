@@ -20,6 +20,7 @@ from parley.api import (
     tasks,
 )
 from parley.api.errors import install_error_handlers
+from parley.api.guards import install_guards
 from parley.clock import Clock, SystemClock
 from parley.context import Context
 from parley.settings import Settings
@@ -45,6 +46,7 @@ def create_app(
 
     app = FastAPI(title="Parley", version=__version__, lifespan=lifespan, docs_url="/docs")
     install_error_handlers(app)
+    install_guards(app, settings.max_body_bytes)
     app.include_router(health.router)
     for module in (
         people,

@@ -5,6 +5,7 @@ HTTP in ``api/errors.py``, the CLI in ``cli/output.py``.
 
     ParleyError
     ├── Invalid        the input is malformed or out of range          HTTP 400, exit 2
+    │   └── TooLarge   a request body over the server's cap              HTTP 413, exit 2
     ├── Unauthorized   no credential, or one we do not know            HTTP 401, exit 5
     ├── Forbidden      known caller, not allowed to do this            HTTP 403, exit 5
     ├── NotFound       no such thing (or not visible to the caller)    HTTP 404, exit 3
@@ -35,6 +36,10 @@ class Invalid(ParleyError):
     code = "invalid"
 
 
+class TooLarge(Invalid):
+    code = "too_large"
+
+
 class Unauthorized(ParleyError):
     code = "unauthorized"
 
@@ -56,5 +61,6 @@ class Unavailable(ParleyError):
 
 
 ERRORS_BY_CODE: dict[str, type[ParleyError]] = {
-    cls.code: cls for cls in (Invalid, Unauthorized, Forbidden, NotFound, Conflict, Unavailable)
+    cls.code: cls
+    for cls in (Invalid, TooLarge, Unauthorized, Forbidden, NotFound, Conflict, Unavailable)
 }

@@ -20,7 +20,7 @@ from pydantic_settings import (
 )
 
 from parley.errors import Invalid
-from parley.naming import NAME_PATTERN, NAME_RULE
+from parley.naming import NAME_RULE, is_name
 
 LogLevel = Literal["debug", "info", "warning", "error"]
 
@@ -65,6 +65,12 @@ class Settings(BaseSettings):
         "https://api.anthropic.com", description="API of anthropic: brains"
     )
     anthropic_api_key: SecretStr | None = Field(None, description="API key for anthropic: brains")
+    max_body_bytes: int = Field(
+        1_000_000,
+        ge=1024,
+        le=1_000_000_000,
+        description="largest request body the API reads; larger ones are answered 413",
+    )
     stop_grace_seconds: float = Field(
         0.2, ge=0, description="how long a stopped command brain may take to exit before SIGKILL"
     )
@@ -77,7 +83,7 @@ class Settings(BaseSettings):
     @field_validator("node_name", "owner_name")
     @classmethod
     def _a_name(cls, value: str) -> str:
-        if not NAME_PATTERN.match(value):
+        if not is_name(value):
             raise ValueError(f"{value!r} is not a name: use {NAME_RULE}")
         return value
 

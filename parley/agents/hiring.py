@@ -65,7 +65,7 @@ async def hire(tx: Tx, clock: Clock, order: HireOrder, by: Person, default_brain
         human_id = (await person_by_name(tx, order.human)).id
         brain = HUMAN_BRAIN
     else:
-        brain = str(check_brain(parse_brain_spec(order.brain or default_brain)))
+        brain = str(await check_brain(parse_brain_spec(order.brain or default_brain)))
     if await tx.agents.by_name(order.name) is not None:
         raise Conflict(f"an agent named {order.name!r} already exists (names are never reused)")
     agent_id = await tx.agents.insert(

@@ -15,6 +15,7 @@ from parley.errors import (
     Invalid,
     NotFound,
     ParleyError,
+    TooLarge,
     Unauthorized,
     Unavailable,
 )
@@ -22,6 +23,7 @@ from parley.errors import (
 log = logging.getLogger(__name__)
 
 STATUS = {
+    TooLarge: 413,
     Invalid: 400,
     Unauthorized: 401,
     Forbidden: 403,
@@ -38,7 +40,7 @@ def status_of(error: ParleyError) -> int:
     return 500
 
 
-def _response(error: ParleyError) -> JSONResponse:
+def error_response(error: ParleyError) -> JSONResponse:
     headers = {"WWW-Authenticate": "Bearer"} if isinstance(error, Unauthorized) else None
     return JSONResponse(error.to_dict(), status_code=status_of(error), headers=headers)
 
@@ -59,15 +61,17 @@ def describe_validation(exc: RequestValidationError) -> str:
 def install_error_handlers(app: FastAPI) -> None:
     async def parley_error(_: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ParleyError)
-        return _response(exc)
+        return error_response(exc)
 
     async def validation_error(_: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
-        return _response(Invalid(describe_validation(exc)))
+        return error_response(Invalid(describe_validation(exc)))
 
     async def http_error(_: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, HTTPException)
-        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "error")
+        code = {404: "not_found", 405: "method_not_allowed", 413: "too_large"}.get(
+            exc.status_code, "error"
+        )
         return JSONResponse(
             {"error": code, "message": str(exc.detail)}, status_code=exc.status_code
         )

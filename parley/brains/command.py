@@ -13,7 +13,6 @@ import asyncio
 import codecs
 import contextlib
 import os
-import shlex
 import signal
 import tempfile
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ from pathlib import Path
 
 from parley.brains import prompt
 from parley.brains.brain import Actions, Stream, Turn, TurnOutcome
+from parley.brains.spec import command_argv
 from parley.errors import Invalid, Unavailable
 
 _CHUNK = 4096
@@ -29,16 +29,8 @@ _STDERR_TAIL = 4096
 
 class CommandBrain:
     def __init__(self, command_line: str, grace_seconds: float = 0.2) -> None:
-        try:
-            argv = shlex.split(command_line)
-        except ValueError as error:
-            raise Invalid(
-                f"command brain {command_line!r} is not a command line: {error}"
-            ) from None
-        if not argv:
-            raise Invalid("command brain needs a command line", field="brain")
         self.command_line = command_line
-        self.argv = argv
+        self.argv = command_argv(command_line)
         self.grace_seconds = grace_seconds
 
     async def think(self, turn: Turn, actions: Actions, stream: Stream) -> TurnOutcome:

@@ -21,8 +21,10 @@ failed}), remember, ask_node {node, text}, sleep SECONDS. Text may use {text}, {
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 import yaml
@@ -47,7 +49,7 @@ class When(_Model):
             try:
                 re.compile(value)
             except re.error as exc:
-                raise ValueError(f"{value!r} is not a regular expression: {exc}") from exc
+                raise ValueError(f"not a regular expression: {exc}") from None
         return value
 
 
@@ -64,41 +66,110 @@ class Script(_Model):
 ACTS = ("reply", "send", "report", "spawn", "complete", "remember", "ask_node", "sleep")
 
 
+MAX_SCRIPT_BYTES = 256 * 1024
+
 _parsed: dict[tuple[Path, int, int], Script] = {}
 
 
-def load_script(path: Path) -> Script:
-    """Read and check a rule file; every problem is an Invalid naming the file. A file is parsed
-    once per version (path, modification time, size), so an edit applies at the next turn."""
-    try:
-        stat = path.stat()
-    except OSError as exc:
-        raise Invalid(f"scripted brain file {path}: {exc.strerror}", field="brain") from exc
+async def load_script(path: Path) -> Script:
+    """Read and check a rule file; every problem is one Invalid line naming the file and, where
+    it can, the line, never quoting the file's contents (it may be any file the server can
+    read). A file is parsed once per version (path, modification time, size), so an edit
+    applies at the next turn; reading it happens off the event loop."""
+    stat = _stat(path)
     version = (path, stat.st_mtime_ns, stat.st_size)
     if version not in _parsed:
+        script = _parse(path, await asyncio.to_thread(_read, path))
         if len(_parsed) > 256:
             _parsed.clear()
-        _parsed[version] = _parse(path)
+        _parsed[version] = script
     return _parsed[version]
 
 
-def _parse(path: Path) -> Script:
+def _stat(path: Path) -> os.stat_result:
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-        script = Script.model_validate(raw or {})
+        stat = path.stat()
     except OSError as exc:
-        raise Invalid(f"scripted brain file {path}: {exc.strerror}", field="brain") from exc
-    except (yaml.YAMLError, ValidationError) as exc:
-        raise Invalid(
-            f"scripted brain file {path} is not a valid script: {exc}", field="brain"
-        ) from exc
-    for act in [act for rule in script.rules for act in rule.do] + script.otherwise:
-        if len(act) != 1 or next(iter(act)) not in ACTS:
-            raise Invalid(
-                f"scripted brain file {path}: each act is one of {', '.join(ACTS)}; got {act!r}",
-                field="brain",
-            )
+        raise _invalid(path, exc.strerror or "cannot be read") from exc
+    if not S_ISREG(stat.st_mode):
+        raise _invalid(path, "is not a regular file")
+    if stat.st_size > MAX_SCRIPT_BYTES:
+        raise _invalid(path, f"is larger than {MAX_SCRIPT_BYTES // 1024} KiB")
+    return stat
+
+
+def _read(path: Path) -> str:
+    # Non-blocking open: a FIFO put in the file's place since the stat must not hang us.
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise _invalid(path, exc.strerror or "cannot be read") from exc
+    with os.fdopen(fd, "rb") as file:
+        if not S_ISREG(os.fstat(fd).st_mode):
+            raise _invalid(path, "is not a regular file")
+        data = file.read(MAX_SCRIPT_BYTES + 1)
+    if len(data) > MAX_SCRIPT_BYTES:
+        raise _invalid(path, f"is larger than {MAX_SCRIPT_BYTES // 1024} KiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _invalid(path, f"is not UTF-8 text (byte {exc.start})") from None
+
+
+def _parse(path: Path, text: str) -> Script:
+    try:
+        tree = yaml.compose(text)
+        raw = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        raise _invalid(path, f"is not valid YAML: {where}{exc.problem}") from None
+    except yaml.YAMLError:
+        raise _invalid(path, "is not valid YAML") from None
+    try:
+        script = Script.model_validate(raw or {})
+    except ValidationError as exc:
+        first = exc.errors(include_input=False, include_url=False)[0]
+        raise _invalid(path, _at(tree, first["loc"], first["msg"])) from None
+    _check_acts(path, tree, script)
     return script
+
+
+def _check_acts(path: Path, tree: yaml.Node | None, script: Script) -> None:
+    acts: list[tuple[tuple[str | int, ...], dict[str, Any]]] = [
+        (("rules", r, "do", a), act)
+        for r, rule in enumerate(script.rules)
+        for a, act in enumerate(rule.do)
+    ]
+    acts += [(("otherwise", a), act) for a, act in enumerate(script.otherwise)]
+    for loc, act in acts:
+        if len(act) != 1 or next(iter(act)) not in ACTS:
+            raise _invalid(path, _at(tree, loc, f"each act is one of {', '.join(ACTS)}"))
+
+
+def _at(tree: yaml.Node | None, loc: tuple[int | str, ...], problem: str) -> str:
+    """``problem`` with where it is: the YAML line of ``loc`` and its path in the script."""
+    node, line = tree, None
+    for step in loc:
+        node = _child(node, step)
+        if node is None:
+            break
+        line = node.start_mark.line + 1
+    where = ".".join(str(step) for step in loc)
+    return f"line {line}: {where}: {problem}" if line else f"{where}: {problem}"
+
+
+def _child(node: yaml.Node | None, step: int | str) -> yaml.Node | None:
+    if isinstance(node, yaml.MappingNode):
+        return next((value for key, value in node.value if key.value == step), None)
+    if isinstance(node, yaml.SequenceNode) and isinstance(step, int) and step < len(node.value):
+        child: yaml.Node = node.value[step]
+        return child
+    return None
+
+
+def _invalid(path: Path, problem: str) -> Invalid:
+    return Invalid(f"scripted brain file {path} {problem}", field="brain")
 
 
 class ScriptedBrain:
@@ -110,7 +181,7 @@ class ScriptedBrain:
         self.path = path
 
     async def think(self, turn: Turn, actions: Actions, stream: Stream) -> TurnOutcome:
-        script = load_script(self.path)  # an edited script applies at the next turn
+        script = await load_script(self.path)  # an edited script applies at the next turn
         replies: list[str] = []
         for said in turn.new_text:
             acts, values = _choose(script, said, turn)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,16 +41,31 @@ def parse_brain_spec(text: str) -> BrainSpec:
     return BrainSpec(kind, argument.strip())
 
 
-def check_brain(spec: BrainSpec) -> BrainSpec:
+async def check_brain(spec: BrainSpec) -> BrainSpec:
     """What can be checked when hiring, so that a typo fails now and not at the first turn: a
     scripted brain's file must be an absolute path to a valid script (the CLI makes a relative
-    one absolute where the operator typed it)."""
+    one absolute where the operator typed it); a command brain's line must parse."""
     if spec.kind == "scripted":
         path = Path(spec.argument)
         if not path.is_absolute():
             raise Invalid(f"scripted brain file {spec.argument!r} must be an absolute path")
-        load_script(path)
+        await load_script(path)
+    elif spec.kind == "command":
+        command_argv(spec.argument)
     return spec
+
+
+def command_argv(command_line: str) -> list[str]:
+    """A command brain's line as its program and arguments (shell quoting, no shell)."""
+    try:
+        argv = shlex.split(command_line)
+    except ValueError as error:
+        raise Invalid(
+            f"command brain {command_line!r} is not a command line: {error}", field="brain"
+        ) from None
+    if not argv:
+        raise Invalid("command brain needs a command line", field="brain")
+    return argv
 
 
 def absolute_brain(text: str, cwd: str) -> str:
