@@ -123,14 +123,16 @@ def _parse(path: Path, text: str) -> Script:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f"line {mark.line + 1}: " if mark is not None else ""
-        raise _invalid(path, f"is not valid YAML: {where}{exc.problem}") from None
+        raise _invalid(path, f"is not a valid script: {where}not YAML: {exc.problem}") from None
     except yaml.YAMLError:
-        raise _invalid(path, "is not valid YAML") from None
+        raise _invalid(path, "is not a valid script: not YAML") from None
     try:
         script = Script.model_validate(raw or {})
     except ValidationError as exc:
         first = exc.errors(include_input=False, include_url=False)[0]
-        raise _invalid(path, _at(tree, first["loc"], first["msg"])) from None
+        raise _invalid(
+            path, "is not a valid script: " + _at(tree, first["loc"], first["msg"])
+        ) from None
     _check_acts(path, tree, script)
     return script
 
@@ -144,7 +146,8 @@ def _check_acts(path: Path, tree: yaml.Node | None, script: Script) -> None:
     acts += [(("otherwise", a), act) for a, act in enumerate(script.otherwise)]
     for loc, act in acts:
         if len(act) != 1 or next(iter(act)) not in ACTS:
-            raise _invalid(path, _at(tree, loc, f"each act is one of {', '.join(ACTS)}"))
+            problem = _at(tree, loc, f"each act is one of {', '.join(ACTS)}")
+            raise _invalid(path, f"is not a valid script: {problem}")
 
 
 def _at(tree: yaml.Node | None, loc: tuple[int | str, ...], problem: str) -> str:
