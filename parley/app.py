@@ -21,6 +21,7 @@ from parley.api import (
 )
 from parley.api.errors import install_error_handlers
 from parley.api.guards import install_guards
+from parley.api.openapi import install_openapi
 from parley.clock import Clock, SystemClock
 from parley.context import Context
 from parley.settings import Settings
@@ -47,6 +48,7 @@ def create_app(
     app = FastAPI(title="Parley", version=__version__, lifespan=lifespan, docs_url="/docs")
     install_error_handlers(app)
     install_guards(app, settings.max_body_bytes)
+    install_openapi(app)
     app.include_router(health.router)
     for module in (
         people,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -58,6 +59,18 @@ def describe_validation(exc: RequestValidationError) -> str:
     return "bad request: " + "; ".join(parts)
 
 
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route takes on this path (Starlette names only the first route's),
+    read from the OpenAPI document, which lists them all."""
+    methods: set[str] = set()
+    for template, operations in request.app.openapi()["paths"].items():
+        if re.fullmatch(re.sub(r"\{[^}]+\}", "[^/]+", template), request.url.path):
+            methods |= {method.upper() for method in operations}
+    if "GET" in methods:
+        methods.add("HEAD")
+    return sorted(methods)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     async def parley_error(_: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ParleyError)
@@ -67,13 +80,17 @@ def install_error_handlers(app: FastAPI) -> None:
         assert isinstance(exc, RequestValidationError)
         return error_response(Invalid(describe_validation(exc)))
 
-    async def http_error(_: Request, exc: Exception) -> JSONResponse:
+    async def http_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, HTTPException)
+        if exc.status_code == 405:
+            exc.headers = {"Allow": ", ".join(allowed_methods(request))}
         code = {404: "not_found", 405: "method_not_allowed", 413: "too_large"}.get(
             exc.status_code, "error"
         )
-        return JSONResponse(
-            {"error": code, "message": str(exc.detail)}, status_code=exc.status_code
+        return JSONResponse(  # its headers too: a 405 says what is Allowed
+            {"error": code, "message": str(exc.detail)},
+            status_code=exc.status_code,
+            headers=exc.headers,
         )
 
     async def unexpected(_: Request, exc: Exception) -> JSONResponse:

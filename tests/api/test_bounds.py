@@ -161,3 +161,24 @@ async def test_the_body_cap_is_a_setting(parley: Harness) -> None:
     ):
         response = await client.put("/api/v1/nodes/local/engram", json={"engram": "e" * 4096})
     assert response.status_code == 413
+
+
+async def test_a_wrong_method_is_405_with_allow(parley: Harness) -> None:
+    response = await parley.owner.put("/api/v1/agents")
+    assert response.status_code == 405
+    assert set(response.headers["allow"].replace(" ", "").split(",")) == {"GET", "HEAD", "POST"}
+    assert response.json()["error"] == "method_not_allowed"
+
+
+async def test_openapi_lists_the_real_error_answers_not_422(parley: Harness) -> None:
+    spec = (await parley.owner.get("/openapi.json")).json()
+    assert "HTTPValidationError" not in spec["components"]["schemas"]
+    for path, operations in spec["paths"].items():
+        for method, operation in operations.items():
+            statuses = set(operation["responses"])
+            assert "422" not in statuses, (method, path)
+            if path.startswith("/api/v1/"):
+                assert {"400", "401", "403", "404", "409", "413", "503"} <= statuses
+                assert operation["security"] == [{"bearer": []}]
+                error = operation["responses"]["404"]["content"]["application/json"]
+                assert error["schema"] == {"$ref": "#/components/schemas/Error"}
