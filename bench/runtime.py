@@ -38,6 +38,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--profile", type=Path, help="profile each hop window into this folder")
     parser.add_argument("--profiler", choices=["pyinstrument", "cprofile"], default="pyinstrument")
+    parser.add_argument(
+        "--log-file",
+        type=Path,
+        help="log Parley at INFO into this file, as `parley serve` logs (default: warnings only)",
+    )
     return parser.parse_args(argv)
 
 
@@ -70,8 +75,15 @@ async def main(args: argparse.Namespace) -> None:
     print(report(args, found_floors, hops, stops))
 
 
-def _quiet_and_isolated() -> None:
+def _quiet_and_isolated(log_file: Path | None) -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if log_file is not None:  # what an operator's hub pays: a line per run start and end
+        handler = logging.FileHandler(log_file)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        parley_log = logging.getLogger("parley")
+        parley_log.setLevel(logging.INFO)
+        parley_log.addHandler(handler)
+        parley_log.propagate = False
     # No operator settings leak in: Settings also reads PARLEY_* and parley.toml.
     for name in list(os.environ):
         if name.startswith("PARLEY_") and name != "PARLEY_BENCH_POSTGRES_URL":
@@ -80,5 +92,6 @@ def _quiet_and_isolated() -> None:
 
 
 if __name__ == "__main__":
-    _quiet_and_isolated()
-    asyncio.run(main(parse_args()))
+    arguments = parse_args()
+    _quiet_and_isolated(arguments.log_file)
+    asyncio.run(main(arguments))

@@ -7,6 +7,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 
 from parley.agents.sweeper import run_sweeper
 from parley.agents.workspaces import provision_waiting
@@ -45,7 +46,8 @@ async def running(settings: Settings, clock: Clock) -> AsyncIterator[Context]:
             await provision_waiting(store, broker, node)
             await runtime.node_ready()
 
-        registry = MeshRegistry(store, broker, clock, join_token, on_node_ready)
+        offline_after = timedelta(seconds=settings.node_offline_after_seconds)
+        registry = MeshRegistry(store, broker, clock, join_token, on_node_ready, offline_after)
         await registry.start()
         stack.push_async_callback(registry.stop)
         await runtime.start()

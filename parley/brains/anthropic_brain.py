@@ -38,4 +38,6 @@ def anthropic_brain(
         base_url=base_url, api_key=api_key or NO_KEY, max_retries=max_retries, timeout=timeout
     )
     model = AnthropicModel(model_name, provider=AnthropicProvider(anthropic_client=client))
-    return ModelBrain(model, settings=AnthropicModelSettings(max_tokens=max_tokens))
+    return ModelBrain(
+        model, settings=AnthropicModelSettings(max_tokens=max_tokens), secrets=(api_key,)
+    )

@@ -35,6 +35,7 @@ from pydantic_ai.tools import ToolDefinition
 from parley.brains.brain import ACTION_HELP, Actions, Said, Stream, Turn, TurnOutcome
 from parley.brains.prompt import new_text, system_prompt, transcript
 from parley.errors import Invalid, ParleyError, Unavailable
+from parley.redact import redact
 
 # A model that keeps calling tools must still end its turn; past this many requests it ends with
 # the last text it wrote.
@@ -63,10 +64,13 @@ class ModelBrain:
         *,
         settings: ModelSettings | None = None,
         max_requests: int = MAX_REQUESTS,
+        secrets: tuple[str | None, ...] = (),
     ) -> None:
         self._model = model
         self._settings = settings
         self._max_requests = max_requests
+        # Taken out of every failure: the reason is shown to people and logged.
+        self._secrets = secrets
 
     async def think(self, turn: Turn, actions: Actions, stream: Stream) -> TurnOutcome:
         messages = opening_messages(turn)
@@ -103,10 +107,12 @@ class ModelBrain:
 
     def _failure(self, error: Exception) -> str:
         # Name the provider, URL and model: the person fixing it needs to know which one is down.
+        # A provider's error may quote the key it refused: the reason is shown and logged.
         where = self._model.base_url or "its default URL"
-        return (
+        return redact(
             f"the {self._model.system} provider at {where} failed for model "
-            f"{self._model.model_name!r}: {_why(error)}"
+            f"{self._model.model_name!r}: {_why(error)}",
+            self._secrets,
         )
 
 

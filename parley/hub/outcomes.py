@@ -13,7 +13,8 @@ from parley.errors import Forbidden, ParleyError
 from parley.hub.actions import RunActing, tools_of
 from parley.mesh.messages import ActionCall
 from parley.people.tokens import hash_token
-from parley.runs.model import Run, RunState
+from parley.redact import redact
+from parley.runs.model import Run, RunChange, RunState
 from parley.store import Tx
 
 
@@ -52,14 +53,17 @@ async def record_loaded_outcome(
         if brain_session_id is not None:
             await tx.runs.update_session(run.session_id, brain_session_id=brain_session_id)
         await _deliver_reply(tx, clock, run, topic, text)
-        tx.effects.ended.append((run.id, RunState.FINISHED.value))
+        tx.effects.changed.append(RunChange(run, RunState.FINISHED, now))
         return RunState.FINISHED
-    await tx.runs.finish(run.id, RunState.FAILED, now, reason=text)
-    notice = f"{run.agent_name} could not finish this turn: {text}"
+    # The reason is shown to people and logged: whatever a brain quoted (a provider's error, a
+    # command's stderr) loses its keys and tokens here, whichever node it came from.
+    reason = redact(text)
+    await tx.runs.finish(run.id, RunState.FAILED, now, reason=reason)
+    notice = f"{run.agent_name} could not finish this turn: {reason}"
     await tx.messages.add(topic.id, "notice", notice, now, from_run_id=run.id)
     if topic.kind is TopicKind.NODE:
         await _answer_asking_run(tx, clock, run, notice)
-    tx.effects.ended.append((run.id, RunState.FAILED.value))
+    tx.effects.changed.append(RunChange(run, RunState.FAILED, now, reason))
     return RunState.FAILED
 
 

@@ -1,6 +1,6 @@
 """The hub's running parts for runs, wired once at start: the scheduler, the outbox worker, run
-watching, the stop sender and the provisioner each subscribe to the store's commits, so that
-whatever a transaction sets in motion is acted on however it was opened."""
+watching, the run log, the stop sender and the provisioner each subscribe to the store's
+commits, so that whatever a transaction sets in motion is acted on however it was opened."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from parley.agents.workspaces import provision
 from parley.clock import Clock
 from parley.errors import ParleyError
 from parley.hub.outbox import OutboxWorker
+from parley.hub.run_log import log_run_changes
 from parley.hub.scheduler import Scheduler
 from parley.hub.watch import RunWatch
 from parley.mesh.broker import Broker
@@ -41,6 +42,7 @@ class Runtime:
                 self.scheduler.on_commit,
                 self.outbox.on_commit,
                 self.watch.on_commit,
+                log_run_changes,
                 self._send_stops,
                 self._provision_hired,
             )

@@ -24,6 +24,7 @@ from parley.hub.watch import RunWatch
 from parley.mesh.broker import Broker, Subscription
 from parley.mesh.messages import RUN_EVENTS, RunEvent, TurnStart, turn_subject
 from parley.people.tokens import hash_token
+from parley.runs.model import RunChange, RunState
 from parley.runs.tokens import new_run_token
 from parley.store import Store
 from parley.store.effects import Effects
@@ -111,6 +112,7 @@ class Scheduler:
                 busy.add(run.session_id)
                 load[agent.id] = load.get(agent.id, 0) + 1
                 starting.append(Starting(run, agent, token))
+                tx.effects.changed.append(RunChange(run, RunState.RUNNING, now))
             turns = await build_turns(tx, starting, self._parley_url)
         await asyncio.gather(
             *(

@@ -38,10 +38,9 @@ class RunWatch:
                 del self._queues[run_id]
 
     async def on_commit(self, effects: Effects) -> None:
-        for run in effects.stopped:
-            self.end(run.id, "stopped")
-        for run_id, state in effects.ended:
-            self.end(run_id, state)
+        for change in effects.changed:
+            if change.is_end:
+                self.end(change.run.id, change.state.value)
 
     def chunk(self, run_id: int, text: str) -> None:
         self._so_far.setdefault(run_id, []).append(text)

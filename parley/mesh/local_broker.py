@@ -55,6 +55,7 @@ class LocalBroker:
 
     async def publish(self, subject: str, data: bytes) -> None:
         self._ensure_open()
+        log.debug("publish %s bytes=%d", subject, len(data))
         for subscription in list(self._subscriptions.get(subject, ())):
             subscription.put(data)
 
@@ -65,6 +66,7 @@ class LocalBroker:
             raise Unavailable(f"nobody listens on {subject}", subject=subject)
         # Like a NATS queue group: one listener answers.
         subscription = random.choice(listeners)
+        log.debug("request %s bytes=%d", subject, len(data))
         try:
             reply = await asyncio.wait_for(subscription.handler(data), timeout)
         except TimeoutError as exc:
@@ -73,6 +75,7 @@ class LocalBroker:
             ) from exc
         if reply is None:
             raise Unavailable(f"the listener on {subject} sent no reply", subject=subject)
+        log.debug("reply %s bytes=%d", subject, len(reply))
         return reply
 
     async def subscribe(self, subject: str, handler: Handler) -> LocalSubscription:

@@ -81,7 +81,7 @@ class NodeRunner:
         reply = RegisterReply.model_validate_json(raw)
         if not reply.accepted:
             raise Unavailable(f"the hub refused node {self.name!r}: {reply.reason}")
-        log.info("node %r joined the mesh", self.name)
+        log.debug("node %r joined the mesh", self.name)  # the hub logs the join at INFO
 
     async def _beat(self) -> None:
         message = Heartbeat(node=self.name, join_token=self._join_token).model_dump_json().encode()

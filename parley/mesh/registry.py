@@ -1,10 +1,12 @@
-"""The hub's side of the mesh: nodes register and send heartbeats across the broker."""
+"""The hub's side of the mesh: nodes register and send heartbeats across the broker; each join,
+loss and return is logged once."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 
 from pydantic import ValidationError
 
@@ -12,6 +14,7 @@ from parley.clock import Clock
 from parley.errors import ParleyError
 from parley.mesh.broker import Broker, Subscription
 from parley.mesh.join_token import join_token_matches
+from parley.mesh.liveness import NodeLiveness
 from parley.mesh.messages import HEARTBEAT, REGISTER, Heartbeat, Register, RegisterReply
 from parley.mesh.nodes import register_node
 from parley.store import Store
@@ -23,21 +26,30 @@ NodeReady = Callable[[str], Awaitable[None]]
 
 class MeshRegistry:
     def __init__(
-        self, store: Store, broker: Broker, clock: Clock, join_token: str, on_node_ready: NodeReady
+        self,
+        store: Store,
+        broker: Broker,
+        clock: Clock,
+        join_token: str,
+        on_node_ready: NodeReady,
+        offline_after: timedelta,
     ) -> None:
         self._store = store
         self._broker = broker
         self._clock = clock
         self._join_token = join_token
         self._on_node_ready = on_node_ready
+        self._liveness = NodeLiveness(store, clock, offline_after)
         self._subscriptions: list[Subscription] = []
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
+        await self._liveness.check()
         self._subscriptions = [
             await self._broker.subscribe(REGISTER, self._on_register),
             await self._broker.subscribe(HEARTBEAT, self._on_heartbeat),
         ]
+        self._spawn(self._liveness.watch())
 
     async def stop(self) -> None:
         for subscription in self._subscriptions:
@@ -65,7 +77,13 @@ class MeshRegistry:
                 )
         except ParleyError as exc:
             return RegisterReply(accepted=False, reason=exc.message)
-        log.info("node %r registered from %s", message.node, message.hostname)
+        log.info(
+            "node %s joined host=%s workspaces=%s",
+            message.node,
+            message.hostname,
+            message.workspace_root,
+        )
+        self._liveness.joined(message.node)
         self._spawn(self._on_node_ready(message.node))
         return RegisterReply(accepted=True)
 
@@ -82,6 +100,8 @@ class MeshRegistry:
             known = await tx.nodes.touch(message.node, self._clock.now())
         if not known:
             log.warning("heartbeat from unregistered node %r", message.node)
+        else:
+            self._liveness.heard(message.node)
         return None
 
     def _spawn(self, work: Awaitable[None]) -> None:
@@ -89,7 +109,7 @@ class MeshRegistry:
             try:
                 await work
             except Exception:
-                log.exception("work after a node registration failed")
+                log.exception("background work of the mesh registry failed")
 
         task = asyncio.create_task(guarded())
         self._tasks.add(task)

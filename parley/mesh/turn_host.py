@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from parley.mesh.messages import (
     stop_subject,
     turn_subject,
 )
+from parley.redact import redact
 
 log = logging.getLogger(__name__)
 
@@ -82,8 +84,10 @@ class TurnHost:
         except ParleyError as exc:
             await self._report(RunEvent(run_id=start.run_id, kind="failed", text=exc.message))
         except Exception as exc:  # a brain's bug fails its turn, never the node
-            log.exception("run %s: the brain failed", start.run_id)
-            text = f"the brain failed: {exc!r}"
+            text = redact(f"the brain failed: {exc!r}")
+            # The traceback is for whoever fixes the brain; its last line may quote a key.
+            trace = redact("".join(traceback.format_exception(exc)))
+            log.error("run %s: the brain failed\n%s", start.run_id, trace)
             await self._report(RunEvent(run_id=start.run_id, kind="failed", text=text))
         else:
             event = RunEvent(

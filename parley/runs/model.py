@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
+from parley.conversations.model import TopicKind
+
 
 class RunState(StrEnum):
     QUEUED = "queued"
@@ -25,6 +27,7 @@ class Run:
     agent_name: str
     node_name: str
     topic_id: int
+    topic_kind: TopicKind
     session_id: int
     state: RunState
     reason: str | None
@@ -40,6 +43,26 @@ class Run:
     @property
     def is_open(self) -> bool:
         return self.state in OPEN_STATES
+
+    @property
+    def topic(self) -> str:
+        """The topic as the log names it: ``conversation:7``, ``task:12``."""
+        return f"{self.topic_kind.value}:{self.topic_id}"
+
+
+@dataclass(frozen=True)
+class RunChange:
+    """A run's move to ``state`` at ``at``, as a transaction committed it: for whoever watches
+    the run and for the operator's log. ``run`` is the run as read before the move."""
+
+    run: Run
+    state: RunState
+    at: datetime
+    reason: str | None = None
+
+    @property
+    def is_end(self) -> bool:
+        return self.state not in OPEN_STATES
 
 
 @dataclass(frozen=True)

@@ -4,15 +4,18 @@
 from __future__ import annotations
 
 from parley.clock import Clock
-from parley.runs.model import RunState
+from parley.runs.model import RunChange, RunState
 from parley.store import Tx
+
+INTERRUPTED = "interrupted"
 
 
 async def recover_interrupted(tx: Tx, clock: Clock) -> int:
     now = clock.now()
     interrupted = await tx.runs.running()
     for run in interrupted:
-        await tx.runs.finish(run.id, RunState.FAILED, now, reason="interrupted")
+        await tx.runs.finish(run.id, RunState.FAILED, now, reason=INTERRUPTED)
+        tx.effects.changed.append(RunChange(run, RunState.FAILED, now, INTERRUPTED))
         next_run = await tx.runs.queued_in_session(run.session_id)
         if next_run is None:
             next_run = await tx.runs.enqueue(run.agent_id, run.topic_id, run.session_id, now)

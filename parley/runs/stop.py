@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from parley.runs.model import Run, RunState
+from parley.runs.model import Run, RunChange, RunState
 from parley.store import Tx
 
 
@@ -18,6 +18,7 @@ async def stop_runs(tx: Tx, runs: Sequence[Run], now: datetime, reason: str) -> 
             continue  # already final: stopping again changes nothing
         await tx.runs.update_session(run.session_id, was_stopped=True)
         stopped.append(run)
+        tx.effects.changed.append(RunChange(run, RunState.STOPPED, now, reason))
     if stopped:
         tx.effects.stopped.extend(stopped)
         tx.effects.wake = True

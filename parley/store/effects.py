@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from parley.agents.model import Agent
-from parley.runs.model import Run
+from parley.runs.model import Run, RunChange
 
 
 @dataclass
@@ -21,12 +21,12 @@ class Effects:
     hired: list[Agent] = field(default_factory=list)
     # Runs stopped here whose turn, if running, must be cancelled on its node.
     stopped: list[Run] = field(default_factory=list)
-    # Runs that ended here with an outcome (finished, failed): (run id, state), for watchers.
-    ended: list[tuple[int, str]] = field(default_factory=list)
+    # Runs that started or ended here (finished, failed, stopped): for watchers and the log.
+    changed: list[RunChange] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
-        return not (self.wake or self.outbox or self.hired or self.stopped or self.ended)
+        return not (self.wake or self.outbox or self.hired or self.stopped or self.changed)
 
 
 # One part of the hub acting on a committed transaction's effects.

@@ -20,6 +20,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 
 from parley.agents.model import HELD_TOPIC_STATES
+from parley.conversations.model import TopicKind
 from parley.runs.model import OPEN_STATES, Run, RunState, Session
 from parley.store.connection import Connection
 from parley.store.tables import agents, nodes, runs, sessions, topics
@@ -34,9 +35,11 @@ def _query() -> Select[Any]:
             agents.c.name.label("agent_name"),
             agents.c.kind.label("agent_kind"),
             nodes.c.name.label("node_name"),
+            topics.c.kind.label("topic_kind"),
         )
         .join(agents, agents.c.id == runs.c.agent_id)
         .join(nodes, nodes.c.id == agents.c.node_id)
+        .join(topics, topics.c.id == runs.c.topic_id)
     )
 
 
@@ -47,6 +50,7 @@ def _run(row: Any) -> Run:
         agent_name=row.agent_name,
         node_name=row.node_name,
         topic_id=row.topic_id,
+        topic_kind=TopicKind(row.topic_kind),
         session_id=row.session_id,
         state=RunState(row.state),
         reason=row.reason,
@@ -81,14 +85,11 @@ def _startable() -> Select[Any]:
         .correlate(agents)
         .scalar_subquery()
     )
-    open_topic = select(topics.c.id).where(
-        topics.c.id == runs.c.topic_id, topics.c.closed_at.is_(None)
-    )
     return (
         _query()
         .where(
             runs.c.state == RunState.QUEUED.value,
-            exists(open_topic),
+            topics.c.closed_at.is_(None),
             agents.c.lifecycle.in_([state.value for state in HELD_TOPIC_STATES]),
             agents.c.is_template.is_(False),
             agents.c.workspace.is_not(None) | (agents.c.kind == "node"),

@@ -138,6 +138,16 @@ class BrainContract:
         for words in (self.provider, fake.url, repr(self.model), "HTTP 500", "GPUs are on fire"):
             assert words in message
 
+    async def test_a_refused_key_quoted_back_by_the_provider_is_redacted(self, fake: Fake) -> None:
+        key = "local-key-3f9a1c77e2"  # no known shape: only the configured value gives it away
+        fake.script.replies = [Reply(text="Incorrect API key provided: {key}", status=401)]
+        with pytest.raises(Unavailable) as raised:
+            await self.brain(fake.url, key).think(a_turn(), RecordingActions(), Chunks())
+        assert key in str(fake.script.headers[0])  # it was sent, and quoted back
+        message = raised.value.message
+        assert "HTTP 401" in message and "Incorrect API key provided: [redacted]" in message
+        assert key not in message
+
     async def test_a_garbled_answer_is_unavailable(self, fake: Fake) -> None:
         fake.script.replies = [Reply(raw="<html>Please log in to the proxy</html>")]
         with pytest.raises(Unavailable, match=self.provider):

@@ -21,7 +21,10 @@ def anthropic_app(script: Script) -> FastAPI:
         if reply.raw is not None:
             return Response(reply.raw, media_type="text/html")
         if reply.status != 200:
-            error = {"type": "error", "error": {"type": "api_error", "message": reply.text}}
+            bearer = request.headers.get("authorization", "").removeprefix("Bearer ")
+            key = request.headers.get("x-api-key", bearer)
+            message = reply.text.replace("{key}", key)
+            error = {"type": "error", "error": {"type": "api_error", "message": message}}
             return JSONResponse(error, status_code=reply.status)
         if not body.get("stream"):
             return JSONResponse(_message(body["model"], reply))

@@ -22,7 +22,9 @@ def openai_app(script: Script) -> FastAPI:
         if reply.raw is not None:
             return Response(reply.raw, media_type="text/html")
         if reply.status != 200:
-            error = {"message": reply.text, "type": "server_error", "code": None}
+            key = request.headers.get("authorization", "").removeprefix("Bearer ")
+            message = reply.text.replace("{key}", key)
+            error = {"message": message, "type": "server_error", "code": None}
             return JSONResponse({"error": error}, status_code=reply.status)
         if not body.get("stream"):
             return JSONResponse(_completion(body["model"], reply))

@@ -23,7 +23,8 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class Reply:
-    """One scripted model response: text, tool calls, an HTTP error status, or a raw body."""
+    """One scripted model response: text, tool calls, an HTTP error status, or a raw body. In an
+    error's text, ``{key}`` is the API key the request carried (providers quote a refused one)."""
 
     text: str = ""
     calls: tuple[ToolCall, ...] = ()

@@ -1,0 +1,74 @@
+"""Noticing that a node was lost or came back. A node's status is derived on every read from its
+last heartbeat; this keeps which nodes the hub last knew online, so that each loss and each
+return is logged once, however often the status is read."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import timedelta
+
+from parley.clock import Clock
+from parley.mesh.model import Node, NodeStatus
+from parley.store import Store
+
+log = logging.getLogger(__name__)
+
+
+class NodeLiveness:
+    def __init__(self, store: Store, clock: Clock, offline_after: timedelta) -> None:
+        self._store, self._clock = store, clock
+        self._offline_after = offline_after
+        self._online: set[str] | None = None  # unknown until the first look
+        # Heard from while a look was reading: what that look read of them is already old.
+        self._heard_meanwhile: set[str] = set()
+
+    @property
+    def interval(self) -> float:
+        """How often to look: a loss is noticed within a quarter of the offline time."""
+        return self._offline_after.total_seconds() / 4
+
+    async def check(self) -> None:
+        """Look at every node once; log those lost or back since the last look. The first look
+        only learns: what was offline before this hub started is no news."""
+        self._heard_meanwhile.clear()
+        async with self._store.transaction() as tx:
+            nodes = await tx.nodes.all()
+        now = self._clock.now()
+        online = {node.name for node in nodes if self._status(node) is NodeStatus.ONLINE}
+        if self._online is None:
+            self._online = online
+            return
+        for node in nodes:
+            if node.name in self._online - online - self._heard_meanwhile:
+                silent = (now - node.last_seen_at).total_seconds()
+                log.info("node %s lost last_seen=%.0fs ago", node.name, silent)
+                self._online.discard(node.name)
+        for name in sorted(online - self._online):
+            log.info("node %s back online", name)
+            self._online.add(name)
+
+    def heard(self, name: str) -> None:
+        """A heartbeat came: a node lost until now is back."""
+        self._heard_meanwhile.add(name)
+        if self._online is not None and name not in self._online:
+            self._online.add(name)
+            log.info("node %s back online", name)
+
+    def joined(self, name: str) -> None:
+        """A node registered (its join is logged by the registry)."""
+        self._heard_meanwhile.add(name)
+        if self._online is not None:
+            self._online.add(name)
+
+    async def watch(self) -> None:
+        """Look again and again, after a first look has been taken."""
+        while True:
+            await asyncio.sleep(self.interval)
+            try:
+                await self.check()
+            except Exception:  # the watch must outlive a store outage
+                log.exception("checking node liveness failed; trying again")
+
+    def _status(self, node: Node) -> NodeStatus:
+        return node.status(self._clock.now(), self._offline_after)

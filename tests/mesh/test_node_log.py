@@ -1,0 +1,65 @@
+"""The operator's log of the mesh: one INFO line when a node joins, when it is lost (silent past
+the offline time) and when it is back, however often its status is read."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+
+import pytest
+
+from parley.mesh.join_token import load_or_create_join_token
+from parley.mesh.messages import HEARTBEAT, Heartbeat
+from parley.mesh.node_runner import NodeRunner
+from parley.settings import Settings
+from tests.support import Harness, ManualClock, eventually, started
+
+
+@pytest.fixture(autouse=True)
+def _info(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="parley")
+
+
+def node_lines(caplog: pytest.LogCaptureFixture, node: str) -> list[str]:
+    # The fixtures' records too: a node that a fixture started joined in the setup phase.
+    records = caplog.get_records("setup") + caplog.records
+    return [
+        record.getMessage()
+        for record in records
+        if record.levelno == logging.INFO and record.getMessage().startswith(f"node {node} ")
+    ]
+
+
+async def test_a_join_is_logged_once_with_its_host(
+    parley: Harness, beta: NodeRunner, caplog: pytest.LogCaptureFixture
+) -> None:
+    [line] = node_lines(caplog, "beta")
+    assert line.startswith(f"node beta joined host={socket.gethostname()} workspaces=")
+
+
+async def test_a_loss_and_a_return_are_logged_once_each(
+    settings: Settings, clock: ManualClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A quarter of the offline time between looks: 50 ms here.
+    quick = settings.model_copy(update={"node_offline_after_seconds": 0.2})
+    async with started(quick, clock) as parley:
+        assert len(node_lines(caplog, "local")) == 1  # the join
+        clock.advance(seconds=30)
+        assert await eventually(lambda: _logged(caplog, "node local lost"))
+        for _ in range(3):  # reads of the status change nothing
+            assert (await parley.owner.get("/api/v1/nodes/local")).json()["status"] == "offline"
+        await asyncio.sleep(0.2)  # several more looks
+        join_token = load_or_create_join_token(quick.data_dir)
+        beat = Heartbeat(node="local", join_token=join_token).model_dump_json().encode()
+        await parley.context.broker.publish(HEARTBEAT, beat)
+        assert await eventually(lambda: _logged(caplog, "node local back online"))
+        await asyncio.sleep(0.2)
+    joined, lost, back = node_lines(caplog, "local")
+    assert joined.startswith("node local joined ")
+    assert lost == "node local lost last_seen=30s ago"
+    assert back == "node local back online"
+
+
+async def _logged(caplog: pytest.LogCaptureFixture, start: str) -> bool:
+    return any(record.getMessage().startswith(start) for record in caplog.records)
