@@ -18,6 +18,7 @@ from parley.people.model import Person
 from parley.store import Tx
 
 MAX_SESSIONS_LIMIT = 1000
+MAX_SURGE_THRESHOLD = 1_000_000
 HUMAN_BRAIN = "human"
 
 
@@ -44,8 +45,11 @@ def _check_template_options(order: HireOrder) -> None:
     if order.template:
         if order.human:
             raise Invalid("a template cannot be a human agent: clones of a person make no sense")
-        if order.surge_threshold is not None and order.surge_threshold < 1:
-            raise Invalid(f"surge threshold must be at least 1, not {order.surge_threshold}")
+        threshold = order.surge_threshold
+        if threshold is not None and not 1 <= threshold <= MAX_SURGE_THRESHOLD:
+            raise Invalid(
+                f"surge threshold must be between 1 and {MAX_SURGE_THRESHOLD}, not {threshold}"
+            )
         return
     if order.surge_threshold is not None or order.clone_lifetime is not None:
         raise Invalid("--surge-threshold and --clone-lifetime only apply to a --template agent")

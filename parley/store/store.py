@@ -10,10 +10,16 @@ from typing import TypeVar
 
 from sqlalchemy import Connection as SyncConnection
 from sqlalchemy import Engine
-from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
+from sqlalchemy.exc import (
+    DataError,
+    DBAPIError,
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+)
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from parley.errors import Unavailable
+from parley.errors import Invalid, Unavailable
 from parley.store.agents import AgentsRepo
 from parley.store.connection import Connection, InlineConnection
 from parley.store.effects import AfterCommit, Effects
@@ -93,6 +99,12 @@ class Store:
             if not exc.connection_invalidated and self.dialect == "sqlite":
                 raise  # SQLite's OperationalError is mostly a bug of ours, not an outage
             raise Unavailable(f"the store is unreachable: {exc.orig}") from exc
+        except (DataError, OverflowError) as exc:
+            raise _unstorable(exc) from exc
+        except DBAPIError as exc:
+            if "out of int" not in str(exc.orig):  # asyncpg refusing a parameter's range
+                raise
+            raise _unstorable(exc) from exc
         await self._committed(tx.effects)
 
     async def _committed(self, effects: Effects) -> None:
@@ -130,6 +142,14 @@ class Store:
 
     async def close(self) -> None:
         await _dispose(self.engine)
+
+
+def _unstorable(exc: Exception) -> Invalid:
+    """A value out of the store's range (an id past 2^31 on PostgreSQL, past 2^63 on SQLite) or
+    that it cannot hold: the caller's input, not an outage."""
+    reason = exc.orig if isinstance(exc, DBAPIError) else exc
+    first_line = str(reason).strip().splitlines()[0] if str(reason).strip() else "out of range"
+    return Invalid(f"a value cannot be stored: {first_line}")
 
 
 async def _dispose(engine: AsyncEngine | Engine) -> None:

@@ -96,7 +96,7 @@ BAD_HIRES: list[tuple[dict[str, Any], int, str]] = [
     ({"clone_lifetime": "2h"}, 400, "only apply to a --template agent"),
     ({"template": True, "clone_lifetime": "soon"}, 400, "clone lifetime 'soon' is not a duration"),
     ({"template": True, "clone_lifetime": "0s"}, 400, "must be longer than zero"),
-    ({"template": True, "surge_threshold": 0}, 400, "surge threshold must be at least 1"),
+    ({"template": True, "surge_threshold": 0}, 400, "surge threshold must be between 1 and"),
     ({"human": "nobody"}, 404, "no person named 'nobody'"),
     ({"engram": "x" * 20_001}, 400, "at most 20000 characters"),
 ]

@@ -182,3 +182,37 @@ async def test_openapi_lists_the_real_error_answers_not_422(parley: Harness) -> 
                 assert operation["security"] == [{"bearer": []}]
                 error = operation["responses"]["404"]["content"]["application/json"]
                 assert error["schema"] == {"$ref": "#/components/schemas/Error"}
+
+
+async def test_numbers_out_of_range_are_400_or_404_never_500(parley: Harness) -> None:
+    for run_id in ("2147483648", "9223372036854775808", "99999999999999999999999", "-1", "0"):
+        for method, path in (("GET", ""), ("POST", "/stop")):
+            response = await parley.owner.request(method, f"/api/v1/runs/{run_id}{path}")
+            assert response.status_code in (400, 404), (run_id, path, response.text)
+        task = await parley.owner.get(f"/api/v1/tasks/{run_id}")
+        assert task.status_code in (400, 404), (run_id, task.text)
+    template = {"name": "t", "node": "local", "template": True}
+    for extra in (
+        {"surge_threshold": 2**40},
+        {"surge_threshold": 0},
+        {"surge_threshold": 3, "clone_lifetime": "999999999999999999999h"},
+        {"surge_threshold": 3, "clone_lifetime": "9" * 100 + "s"},
+        {"max_sessions": 2**70},
+    ):
+        response = await parley.owner.post("/api/v1/agents", json={**template, **extra})
+        assert response.status_code == 400, (extra, response.text)
+    assert (await parley.owner.get("/api/v1/agents/t")).status_code == 404
+    assert (await parley.owner.get("/api/v1/runs?limit=99999999999999999999")).status_code == 400
+
+
+async def test_a_value_the_store_cannot_hold_is_invalid_not_an_outage(parley: Harness) -> None:
+    from parley.errors import Invalid
+
+    store = parley.context.store
+    try:
+        async with store.transaction() as tx:
+            await tx.runs.by_id(2**63)
+    except Invalid as error:
+        assert "cannot be stored" in error.message
+    else:
+        raise AssertionError("an id past 2^63 reached the store and came back")
