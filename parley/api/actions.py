@@ -1,21 +1,18 @@
-"""/api/v1/act/…: what a running turn does, authorised by its run token (never a person's)."""
+"""/api/v1/act/…: what a running turn does, authorised by its run token (never a person's). One
+route per action of the table, its body derived from it."""
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Awaitable, Callable
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
 
+from parley.actions.table import ACTIONS, Action
 from parley.api.deps import Ctx
-from parley.api.schemas.actions import (
-    ActOut,
-    AskNodeIn,
-    CompleteIn,
-    RememberIn,
-    ReportIn,
-    SendIn,
-    SpawnIn,
-)
+from parley.api.schemas.actions import REQUESTS, ActOut
+from parley.api.schemas.base import Body
 from parley.errors import Unauthorized
 from parley.hub.local_actions import LocalActions
 
@@ -39,31 +36,24 @@ def _run_token(request: Request) -> str:
 Acting = Annotated[LocalActions, Depends(_run_actions)]
 
 
-@router.post("/act/send")
-async def send(body: SendIn, acting: Acting) -> ActOut:
-    return ActOut(result=await acting.send(body.to, body.text))
+def _endpoint(action: Action) -> Callable[..., Awaitable[ActOut]]:
+    async def act(body: Body, acting: Acting) -> ActOut:
+        return ActOut(result=await acting.act(action.name, body.model_dump()))
+
+    # FastAPI reads the body's model from the signature: this action's, from the table.
+    signature = inspect.signature(act, eval_str=True)
+    body = signature.parameters["body"].replace(annotation=REQUESTS[action.name])
+    act.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[body, signature.parameters["acting"]]
+    )
+    return act
 
 
-@router.post("/act/report")
-async def report(body: ReportIn, acting: Acting) -> ActOut:
-    return ActOut(result=await acting.report(body.text))
-
-
-@router.post("/act/spawn")
-async def spawn(body: SpawnIn, acting: Acting) -> ActOut:
-    return ActOut(result=await acting.spawn(body.agent, body.text, body.thread))
-
-
-@router.post("/act/complete")
-async def complete(body: CompleteIn, acting: Acting) -> ActOut:
-    return ActOut(result=await acting.complete(body.result, body.failed))
-
-
-@router.post("/act/remember")
-async def remember(body: RememberIn, acting: Acting) -> ActOut:
-    return ActOut(result=await acting.remember(body.note))
-
-
-@router.post("/act/ask-node")
-async def ask_node(body: AskNodeIn, acting: Acting) -> ActOut:
-    return ActOut(result=await acting.ask_node(body.node, body.text))
+for _action in ACTIONS.values():
+    router.add_api_route(
+        f"/act/{_action.path}",
+        _endpoint(_action),
+        methods=["POST"],
+        name=_action.name,
+        summary=_action.help,
+    )

@@ -7,10 +7,12 @@ brain writes can choose it. Streaming text goes to ``Stream`` as it is produced.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
+
+from parley.actions.table import AGENT_TOOLS
 
 # Called with each piece of the reply as the brain produces it (for `parley chat`).
 Stream = Callable[[str], Awaitable[None]]
@@ -47,7 +49,7 @@ class Turn:
     # The hub's API, for brains that act from another process (command brains).
     parley_url: str
     # Tools this agent may use: a node session's list is narrower than a hired agent's.
-    tools: tuple[str, ...] = field(default=("send", "report", "spawn", "complete", "remember"))
+    tools: tuple[str, ...] = field(default=AGENT_TOOLS)
 
 
 @dataclass(frozen=True)
@@ -59,36 +61,17 @@ class TurnOutcome:
 
 
 class Actions(Protocol):
-    """Everything a run may do, each checked by the hub against the run's token.
+    """Everything a run may do: the actions of ``parley.actions.table``, each checked by the hub
+    against the run's token.
 
-    Each returns a short confirmation for the brain (an LLM sees it as the tool's result) and
-    raises a ParleyError subclass when refused (unknown agent, retired recipient, …).
+    ``act`` checks the arguments against the table, returns a short confirmation for the brain
+    (an LLM sees it as the tool's result) and raises a ParleyError subclass when refused (an
+    argument the action does not take, an unknown agent, a retired recipient, …).
     """
 
-    async def send(self, to: str, text: str) -> str: ...
-
-    async def report(self, text: str) -> str: ...
-
-    async def spawn(self, agent: str, text: str, thread: bool = False) -> str: ...
-
-    async def complete(self, result: str, failed: bool = False) -> str: ...
-
-    async def remember(self, note: str) -> str: ...
-
-    async def ask_node(self, node: str, text: str) -> str: ...
+    async def act(self, name: str, arguments: Mapping[str, object]) -> str: ...
 
 
 class Brain(Protocol):
     async def think(self, turn: Turn, actions: Actions, stream: Stream) -> TurnOutcome:
         """Run one turn. Cancelling the task that awaits this must end all of its work."""
-
-
-# The actions every brain is told about, with one line each (LLM tool descriptions, prompts).
-ACTION_HELP = {
-    "send": "send(to, text): send text to another agent (a name); answers arrive as new text",
-    "report": "report(text): post text where this work comes from (the person or the task)",
-    "spawn": "spawn(agent, text): give a subtask to an agent; its result arrives as new text",
-    "complete": "complete(result, failed=false): finish the task this run works on",
-    "remember": "remember(note): add a note to your own long-term memory",
-    "ask_node": "ask_node(node, text): ask a node's own session; its answer arrives as new text",
-}

@@ -6,32 +6,19 @@ It also spares a transaction per action."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+
+from parley.actions.arguments import bind
+from parley.actions.table import Arguments
 
 
 @dataclass
 class DeferredActions:
-    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    calls: list[tuple[str, Arguments]] = field(default_factory=list)
 
-    def _record(self, name: str, **arguments: Any) -> str:
-        self.calls.append((name, arguments))
+    async def act(self, name: str, arguments: Mapping[str, object]) -> str:
+        # Checked now, as the hub will check them: a malformed call fails the turn here, with
+        # its reason, rather than the report of its end.
+        self.calls.append((name, bind(name, arguments)))
         return f"{name}: done when this turn ends"
-
-    async def send(self, to: str, text: str) -> str:
-        return self._record("send", to=to, text=text)
-
-    async def report(self, text: str) -> str:
-        return self._record("report", text=text)
-
-    async def spawn(self, agent: str, text: str, thread: bool = False) -> str:
-        return self._record("spawn", agent=agent, text=text, thread=thread)
-
-    async def complete(self, result: str, failed: bool = False) -> str:
-        return self._record("complete", result=result, failed=failed)
-
-    async def remember(self, note: str) -> str:
-        return self._record("remember", note=note)
-
-    async def ask_node(self, node: str, text: str) -> str:
-        return self._record("ask_node", node=node, text=text)

@@ -8,10 +8,6 @@ its own retry and output machinery — a refused action is an ordinary tool resu
 
 from __future__ import annotations
 
-import json
-from collections.abc import Awaitable, Callable
-from typing import Any
-
 from pydantic_ai.direct import model_request_stream
 from pydantic_ai.exceptions import ModelAPIError, ModelHTTPError, UnexpectedModelBehavior
 from pydantic_ai.messages import (
@@ -32,7 +28,9 @@ from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
 
-from parley.brains.brain import ACTION_HELP, Actions, Said, Stream, Turn, TurnOutcome
+from parley.actions.arguments import bind
+from parley.actions.table import ACTIONS
+from parley.brains.brain import Actions, Said, Stream, Turn, TurnOutcome
 from parley.brains.prompt import new_text, system_prompt, transcript
 from parley.errors import Invalid, ParleyError, Unavailable
 from parley.redact import redact
@@ -40,19 +38,6 @@ from parley.redact import redact
 # A model that keeps calling tools must still end its turn; past this many requests it ends with
 # the last text it wrote.
 MAX_REQUESTS = 20
-
-# Each action's parameters as JSON types, in the order of the Actions method signature.
-_PARAMS: dict[str, dict[str, str]] = {
-    "send": {"to": "string", "text": "string"},
-    "report": {"text": "string"},
-    "spawn": {"agent": "string", "text": "string", "thread": "boolean"},
-    "complete": {"result": "string", "failed": "boolean"},
-    "remember": {"note": "string"},
-    "ask_node": {"node": "string", "text": "string"},
-}
-# Parameters with a default in the Actions signature; all others are required.
-_OPTIONAL = frozenset({"thread", "failed"})
-_PYTHON_TYPES: dict[str, type] = {"string": str, "boolean": bool}
 
 
 class ModelBrain:
@@ -155,23 +140,16 @@ def opening_messages(turn: Turn) -> list[ModelMessage]:
 
 
 def tool_definitions(names: tuple[str, ...]) -> list[ToolDefinition]:
+    """The run's actions as the model's tools, as the table defines them."""
     return [
         ToolDefinition(
-            name=name, description=ACTION_HELP[name], parameters_json_schema=_schema(name)
+            name=name,
+            description=ACTIONS[name].described(),
+            parameters_json_schema=ACTIONS[name].json_schema(),
         )
         for name in names
-        if name in _PARAMS
+        if name in ACTIONS
     ]
-
-
-def _schema(name: str) -> dict[str, Any]:
-    params = _PARAMS[name]
-    return {
-        "type": "object",
-        "properties": {param: {"type": kind} for param, kind in params.items()},
-        "required": [param for param in params if param not in _OPTIONAL],
-        "additionalProperties": False,
-    }
 
 
 def _text_of(event: object) -> str:
@@ -197,25 +175,11 @@ async def _run_tool(
 
 async def _call_action(call: ToolCallPart, allowed: tuple[str, ...], actions: Actions) -> str:
     name = call.tool_name
-    offered = [tool for tool in allowed if tool in _PARAMS]
+    offered = [tool for tool in allowed if tool in ACTIONS]
     if name not in offered:
         raise Invalid(f"there is no tool {name!r}; the tools are {', '.join(offered)}")
     try:
         args = call.args_as_dict(raise_if_invalid=True)
     except (ValueError, AssertionError):
         raise Invalid(f"the arguments of {name} are not a JSON object") from None
-    _check_args(name, args)
-    method: Callable[..., Awaitable[str]] = getattr(actions, name)
-    return await method(**args)
-
-
-def _check_args(name: str, args: dict[str, Any]) -> None:
-    params = _PARAMS[name]
-    missing = [p for p in params if p not in _OPTIONAL and p not in args]
-    if missing:
-        raise Invalid(f"{name} needs {', '.join(missing)}")
-    for arg, value in args.items():
-        if arg not in params:
-            raise Invalid(f"{name} takes no argument {arg!r}")
-        if not isinstance(value, _PYTHON_TYPES[params[arg]]):
-            raise Invalid(f"{name}: {arg} must be a {params[arg]}, not {json.dumps(value)}")
+    return await actions.act(name, bind(name, args))

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from parley.brains.brain import ACTION_HELP, Said, Turn
+from parley.actions.table import ACTIONS
+from parley.brains.brain import Said, Turn
 
 
 def system_prompt(turn: Turn) -> str:
@@ -15,7 +16,7 @@ def system_prompt(turn: Turn) -> str:
         )
     if turn.memory:
         parts.append("Your memory:\n" + "\n".join(f"- {note}" for note in turn.memory))
-    tools = [ACTION_HELP[name] for name in turn.tools if name in ACTION_HELP]
+    tools = [ACTIONS[name].described() for name in turn.tools if name in ACTIONS]
     parts.append("You act only through these tools:\n" + "\n".join(f"- {t}" for t in tools))
     parts.append("A turn never waits for another agent: its answer arrives later as new text.")
     return "\n\n".join(parts)

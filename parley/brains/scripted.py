@@ -13,9 +13,11 @@ demos. Rules are tried in order for each piece of new text; the first that match
     otherwise:
       - reply: "I only know about status."
 
-Acts: reply, send {to, text}, report, spawn {agent, text, thread}, complete (text, or {result,
-failed}), remember, ask_node {node, text}, sleep SECONDS. Text may use {text}, {sender},
-{agent}, {root} and the named groups of the rule's pattern.
+Acts: reply, sleep SECONDS, and each action of ``parley.actions.table`` with its parameters:
+send {to, text}, report, spawn {agent, text, thread}, complete (text, or {result, failed}),
+remember, ask_node {node, text}. A single value instead of a mapping is the action's first
+parameter (``report: TEXT``). Text may use {text}, {sender}, {agent}, {root} and the named groups
+of the rule's pattern.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from parley.actions.arguments import check_names
+from parley.actions.table import ACTIONS, Action, Kind
 from parley.brains.brain import Actions, Said, Stream, Turn, TurnOutcome
 from parley.errors import Invalid
 
@@ -63,7 +67,7 @@ class Script(_Model):
     otherwise: list[dict[str, Any]] = []
 
 
-ACTS = ("reply", "send", "report", "spawn", "complete", "remember", "ask_node", "sleep")
+ACTS = ("reply", "sleep", *ACTIONS)
 
 
 MAX_SCRIPT_BYTES = 256 * 1024
@@ -148,6 +152,13 @@ def _check_acts(path: Path, tree: yaml.Node | None, script: Script) -> None:
         if len(act) != 1 or next(iter(act)) not in ACTS:
             problem = _at(tree, loc, f"each act is one of {', '.join(ACTS)}")
             raise _invalid(path, f"is not a valid script: {problem}")
+        ((name, argument),) = act.items()
+        if name in ACTIONS:
+            try:
+                check_names(ACTIONS[name], _given(ACTIONS[name], argument))
+            except Invalid as exc:
+                problem = _at(tree, loc, exc.message)
+                raise _invalid(path, f"is not a valid script: {problem}") from None
 
 
 def _at(tree: yaml.Node | None, loc: tuple[int | str, ...], problem: str) -> str:
@@ -221,29 +232,26 @@ async def _perform(
     elif name == "reply":
         text = fill(argument)
         if turn.counterpart:
-            await actions.send(turn.counterpart, text)
+            await actions.act("send", {"to": turn.counterpart, "text": text})
         else:
             await stream(f"\n{text}" if replies else text)  # the pieces add up to the reply
             replies.append(text)
-    elif name == "send":
-        await actions.send(fill(argument["to"]), fill(argument["text"]))
-    elif name == "report":
-        await actions.report(fill(argument))
-    elif name == "spawn":
-        await actions.spawn(
-            fill(argument["agent"]), fill(argument["text"]), bool(argument.get("thread", False))
-        )
-    elif name == "complete":
-        if isinstance(argument, dict):
-            await actions.complete(
-                fill(argument.get("result", "")), bool(argument.get("failed", False))
-            )
-        else:
-            await actions.complete(fill(argument))
-    elif name == "remember":
-        await actions.remember(fill(argument))
-    elif name == "ask_node":
-        await actions.ask_node(fill(argument["node"]), fill(argument["text"]))
+    else:
+        await actions.act(name, _arguments(ACTIONS[name], argument, fill))
+
+
+def _given(action: Action, argument: Any) -> dict[str, Any]:
+    """An act's arguments: a mapping, or one value for the action's first parameter."""
+    if isinstance(argument, dict):
+        return {str(key): value for key, value in argument.items()}
+    return {action.params[0].name: argument}
+
+
+def _arguments(action: Action, argument: Any, fill: _Filler) -> dict[str, Any]:
+    # A flag stays as written (the table refuses one that is not a boolean); text is filled in.
+    flags = {p.name for p in action.params if p.kind is Kind.FLAG}
+    given = _given(action, argument)
+    return {key: value if key in flags else fill(value) for key, value in given.items()}
 
 
 class _Filler:

@@ -1,4 +1,5 @@
-"""parley act …: what a running turn does, from inside a command brain's process.
+"""parley act …: what a running turn does, from inside a command brain's process. One command
+per action of the table (``parley.actions.table``), its arguments and help derived from it.
 
 These commands authenticate with the run's token (``PARLEY_RUN_TOKEN``), never with a person's:
 the hub derives the topic from the run, so without a run there is nothing to act in.
@@ -6,11 +7,13 @@ the hub derives the topic from the run, so without a run there is nothing to act
 
 from __future__ import annotations
 
+import inspect
 import os
 from typing import Any
 
 import typer
 
+from parley.actions.table import ACTIONS, Action, Kind, Param
 from parley.cli.client import ApiClient
 from parley.cli.output import console, reporting_errors, show
 from parley.cli.state import CliState, JsonOption, given_text
@@ -22,7 +25,7 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-TEXT_HELP = 'the text; "-" reads it from stdin'
+STDIN_HELP = '; "-" reads it from stdin'
 
 
 def _run_client(ctx: typer.Context) -> ApiClient:
@@ -34,68 +37,45 @@ def _run_client(ctx: typer.Context) -> ApiClient:
     return ApiClient(url or os.environ.get("PARLEY_URL") or load_settings().base_url, token)
 
 
-def _act(ctx: typer.Context, action: str, body: dict[str, Any], as_json: bool) -> None:
+def _act(ctx: typer.Context, action: Action, body: dict[str, Any], as_json: bool) -> None:
     with reporting_errors():
-        answer = _run_client(ctx).post(f"/act/{action}", body)
+        answer = _run_client(ctx).post(f"/act/{action.path}", body)
         show(answer, as_json, lambda data: console.print(data["result"], markup=False))
 
 
-@app.command("send")
-def send(
-    ctx: typer.Context,
-    to: str = typer.Argument(..., help="a local agent, or name@connection for a peer role"),
-    text: str = typer.Argument(..., help=TEXT_HELP),
-    as_json: bool = JsonOption,
-) -> None:
-    """Send text to another role, in the agent conversation of this run's root."""
-    _act(ctx, "send", {"to": to, "text": given_text(text)}, as_json)
+def _option(param: Param) -> inspect.Parameter:
+    """A parameter of the table as typer reads it: text and names are arguments, a flag is an
+    option that is off unless given."""
+    if param.kind is Kind.FLAG:
+        default = typer.Option(False, f"--{param.name}", help=param.help)
+    else:
+        help_text = param.help + (STDIN_HELP if param.kind is Kind.TEXT else "")
+        default = typer.Argument(..., help=help_text)
+    kind = inspect.Parameter.KEYWORD_ONLY
+    return inspect.Parameter(param.name, kind, default=default, annotation=param.kind.python_type)
 
 
-@app.command("report")
-def report(
-    ctx: typer.Context, text: str = typer.Argument(..., help=TEXT_HELP), as_json: bool = JsonOption
-) -> None:
-    """Report to the root this run answers for (a person's conversation or a task)."""
-    _act(ctx, "report", {"text": given_text(text)}, as_json)
+def _command(action: Action) -> Any:
+    def command(ctx: typer.Context, as_json: bool, **given: Any) -> None:
+        body = {
+            param.name: given_text(given[param.name])
+            if param.kind is Kind.TEXT
+            else given[param.name]
+            for param in action.params
+        }
+        _act(ctx, action, body, as_json)
+
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter("ctx", keyword, annotation=typer.Context),
+            *(_option(param) for param in action.params),
+            inspect.Parameter("as_json", keyword, default=JsonOption, annotation=bool),
+        ]
+    )
+    command.__doc__ = action.help[0].upper() + action.help[1:] + "."
+    return command
 
 
-@app.command("spawn")
-def spawn(
-    ctx: typer.Context,
-    agent: str,
-    text: str = typer.Argument(..., help=TEXT_HELP),
-    thread: bool = typer.Option(False, "--thread", help="bind the subtask to a thread"),
-    as_json: bool = JsonOption,
-) -> None:
-    """Give another agent a subtask of this run's task."""
-    _act(ctx, "spawn", {"agent": agent, "text": given_text(text), "thread": thread}, as_json)
-
-
-@app.command("complete")
-def complete(
-    ctx: typer.Context,
-    result: str = typer.Argument(..., help=TEXT_HELP),
-    failed: bool = typer.Option(False, "--failed", help="the task failed"),
-    as_json: bool = JsonOption,
-) -> None:
-    """Complete the task this run works on, with its result."""
-    _act(ctx, "complete", {"result": given_text(result), "failed": failed}, as_json)
-
-
-@app.command("remember")
-def remember(
-    ctx: typer.Context, note: str = typer.Argument(..., help=TEXT_HELP), as_json: bool = JsonOption
-) -> None:
-    """Add a note to this agent's memory."""
-    _act(ctx, "remember", {"note": given_text(note)}, as_json)
-
-
-@app.command("ask-node")
-def ask_node(
-    ctx: typer.Context,
-    node: str,
-    text: str = typer.Argument(..., help=TEXT_HELP),
-    as_json: bool = JsonOption,
-) -> None:
-    """Ask a node's own session; its answer arrives later as new text."""
-    _act(ctx, "ask-node", {"node": node, "text": given_text(text)}, as_json)
+for _action in ACTIONS.values():
+    app.command(_action.path)(_command(_action))

@@ -1,8 +1,12 @@
-"""What a run may do (DESIGN §4): send, report, spawn, complete, remember, ask_node. Each acts
-for the run behind a run token; the topic, and so the root, comes from that run alone."""
+"""What a run may do (DESIGN §4), as ``parley.actions.table`` defines it: each action acts for
+the run behind a run token; the topic, and so the root, comes from that run alone."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping
+
+from parley.actions.arguments import action_named, bind
+from parley.actions.table import AGENT_TOOLS, NODE_SESSION_TOOLS
 from parley.agents.model import Agent
 from parley.clock import Clock
 from parley.conversations.agent_conversations import send_from_run
@@ -15,10 +19,6 @@ from parley.runs.queueing import check_text
 from parley.runs.tokens import running_run
 from parley.store import Tx
 
-AGENT_TOOLS = ("send", "report", "spawn", "complete", "remember", "ask_node")
-# A node session answers and relays; it does not own tasks or post into people's conversations.
-NODE_SESSION_TOOLS = ("send", "remember", "ask_node")
-
 
 def tools_of(agent: Agent | Run) -> tuple[str, ...]:
     """What a run may do: a node session's list is narrower than a hired agent's."""
@@ -27,21 +27,28 @@ def tools_of(agent: Agent | Run) -> tuple[str, ...]:
 
 
 class RunActing:
-    """One action of one run, inside one transaction."""
+    """The actions of one run, inside one transaction: a method per action of the table, each
+    reached through ``act``, which checks the arguments against the table first."""
 
     def __init__(self, tx: Tx, clock: Clock, run: Run, topic: Topic) -> None:
         self.tx, self.clock, self.run, self.topic = tx, clock, run, topic
         self.agent = Role(run.agent_id, run.agent_name)
 
     @classmethod
-    async def for_token(cls, tx: Tx, clock: Clock, token: str | None, action: str) -> RunActing:
+    async def for_token(cls, tx: Tx, clock: Clock, token: str | None) -> RunActing:
         run = await running_run(tx, token)
-        if action not in tools_of(run):
-            allowed = ", ".join(tools_of(run))
-            raise Forbidden(f"{run.agent_name} is a node session; it may only {allowed}")
         topic = await tx.topics.by_id(run.topic_id)
         assert topic is not None
         return cls(tx, clock, run, topic)
+
+    async def act(self, name: str, arguments: Mapping[str, object]) -> str:
+        """Do the action ``name`` with ``arguments``, once the table and the run allow it."""
+        action_named(name)
+        if name not in tools_of(self.run):
+            allowed = ", ".join(tools_of(self.run))
+            raise Forbidden(f"{self.run.agent_name} is a node session; it may only {allowed}")
+        do: Callable[..., Awaitable[str]] = getattr(self, name)
+        return await do(**bind(name, arguments))
 
     async def send(self, to: str, text: str) -> str:
         sent = await send_from_run(self.tx, self.clock, self.run, self.agent, self.topic, to, text)

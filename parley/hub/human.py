@@ -8,7 +8,7 @@ from parley.clock import Clock
 from parley.conversations.model import TaskStatus, TopicKind
 from parley.conversations.tasks import end_task
 from parley.errors import Conflict, Invalid, NotFound
-from parley.hub.outcomes import record_outcome
+from parley.hub.outcomes import Outcome, record_outcome
 from parley.people.model import Person
 from parley.runs.model import Run, RunState
 from parley.runs.queueing import check_text
@@ -44,7 +44,7 @@ async def answer_turn(
         if topic is None or topic.kind is not TopicKind.TASK:
             raise Invalid(f"run {run_id} answers no task; answer without completing")
         await end_task(tx, clock, topic, TaskStatus.DONE, text)
-    await record_outcome(tx, clock, run.id, True, text, None)
+    await record_outcome(tx, clock, Outcome(run.id, True, text))
     answered = await tx.runs.by_id(run.id)
     assert answered is not None
     return answered

@@ -1,57 +1,81 @@
-"""Recording how a turn ended, as its node reported it. Only a running run takes an outcome:
-a run already stopped stays stopped, whatever arrives late."""
+"""Recording how a turn ended, as its node (or its person) reported it. Only a running run takes
+an outcome: a run already stopped stays stopped, whatever arrives late."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from dataclasses import dataclass
 
 from parley.clock import Clock
 from parley.conversations.model import Topic, TopicKind
 from parley.conversations.node_exchange import NODE_ANSWER
-from parley.errors import Forbidden, ParleyError
-from parley.hub.actions import RunActing, tools_of
-from parley.mesh.messages import ActionCall
+from parley.errors import ParleyError
+from parley.hub.actions import RunActing
+from parley.mesh.messages import ActionCall, RunEvent
 from parley.people.tokens import hash_token
 from parley.redact import redact
 from parley.runs.model import Run, RunChange, RunState
 from parley.store import Tx
+from parley.text import without_nul
 
 
-async def record_outcome(
-    tx: Tx, clock: Clock, run_id: int, succeeded: bool, text: str, brain_session_id: str | None
-) -> RunState | None:
+@dataclass(frozen=True)
+class Outcome:
+    """How one turn ended, read once from what its node (or its person) reported."""
+
+    run_id: int
+    succeeded: bool
+    # The reply when it succeeded; why it did not when it failed.
+    text: str
+    brain_session_id: str | None = None
+    # Actions the brain deferred to its end: applied with the outcome, all or none, under the
+    # authority of the run's token, which comes with them.
+    actions: tuple[ActionCall, ...] = ()
+    run_token: str | None = None
+
+    @classmethod
+    def of(cls, event: RunEvent) -> Outcome:
+        """A brain's words may hold NUL bytes, which no store keeps: they are dropped here."""
+        session = event.brain_session_id
+        return cls(
+            run_id=event.run_id,
+            succeeded=event.kind == "finished",
+            text=without_nul(event.text),
+            brain_session_id=None if session is None else without_nul(session),
+            actions=tuple(event.actions),
+            run_token=event.run_token,
+        )
+
+    def failed(self, reason: str) -> Outcome:
+        """This turn failed with ``reason``, and none of its actions apply."""
+        return Outcome(self.run_id, False, without_nul(reason))
+
+
+async def record_outcome(tx: Tx, clock: Clock, outcome: Outcome) -> RunState | None:
     """Finish or fail the run; None if it was no longer running (stopped meanwhile)."""
-    run = await tx.runs.by_id(run_id)
+    run = await tx.runs.by_id(outcome.run_id)
     topic = await tx.topics.by_id(run.topic_id) if run else None
-    return await record_loaded_outcome(tx, clock, run, topic, succeeded, text, brain_session_id)
+    return await record_loaded_outcome(tx, clock, outcome, run, topic)
 
 
 async def record_loaded_outcome(
-    tx: Tx,
-    clock: Clock,
-    run: Run | None,
-    topic: Topic | None,
-    succeeded: bool,
-    text: str,
-    brain_session_id: str | None,
-    actions: Sequence[ActionCall] = (),
-    run_token: str | None = None,
+    tx: Tx, clock: Clock, outcome: Outcome, run: Run | None, topic: Topic | None
 ) -> RunState | None:
     """As ``record_outcome``, with the run and its topic already read (a batch reads them
-    together), and the actions the brain deferred to its end. The run's state is read in this
-    transaction: a stopped run stays stopped and none of its actions apply."""
+    together). The run's state is read in this transaction: a stopped run stays stopped and
+    none of its actions apply. A refused action raises ``ActionsRefused``."""
     if run is None or topic is None or run.state is not RunState.RUNNING:
         return None
     tx.effects.wake = True
-    if succeeded and actions:
-        _check_token(run, run_token)
-        await _apply_deferred(tx, clock, run, topic, actions)
+    if outcome.succeeded and outcome.actions:
+        _check_token(run, outcome.run_token)
+        await _apply_deferred(tx, clock, run, topic, outcome.actions)
     now = clock.now()
-    if succeeded:
+    text = outcome.text
+    if outcome.succeeded:
         await tx.runs.finish(run.id, RunState.FINISHED, now, output=text)
-        if brain_session_id is not None:
-            await tx.runs.update_session(run.session_id, brain_session_id=brain_session_id)
+        if outcome.brain_session_id is not None:
+            await tx.runs.update_session(run.session_id, brain_session_id=outcome.brain_session_id)
         await _deliver_reply(tx, clock, run, topic, text)
         tx.effects.changed.append(RunChange(run, RunState.FINISHED, now))
         return RunState.FINISHED
@@ -65,6 +89,16 @@ async def record_loaded_outcome(
         await _answer_asking_run(tx, clock, run, notice)
     tx.effects.changed.append(RunChange(run, RunState.FAILED, now, reason))
     return RunState.FAILED
+
+
+async def record_bare_failure(tx: Tx, clock: Clock, run_id: int, reason: str) -> bool:
+    """The last resort, when even a failure with its notice cannot be recorded: the run alone
+    ends failed, so that its session takes text again. False if it was no longer running."""
+    if not await tx.runs.finish(run_id, RunState.FAILED, clock.now(), reason=without_nul(reason)):
+        return False
+    tx.effects.wake = True
+    tx.effects.ended.append((run_id, RunState.FAILED.value))
+    return True
 
 
 async def _deliver_reply(tx: Tx, clock: Clock, run: Run, topic: Topic, text: str) -> None:
@@ -105,13 +139,12 @@ def _check_token(run: Run, token: str | None) -> None:
 
 
 async def _apply_deferred(
-    tx: Tx, clock: Clock, run: Run, topic: Topic, actions: Sequence[ActionCall]
+    tx: Tx, clock: Clock, run: Run, topic: Topic, actions: tuple[ActionCall, ...]
 ) -> None:
+    """Each action checked against the table and the run's tools before it acts."""
     acting = RunActing(tx, clock, run, topic)
     try:
         for call in actions:
-            if call.name not in tools_of(run):
-                raise Forbidden(f"{run.agent_name} may not {call.name}")
-            await getattr(acting, call.name)(**call.arguments)
+            await acting.act(call.name, call.arguments)
     except ParleyError as exc:
         raise ActionsRefused(run.id, exc.message) from exc

@@ -1,31 +1,42 @@
 """Recording how turns ended, as nodes report them: every outcome that arrived meanwhile in one
-transaction (group commit). A turn whose deferred actions are refused is recorded as failed,
-with none of its actions, without failing the others of its batch."""
+transaction (group commit).
+
+No run stays ``running`` because its outcome could not be stored. A turn whose deferred actions
+are refused is recorded as failed, with none of its actions, without failing the others of its
+batch. A batch that fails for any other reason is recorded one outcome at a time, and an outcome
+that cannot be recorded fails its turn with the reason, in a transaction of its own. A store
+that is unreachable fails no turn: the same work is tried again, with a growing pause."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 
 from parley.clock import Clock
-from parley.hub.outcomes import ActionsRefused, record_loaded_outcome
-from parley.mesh.messages import RunEvent
+from parley.errors import ParleyError, Unavailable
+from parley.hub.outcomes import ActionsRefused, Outcome, record_bare_failure, record_loaded_outcome
 from parley.store import Store
 
 log = logging.getLogger(__name__)
 
 BATCH = 256
+# Pauses between tries while the store is unreachable: doubling from the first to the longest.
+RETRY_FIRST_SECONDS = 0.05
+RETRY_LONGEST_SECONDS = 5.0
+# A failed run's reason when the store refuses even the words of what went wrong.
+UNRECORDED = "the hub could not record how this turn ended (the hub's log says why)"
 
 
 class OutcomeRecorder:
     def __init__(self, store: Store, clock: Clock) -> None:
         self._store, self._clock = store, clock
-        self._outcomes: asyncio.Queue[RunEvent] = asyncio.Queue()
+        self._outcomes: asyncio.Queue[Outcome] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
 
-    def put(self, event: RunEvent) -> None:
-        self._outcomes.put_nowait(event)
+    def put(self, outcome: Outcome) -> None:
+        self._outcomes.put_nowait(outcome)
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._loop())
@@ -42,14 +53,53 @@ class OutcomeRecorder:
             while not self._outcomes.empty() and len(batch) < BATCH:
                 batch.append(self._outcomes.get_nowait())
             try:
-                await self._record_refusing(batch)
-            except Exception:  # one bad outcome must not lose the others: record them alone
-                log.exception("recording %d outcomes together failed; one by one", len(batch))
-                for event in batch:
-                    with contextlib.suppress(Exception):
-                        await self._record_refusing([event])
+                await self.record(batch)
+            except Exception:  # the recorder must outlive anything; a restart fails these runs
+                log.exception("recording %d outcome(s) failed; their runs may stay running")
 
-    async def _record_refusing(self, batch: list[RunEvent]) -> None:
+    async def record(self, batch: list[Outcome]) -> None:
+        """Record a batch together; if that cannot be, each outcome alone, and one that cannot
+        be recorded alone fails its turn, saying why."""
+        try:
+            await self._retrying(lambda: self._refusing(batch))
+            return
+        except Exception as exc:
+            if len(batch) == 1:
+                log.exception("run %s: its outcome cannot be recorded", batch[0].run_id)
+                why = f"the hub could not record how this turn ended: {_why(exc)}"
+                await self._fail(batch[0], why)
+                return
+            log.exception("recording %d outcomes together failed; one by one", len(batch))
+        for outcome in batch:
+            await self.record([outcome])
+
+    async def _fail(self, outcome: Outcome, reason: str) -> None:
+        """Fail the turn with ``reason`` in a transaction of its own. If even that cannot be,
+        end the run alone (no notice, then no words of the error either), so that its session
+        is not left waiting on it."""
+        for attempt in (
+            lambda: self._record([outcome.failed(reason)], {}),
+            lambda: self._bare(outcome.run_id, reason),
+            lambda: self._bare(outcome.run_id, UNRECORDED),
+        ):
+            try:
+                await self._retrying(attempt)
+                return
+            except Exception:
+                log.exception("run %s: recording its failure failed", outcome.run_id)
+
+    async def _retrying(self, record: Callable[[], Awaitable[None]]) -> None:
+        """``record``, tried again while the store is unreachable: an outage fails no turn."""
+        pause = RETRY_FIRST_SECONDS
+        while True:
+            try:
+                return await record()
+            except Unavailable as exc:
+                log.warning("recording outcomes: %s; again in %.2fs", exc.message, pause)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, RETRY_LONGEST_SECONDS)
+
+    async def _refusing(self, batch: list[Outcome]) -> None:
         """Record a batch; a turn whose deferred actions were refused rolls the batch back and
         is recorded, on the next try, as failed without any of its actions."""
         refused: dict[int, str] = {}
@@ -62,20 +112,29 @@ class OutcomeRecorder:
                     raise
                 refused[exc.run_id] = exc.message
 
-    async def _record(self, batch: list[RunEvent], refused: dict[int, str]) -> None:
+    async def _record(self, batch: list[Outcome], refused: dict[int, str]) -> None:
         async with self._store.transaction() as tx:
-            runs = await tx.runs.by_ids([event.run_id for event in batch])
+            runs = await tx.runs.by_ids([outcome.run_id for outcome in batch])
             topics = await tx.topics.by_ids({run.topic_id for run in runs.values()})
-            for event in batch:
-                run = runs.get(event.run_id)
-                await record_loaded_outcome(
-                    tx,
-                    self._clock,
-                    run,
-                    topics.get(run.topic_id) if run else None,
-                    event.kind == "finished" and event.run_id not in refused,
-                    refused.get(event.run_id, event.text),
-                    event.brain_session_id,
-                    () if event.run_id in refused else event.actions,
-                    event.run_token,
-                )
+            for outcome in batch:
+                if outcome.run_id in refused:
+                    outcome = outcome.failed(refused[outcome.run_id])
+                run = runs.get(outcome.run_id)
+                topic = topics.get(run.topic_id) if run else None
+                await record_loaded_outcome(tx, self._clock, outcome, run, topic)
+
+    async def _bare(self, run_id: int, reason: str) -> None:
+        async with self._store.transaction() as tx:
+            await record_bare_failure(tx, self._clock, run_id, reason)
+
+
+def _why(error: BaseException) -> str:
+    """An exception in a few words for a run's reason: ours say it plainly; for any other, the
+    innermost cause says the most (the database's own words, not the SQL around them)."""
+    if isinstance(error, ParleyError):
+        return error.message
+    while error.__cause__ is not None:
+        error = error.__cause__
+    said = str(error).strip().splitlines()
+    words = f"{type(error).__name__}: {said[0]}" if said else type(error).__name__
+    return words if len(words) <= 300 else words[:299] + "…"

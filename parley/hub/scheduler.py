@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 
 from pydantic import ValidationError
@@ -18,6 +19,7 @@ from pydantic import ValidationError
 from parley.agents.model import Modality
 from parley.clock import Clock
 from parley.errors import ParleyError
+from parley.hub.outcomes import Outcome
 from parley.hub.recorder import OutcomeRecorder
 from parley.hub.turns import Starting, build_turns
 from parley.hub.watch import RunWatch
@@ -138,11 +140,42 @@ class Scheduler:
     async def _on_event(self, data: bytes) -> bytes | None:
         try:
             event = RunEvent.model_validate_json(data)
-        except ValidationError:
-            log.warning("ignored a malformed run event")
+        except ValidationError as exc:
+            self._malformed(data, exc)
             return None
         if event.kind == "chunk":
             self._watch.chunk(event.run_id, event.text)
         else:
-            self._recorder.put(event)
+            self._recorder.put(Outcome.of(event))
         return None
+
+    def _malformed(self, data: bytes, error: ValidationError) -> None:
+        """A turn's end that cannot be read still ends the turn: failed, saying why."""
+        run_id = _ended_run(data)
+        if run_id is None:
+            log.warning("ignored a malformed run event: %s", _errors(error))
+            return
+        reason = (
+            f"its node reported this turn's end in a form the hub cannot take: {_errors(error)}"
+        )
+        self._recorder.put(Outcome(run_id, False, reason))
+
+
+def _ended_run(data: bytes) -> int | None:
+    """The run a malformed event ends, if it says that much."""
+    try:
+        event = json.loads(data)
+    except ValueError:
+        return None
+    if not isinstance(event, dict) or event.get("kind") not in ("finished", "failed"):
+        return None
+    run_id = event.get("run_id")
+    return run_id if isinstance(run_id, int) and not isinstance(run_id, bool) else None
+
+
+def _errors(error: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(part) for part in e['loc']) or 'event'}: "
+        + e["msg"].removeprefix("Value error, ")
+        for e in error.errors()
+    )

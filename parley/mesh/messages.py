@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from parley.actions.arguments import bind
+from parley.errors import Invalid
 
 REGISTER = "parley.mesh.register"
 HEARTBEAT = "parley.mesh.heartbeat"
@@ -85,8 +88,18 @@ class StopTurn(Message):
 
 
 class ActionCall(Message):
-    name: Literal["send", "report", "spawn", "complete", "remember", "ask_node"]
+    """One deferred action, as the table (``parley.actions.table``) defines it."""
+
+    name: str
     arguments: dict[str, str | bool]
+
+    @model_validator(mode="after")
+    def _as_the_table_defines_it(self) -> ActionCall:
+        try:
+            bind(self.name, self.arguments)
+        except Invalid as exc:
+            raise ValueError(exc.message) from None
+        return self
 
 
 class RunEvent(Message):

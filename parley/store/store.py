@@ -95,16 +95,15 @@ class Store:
                     raise explain(exc, at_commit=False) from exc
         except IntegrityError as exc:
             raise explain(exc, at_commit=True) from exc
-        except (OperationalError, InterfaceError) as exc:
-            if not exc.connection_invalidated and self.dialect == "sqlite":
-                raise  # SQLite's OperationalError is mostly a bug of ours, not an outage
-            raise Unavailable(f"the store is unreachable: {exc.orig}") from exc
-        except (DataError, OverflowError) as exc:
+        except OverflowError as exc:
             raise _unstorable(exc) from exc
         except DBAPIError as exc:
-            if "out of int" not in str(exc.orig):  # asyncpg refusing a parameter's range
-                raise
-            raise _unstorable(exc) from exc
+            if _unreachable(exc, self.dialect):
+                raise Unavailable(f"the store is unreachable: {exc.orig}") from exc
+            # asyncpg refusing a parameter's range says so in words only
+            if isinstance(exc, DataError) or "out of int" in str(exc.orig):
+                raise _unstorable(exc) from exc
+            raise
         await self._committed(tx.effects)
 
     async def _committed(self, effects: Effects) -> None:
@@ -150,6 +149,14 @@ def _unstorable(exc: Exception) -> Invalid:
     reason = exc.orig if isinstance(exc, DBAPIError) else exc
     first_line = str(reason).strip().splitlines()[0] if str(reason).strip() else "out of range"
     return Invalid(f"a value cannot be stored: {first_line}")
+
+
+def _unreachable(error: DBAPIError, dialect: str) -> bool:
+    """A lost connection (PostgreSQL may say so with any class of error), or PostgreSQL's
+    operational errors. SQLite's OperationalError is mostly a bug of ours, not an outage."""
+    if error.connection_invalidated:
+        return True
+    return isinstance(error, OperationalError | InterfaceError) and dialect != "sqlite"
 
 
 async def _dispose(engine: AsyncEngine | Engine) -> None:

@@ -82,7 +82,7 @@ class BrainContract:
         tools = self.tools_of(fake.script.bodies[0])
         assert sorted(tools) == ["report", "send", "spawn"]
         assert tools["send"]["required"] == ["to", "text"]
-        assert tools["spawn"]["properties"]["thread"] == {"type": "boolean"}
+        assert tools["spawn"]["properties"]["thread"]["type"] == "boolean"
         assert tools["spawn"]["required"] == ["agent", "text"]
 
     async def test_a_tool_call_acts_and_its_result_goes_back(self, fake: Fake) -> None:
@@ -118,6 +118,16 @@ class BrainContract:
         first, second = self.tool_results_of(fake.script.bodies[1])
         assert first == "refused: there is no tool 'ask_node'; the tools are send"
         assert second == "refused: send needs text"
+
+    async def test_a_tool_call_with_a_nul_byte_is_refused_without_acting(self, fake: Fake) -> None:
+        nul = ToolCall("send", {"to": "bob", "text": "a\x00b"})
+        fake.script.replies = [Reply(calls=(nul,)), Reply(text="ok")]
+        actions = RecordingActions()
+        await self.brain(fake.url).think(a_turn(), actions, Chunks())
+        assert actions.calls == []
+        assert self.tool_results_of(fake.script.bodies[1]) == [
+            "refused: send: text contains a NUL byte (\\x00); Parley keeps no text with one"
+        ]
 
     async def test_a_model_that_never_stops_calling_tools_is_cut_off(self, fake: Fake) -> None:
         step = [Reply(text=f"step {i}", calls=(SEND_BOB,)) for i in range(MAX_REQUESTS + 5)]

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from parley.actions.table import AGENT_TOOLS
 from parley.brains.brain import Said, Turn
 from parley.errors import ParleyError
 
-TOOLS = ("send", "report", "spawn", "complete", "remember", "ask_node")
+TOOLS = AGENT_TOOLS
 
 
 def a_turn(**changes: Any) -> Turn:
@@ -38,29 +40,11 @@ class RecordingActions:
     refusals: dict[str, ParleyError] = field(default_factory=dict)
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
-    def _act(self, name: str, **args: Any) -> str:
-        self.calls.append((name, args))
+    async def act(self, name: str, arguments: Mapping[str, object]) -> str:
+        self.calls.append((name, dict(arguments)))
         if name in self.refusals:
             raise self.refusals[name]
         return f"{name} done (#{len(self.calls)})"
-
-    async def send(self, to: str, text: str) -> str:
-        return self._act("send", to=to, text=text)
-
-    async def report(self, text: str) -> str:
-        return self._act("report", text=text)
-
-    async def spawn(self, agent: str, text: str, thread: bool = False) -> str:
-        return self._act("spawn", agent=agent, text=text, thread=thread)
-
-    async def complete(self, result: str, failed: bool = False) -> str:
-        return self._act("complete", result=result, failed=failed)
-
-    async def remember(self, note: str) -> str:
-        return self._act("remember", note=note)
-
-    async def ask_node(self, node: str, text: str) -> str:
-        return self._act("ask_node", node=node, text=text)
 
 
 @dataclass

@@ -8,6 +8,7 @@ import os
 import shlex
 import sys
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -20,22 +21,7 @@ from parley.errors import Invalid, Unavailable
 class NoActions:
     """A command acts through `parley act`, never through the Actions it is handed."""
 
-    async def send(self, to: str, text: str) -> str:
-        raise AssertionError("unused")
-
-    async def report(self, text: str) -> str:
-        raise AssertionError("unused")
-
-    async def spawn(self, agent: str, text: str, thread: bool = False) -> str:
-        raise AssertionError("unused")
-
-    async def complete(self, result: str, failed: bool = False) -> str:
-        raise AssertionError("unused")
-
-    async def remember(self, note: str) -> str:
-        raise AssertionError("unused")
-
-    async def ask_node(self, node: str, text: str) -> str:
+    async def act(self, name: str, arguments: Mapping[str, object]) -> str:
         raise AssertionError("unused")
 
 

@@ -111,7 +111,7 @@ async def test_actions_refuse_bad_requests_clearly_and_change_nothing(
 
 
 async def test_a_node_session_has_a_narrower_tool_list(parley: Harness) -> None:
-    from parley.hub.actions import AGENT_TOOLS, NODE_SESSION_TOOLS
+    from parley.actions.table import AGENT_TOOLS, NODE_SESSION_TOOLS
 
     assert set(NODE_SESSION_TOOLS) < set(AGENT_TOOLS)
     assert "complete" not in NODE_SESSION_TOOLS and "report" not in NODE_SESSION_TOOLS

@@ -1,0 +1,279 @@
+"""Recording how turns end: no run stays ``running`` because its outcome could not be stored.
+
+A refused or malformed deferred action, a value the store cannot hold, any exception while
+recording: the turn fails with its reason, in a transaction of its own, and the others of its
+batch are recorded as they came."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import pytest
+from sqlalchemy import Connection
+
+from parley.hub.outcomes import Outcome
+from parley.hub.recorder import OutcomeRecorder
+from parley.mesh.messages import RUN_EVENTS, ActionCall, RunEvent
+from tests.runs.support import get, say
+from tests.support import Harness, eventually
+
+# First turn: hands its run token over and holds the turn open. Later turns answer at once.
+HOLD_ONCE = (
+    "import os, pathlib, sys, time\n"
+    "token = pathlib.Path('token')\n"
+    "if token.exists():\n"
+    "    print('back again')\n"
+    "    sys.exit(0)\n"
+    "token.write_text(os.environ['PARLEY_RUN_TOKEN'])\n"
+    "time.sleep(60)\n"
+)
+
+
+async def hold_a_turn(parley: Harness, tmp_path: Path, agent: str) -> tuple[int, str]:
+    """Hire ``agent`` with a brain that holds its first turn open; its run id and token."""
+    program = tmp_path / "hold_once.py"
+    program.write_text(HOLD_ONCE)
+    hired = await parley.hire(agent, brain=f"command:{sys.executable} {program}")
+    queued = await say(parley.owner, agent, "hold on")
+    token_file = Path(hired["workspace"]) / "token"
+    assert await eventually(lambda: _written(token_file))
+    return queued["run_id"], token_file.read_text()
+
+
+async def _written(path: Path) -> bool:
+    return path.exists() and bool(path.read_text())
+
+
+async def run_of(parley: Harness, run_id: int) -> dict[str, Any]:
+    run: dict[str, Any] = (await get(parley.owner, f"/runs/{run_id}"))["run"]
+    return run
+
+
+async def ended(parley: Harness, run_id: int) -> dict[str, Any]:
+    """The run once it is no longer running (the bound only guards against a wedge)."""
+
+    async def over() -> bool:
+        return (await run_of(parley, run_id))["state"] not in ("queued", "running")
+
+    assert await eventually(over), f"run {run_id} stays running"
+    return await run_of(parley, run_id)
+
+
+async def report(parley: Harness, event: dict[str, Any]) -> None:
+    """What a node (perhaps an old or faulty one) reports for a turn, as raw JSON."""
+    await parley.context.broker.publish(RUN_EVENTS, json.dumps(event).encode())
+
+
+async def test_a_deferred_action_with_an_unexpected_argument_fails_its_turn(
+    parley: Harness, tmp_path: Path
+) -> None:
+    run_id, token = await hold_a_turn(parley, tmp_path, "holder")
+    await report(
+        parley,
+        {
+            "run_id": run_id,
+            "kind": "finished",
+            "text": "done",
+            "actions": [
+                {"name": "remember", "arguments": {"note": "first"}},
+                {"name": "remember", "arguments": {"note": "planted", "bogus": "x"}},
+            ],
+            "run_token": token,
+        },
+    )
+    run = await ended(parley, run_id)
+    assert run["state"] == "failed"
+    assert "remember takes no argument 'bogus'" in run["reason"]
+    assert await get(parley.owner, "/agents/holder/memory") == []  # none of its actions
+    # The session is not wedged: the next text gets a turn of its own.
+    again = await say(parley.owner, "holder", "still there?")
+    assert (await ended(parley, again["run_id"]))["output"] == "back again"
+
+
+async def test_a_nul_byte_in_a_brain_s_reply_is_dropped_before_the_store(
+    parley: Harness, tmp_path: Path
+) -> None:
+    program = tmp_path / "nul.py"
+    program.write_text("import sys\nsys.stdout.write('before\\x00after')\n")
+    await parley.hire("nully", brain=f"command:{sys.executable} {program}")
+    queued = await say(parley.owner, "nully", "speak")
+    run = await ended(parley, queued["run_id"])
+    assert (run["state"], run["output"]) == ("finished", "beforeafter")
+    shown = await get(parley.owner, "/conversations/nully")
+    assert [m["body"] for m in shown["messages"] if m["kind"] == "reply"] == ["beforeafter"]
+
+
+async def test_a_nul_byte_in_a_deferred_argument_fails_its_turn_saying_where(
+    parley: Harness, tmp_path: Path
+) -> None:
+    run_id, token = await hold_a_turn(parley, tmp_path, "holder")
+    remember = {"name": "remember", "arguments": {"note": "a\x00b"}}
+    event = {"run_id": run_id, "kind": "finished", "actions": [remember], "run_token": token}
+    await report(parley, event)
+    run = await ended(parley, run_id)
+    assert run["state"] == "failed"
+    assert "remember: note contains a NUL byte" in run["reason"]
+    assert await get(parley.owner, "/agents/holder/memory") == []
+
+
+async def test_a_malformed_report_that_names_no_run_is_ignored(parley: Harness) -> None:
+    await report(parley, {"kind": "finished", "text": "whose?"})
+    await parley.context.broker.publish(RUN_EVENTS, b"not json at all")
+    agents = await get(parley.owner, "/agents")
+    assert [agent["name"] for agent in agents] == ["node:local"]  # the hub goes on
+
+
+def test_an_outcome_drops_nul_bytes_a_brain_wrote() -> None:
+    event = RunEvent(run_id=3, kind="failed", text="bad\x00 news", brain_session_id="s\x001")
+    assert Outcome.of(event) == Outcome(3, False, "bad news", brain_session_id="s1")
+    assert Outcome.of(event).failed("why\x00 not") == Outcome(3, False, "why not")
+
+
+# A store that refuses a value: a trigger, as any constraint or check of the database would.
+REFUSING = {
+    "sqlite": [
+        "CREATE TRIGGER refuse_poison_run BEFORE UPDATE OF output ON runs"
+        " WHEN instr(NEW.output, 'poison') > 0"
+        " BEGIN SELECT RAISE(ABORT, 'the store refuses poison'); END",
+        "CREATE TRIGGER refuse_poison_message BEFORE INSERT ON messages"
+        " WHEN instr(NEW.body, 'poison') > 0"
+        " BEGIN SELECT RAISE(ABORT, 'the store refuses poison'); END",
+    ],
+    "postgresql": [
+        "CREATE FUNCTION refuse_poison_run() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+        " IF position('poison' in NEW.output) > 0 THEN"
+        " RAISE EXCEPTION 'the store refuses poison'; END IF; RETURN NEW; END $$",
+        "CREATE FUNCTION refuse_poison_message() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+        " IF position('poison' in NEW.body) > 0 THEN"
+        " RAISE EXCEPTION 'the store refuses poison'; END IF; RETURN NEW; END $$",
+        "CREATE TRIGGER refuse_poison_run BEFORE UPDATE ON runs"
+        " FOR EACH ROW EXECUTE FUNCTION refuse_poison_run()",
+        "CREATE TRIGGER refuse_poison_message BEFORE INSERT ON messages"
+        " FOR EACH ROW EXECUTE FUNCTION refuse_poison_message()",
+    ],
+}
+FORGIVING = {
+    "sqlite": ["DROP TRIGGER refuse_poison_run", "DROP TRIGGER refuse_poison_message"],
+    "postgresql": [
+        "DROP TRIGGER IF EXISTS refuse_poison_run ON runs",
+        "DROP TRIGGER IF EXISTS refuse_poison_message ON messages",
+        "DROP FUNCTION IF EXISTS refuse_poison_run()",
+        "DROP FUNCTION IF EXISTS refuse_poison_message()",
+    ],
+}
+
+
+async def _execute(parley: Harness, statements: list[str]) -> None:
+    def run(connection: Connection) -> None:
+        for statement in statements:
+            connection.exec_driver_sql(statement)
+
+    await parley.context.store.run_sync(run)
+
+
+@pytest.fixture
+async def refusing_poison(parley: Harness) -> AsyncIterator[None]:
+    """The store refuses any run or message that holds the word "poison"."""
+    dialect = parley.context.store.dialect
+    await _execute(parley, REFUSING[dialect])
+    yield
+    await _execute(parley, FORGIVING[dialect])  # PostgreSQL's database outlives the test
+
+
+async def test_what_cannot_be_recorded_fails_its_turn_alone_and_the_batch_goes_on(
+    parley: Harness, tmp_path: Path, refusing_poison: None
+) -> None:
+    names = ("fine", "poisoned", "malformed", "refused")
+    held = {name: await hold_a_turn(parley, tmp_path, name) for name in names}
+    kept = ActionCall(name="remember", arguments={"note": "kept"})
+    # Past the wire's own check (a node of another version, a bug): the hub checks again.
+    bogus = ActionCall.model_construct(name="remember", arguments={"note": "x", "bogus": "y"})
+    to_ghost = ActionCall(name="send", arguments={"to": "ghost", "text": "hi"})
+
+    def outcome(name: str, text: str, *actions: ActionCall) -> Outcome:
+        run_id, token = held[name]
+        return Outcome(run_id, True, text, actions=actions, run_token=token)
+
+    await OutcomeRecorder(parley.context.store, parley.clock).record(
+        [
+            outcome("fine", "all good", kept),
+            outcome("poisoned", "poison"),
+            outcome("malformed", "ok", bogus),
+            outcome("refused", "ok", to_ghost),
+        ]
+    )
+    runs = {name: await run_of(parley, run_id) for name, (run_id, _) in held.items()}
+    assert (runs["fine"]["state"], runs["fine"]["output"]) == ("finished", "all good")
+    assert [n["note"] for n in await get(parley.owner, "/agents/fine/memory")] == ["kept"]
+    expected = {
+        "poisoned": "the store refuses poison",
+        "malformed": "remember takes no argument 'bogus'",
+        "refused": "no agent named 'ghost'",
+    }
+    for name, reason in expected.items():
+        assert runs[name]["state"] == "failed", runs[name]
+        assert reason in runs[name]["reason"]
+    assert await get(parley.owner, "/agents/malformed/memory") == []
+    for name in names:  # no session is left waiting on a run that never ends
+        again = await say(parley.owner, name, "still there?")
+        assert (await ended(parley, again["run_id"]))["output"] == "back again"
+
+
+async def test_a_turn_whose_outcome_the_store_refuses_fails_and_its_session_goes_on(
+    parley: Harness, tmp_path: Path, refusing_poison: None
+) -> None:
+    from tests.runs.support import script
+
+    rules = """
+        rules:
+          - when: {text: "^poi$"}
+            do: [{reply: "{text}son"}]
+        otherwise: [{reply: "{text}"}]
+    """
+    await parley.hire("echo", brain=script(tmp_path, "echo", rules))
+    first = await say(parley.owner, "echo", "poi")
+    run = await ended(parley, first["run_id"])
+    assert run["state"] == "failed"
+    # Its notice would say "poison" too, which the store refuses: the run ends all the same.
+    assert "the store refuses poison" in run["reason"]
+    second = await say(parley.owner, "echo", "milk")
+    assert (await ended(parley, second["run_id"]))["output"] == "milk"
+
+
+async def test_a_lost_store_connection_is_retried_not_blamed_on_the_turn(
+    parley: Harness, tmp_path: Path, database_url: str
+) -> None:
+    if parley.context.store.dialect != "postgresql":
+        pytest.skip("SQLite runs in this process: it has no connection to lose")
+    run_id, _ = await hold_a_turn(parley, tmp_path, "holder")
+    locker = await asyncpg.connect(database_url)
+    try:
+        holding = locker.transaction()
+        await holding.start()
+        await locker.execute("SELECT id FROM runs WHERE id = $1 FOR UPDATE", run_id)
+        recorder = OutcomeRecorder(parley.context.store, parley.clock)
+        recording = asyncio.create_task(recorder.record([Outcome(run_id, True, "survived")]))
+        waiting: list[int] = []
+
+        async def recorder_waits() -> bool:
+            rows = await locker.fetch(
+                "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                " AND datname = current_database() AND pid <> pg_backend_pid()"
+            )
+            waiting[:] = [row["pid"] for row in rows]
+            return bool(waiting)
+
+        assert await eventually(recorder_waits)
+        await locker.execute("SELECT pg_terminate_backend($1)", waiting[0])
+        await holding.rollback()
+        await recording
+    finally:
+        await locker.close()
+    run = await run_of(parley, run_id)
+    assert (run["state"], run["output"]) == ("finished", "survived")
