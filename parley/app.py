@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from parley import __version__
 from parley.api import (
@@ -19,6 +19,7 @@ from parley.api import (
     runs,
     tasks,
 )
+from parley.api.deps import refuse_nul_in_url
 from parley.api.errors import install_error_handlers
 from parley.api.guards import install_guards
 from parley.api.openapi import install_openapi
@@ -45,7 +46,13 @@ def create_app(
             yield
         app.state.context = None
 
-    app = FastAPI(title="Parley", version=__version__, lifespan=lifespan, docs_url="/docs")
+    app = FastAPI(
+        title="Parley",
+        version=__version__,
+        lifespan=lifespan,
+        docs_url="/docs",
+        dependencies=[Depends(refuse_nul_in_url)],
+    )
     install_error_handlers(app)
     install_guards(app, settings.max_body_bytes)
     install_openapi(app)

@@ -9,6 +9,7 @@ from fastapi import Depends, Request
 from parley.context import Context
 from parley.errors import Unauthorized, Unavailable
 from parley.people.model import Person
+from parley.text import refuse_nul
 
 
 def get_context(request: Request) -> Context:
@@ -29,3 +30,13 @@ async def current_person(request: Request) -> Person:
 
 Ctx = Annotated[Context, Depends(get_context)]
 Caller = Annotated[Person, Depends(current_person)]
+
+
+def refuse_nul_in_url(request: Request) -> None:
+    """Path and query parameters follow the same rule as bodies: no NUL byte (parley/text.py)."""
+    for name, value in request.path_params.items():
+        if isinstance(value, str):
+            refuse_nul(value, name)
+    for name, value in request.query_params.multi_items():
+        refuse_nul(name, "a query parameter's name")
+        refuse_nul(value, name)

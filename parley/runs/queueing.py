@@ -12,6 +12,7 @@ from parley.agents.model import Agent
 from parley.conversations.model import Topic
 from parley.errors import Conflict, Invalid
 from parley.store import Tx
+from parley.text import refuse_nul
 
 MAX_TEXT = 100_000
 
@@ -28,7 +29,7 @@ def check_text(text: str, what: str = "text") -> str:
         raise Invalid(f"the {what} is empty", field=what)
     if len(text) > MAX_TEXT:
         raise Invalid(f"the {what} is longer than {MAX_TEXT} characters", field=what)
-    return text
+    return refuse_nul(text, what)
 
 
 async def queue_text(

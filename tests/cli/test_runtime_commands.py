@@ -232,6 +232,22 @@ def test_node_ask_waits_for_the_answer(served: Served) -> None:
     assert "are you there?" in ok(served, "node", "exchanges", "local")
 
 
+def test_text_with_a_nul_byte_exits_2_naming_it(served: Served, tmp_path: Path) -> None:
+    ok(served, "agent", "hire", "scribe", "--node", "local")
+    cases = [
+        (("say", "scribe", "-"), "text contains a NUL byte"),
+        (("task", "create", "scribe", "-"), "text contains a NUL byte"),
+        (("node", "ask", "local", "-"), "text contains a NUL byte"),
+        (("agent", "remember", "scribe", "half\x00way"), "note contains a NUL byte"),
+    ]
+    for args, says in cases:
+        result = run(served, *args, stdin="half\x00way\n")
+        assert result.exit_code == 2, (args, result.output)
+        assert result.stderr.startswith(f"error: {says}"), result.stderr
+    assert ok_json(served, "agent", "memory", "scribe") == []
+    assert ok_json(served, "task", "list") == []
+
+
 def test_act_without_a_run_token_exits_5(served: Served) -> None:
     result = run(served, "act", "remember", "a note")  # PARLEY_TOKEN is set: it must not count
     assert result.exit_code == 5

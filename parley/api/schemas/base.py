@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from parley.text import refuse_nul_within
 
 ItemT = TypeVar("ItemT")
 
 
 class Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nul(cls, data: Any) -> Any:
+        # Every text field of every body, by one rule (parley/text.py). Its Invalid is not a
+        # ValueError, so it leaves pydantic as is: a 400 naming the field.
+        refuse_nul_within(data)
+        return data
 
 
 class Page(BaseModel, Generic[ItemT]):
