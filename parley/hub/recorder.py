@@ -55,7 +55,7 @@ class OutcomeRecorder:
             try:
                 await self.record(batch)
             except Exception:  # the recorder must outlive anything; a restart fails these runs
-                log.exception("recording %d outcome(s) failed; their runs may stay running")
+                log.exception("recording %d outcome(s) failed; they may stay running", len(batch))
 
     async def record(self, batch: list[Outcome]) -> None:
         """Record a batch together; if that cannot be, each outcome alone, and one that cannot
@@ -87,6 +87,7 @@ class OutcomeRecorder:
                 return
             except Exception:
                 log.exception("run %s: recording its failure failed", outcome.run_id)
+        log.error("run %s stays running: the store takes nothing of it", outcome.run_id)
 
     async def _retrying(self, record: Callable[[], Awaitable[None]]) -> None:
         """``record``, tried again while the store is unreachable: an outage fails no turn."""

@@ -110,13 +110,6 @@ async def test_actions_refuse_bad_requests_clearly_and_change_nothing(
     assert await get(parley.owner, "/agents/boss/memory") == []
 
 
-async def test_a_node_session_has_a_narrower_tool_list(parley: Harness) -> None:
-    from parley.actions.table import AGENT_TOOLS, NODE_SESSION_TOOLS
-
-    assert set(NODE_SESSION_TOOLS) < set(AGENT_TOOLS)
-    assert "complete" not in NODE_SESSION_TOOLS and "report" not in NODE_SESSION_TOOLS
-
-
 async def test_ask_node_from_a_run_brings_the_answer_back_as_new_text(
     parley: Harness, tmp_path: Path
 ) -> None:

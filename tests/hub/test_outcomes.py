@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import Connection
 
 from parley.hub.outcomes import Outcome
-from parley.hub.recorder import OutcomeRecorder
+from parley.hub.recorder import UNRECORDED, OutcomeRecorder
 from parley.mesh.messages import RUN_EVENTS, ActionCall, RunEvent
 from tests.runs.support import get, say
 from tests.support import Harness, eventually
@@ -136,11 +136,15 @@ def test_an_outcome_drops_nul_bytes_a_brain_wrote() -> None:
 
 
 # A store that refuses a value: a trigger, as any constraint or check of the database would.
+# "poison" in a run's output or a message; "arsenic" in a run's output or even its reason.
 REFUSING = {
     "sqlite": [
-        "CREATE TRIGGER refuse_poison_run BEFORE UPDATE OF output ON runs"
+        "CREATE TRIGGER refuse_poison_run BEFORE UPDATE ON runs"
         " WHEN instr(NEW.output, 'poison') > 0"
         " BEGIN SELECT RAISE(ABORT, 'the store refuses poison'); END",
+        "CREATE TRIGGER refuse_arsenic_run BEFORE UPDATE ON runs"
+        " WHEN instr(NEW.output, 'arsenic') > 0 OR instr(NEW.reason, 'arsenic') > 0"
+        " BEGIN SELECT RAISE(ABORT, 'the store refuses arsenic'); END",
         "CREATE TRIGGER refuse_poison_message BEFORE INSERT ON messages"
         " WHEN instr(NEW.body, 'poison') > 0"
         " BEGIN SELECT RAISE(ABORT, 'the store refuses poison'); END",
@@ -148,7 +152,9 @@ REFUSING = {
     "postgresql": [
         "CREATE FUNCTION refuse_poison_run() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
         " IF position('poison' in NEW.output) > 0 THEN"
-        " RAISE EXCEPTION 'the store refuses poison'; END IF; RETURN NEW; END $$",
+        " RAISE EXCEPTION 'the store refuses poison'; END IF;"
+        " IF position('arsenic' in coalesce(NEW.output, '') || coalesce(NEW.reason, '')) > 0"
+        " THEN RAISE EXCEPTION 'the store refuses arsenic'; END IF; RETURN NEW; END $$",
         "CREATE FUNCTION refuse_poison_message() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
         " IF position('poison' in NEW.body) > 0 THEN"
         " RAISE EXCEPTION 'the store refuses poison'; END IF; RETURN NEW; END $$",
@@ -159,7 +165,11 @@ REFUSING = {
     ],
 }
 FORGIVING = {
-    "sqlite": ["DROP TRIGGER refuse_poison_run", "DROP TRIGGER refuse_poison_message"],
+    "sqlite": [
+        "DROP TRIGGER refuse_poison_run",
+        "DROP TRIGGER refuse_arsenic_run",
+        "DROP TRIGGER refuse_poison_message",
+    ],
     "postgresql": [
         "DROP TRIGGER IF EXISTS refuse_poison_run ON runs",
         "DROP TRIGGER IF EXISTS refuse_poison_message ON messages",
@@ -179,7 +189,7 @@ async def _execute(parley: Harness, statements: list[str]) -> None:
 
 @pytest.fixture
 async def refusing_poison(parley: Harness) -> AsyncIterator[None]:
-    """The store refuses any run or message that holds the word "poison"."""
+    """The store refuses some runs and messages (see REFUSING)."""
     dialect = parley.context.store.dialect
     await _execute(parley, REFUSING[dialect])
     yield
@@ -189,7 +199,7 @@ async def refusing_poison(parley: Harness) -> AsyncIterator[None]:
 async def test_what_cannot_be_recorded_fails_its_turn_alone_and_the_batch_goes_on(
     parley: Harness, tmp_path: Path, refusing_poison: None
 ) -> None:
-    names = ("fine", "poisoned", "malformed", "refused")
+    names = ("fine", "poisoned", "arsenic", "malformed", "refused")
     held = {name: await hold_a_turn(parley, tmp_path, name) for name in names}
     kept = ActionCall(name="remember", arguments={"note": "kept"})
     # Past the wire's own check (a node of another version, a bug): the hub checks again.
@@ -204,6 +214,7 @@ async def test_what_cannot_be_recorded_fails_its_turn_alone_and_the_batch_goes_o
         [
             outcome("fine", "all good", kept),
             outcome("poisoned", "poison"),
+            outcome("arsenic", "arsenic"),
             outcome("malformed", "ok", bogus),
             outcome("refused", "ok", to_ghost),
         ]
@@ -219,6 +230,8 @@ async def test_what_cannot_be_recorded_fails_its_turn_alone_and_the_batch_goes_o
     for name, reason in expected.items():
         assert runs[name]["state"] == "failed", runs[name]
         assert reason in runs[name]["reason"]
+    # Its reason is refused too: the run ends all the same, its reason in the hub's own words.
+    assert (runs["arsenic"]["state"], runs["arsenic"]["reason"]) == ("failed", UNRECORDED)
     assert await get(parley.owner, "/agents/malformed/memory") == []
     for name in names:  # no session is left waiting on a run that never ends
         again = await say(parley.owner, name, "still there?")
