@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import httpx
+
+from tests.runs.support import hold_a_turn
 from tests.support import Harness
 
 Json = dict[str, Any]
@@ -64,15 +68,30 @@ def _valid_body(schema: Json | None) -> Json | None:
     return {name: _sample(properties[name]) for name in schema.get("required", [])}
 
 
-async def _refused(parley: Harness, method: str, url: str, where: str, **request: Any) -> None:
-    response = await parley.owner.request(method, url, **request)
+async def _refused(
+    client: httpx.AsyncClient, method: str, url: str, where: str, **request: Any
+) -> None:
+    response = await client.request(method, url, **request)
     assert response.status_code == 400, (method, url, where, response.text)
     answer = response.json()
     assert answer["error"] == "invalid"
     assert answer["message"].startswith(f"{where} contains a NUL byte"), answer
 
 
-async def test_every_text_field_of_every_body_refuses_a_nul_byte(parley: Harness) -> None:
+async def _callers(parley: Harness, tmp_path: Path) -> dict[bool, httpx.AsyncClient]:
+    """Who may call a route, by whether it is an action: the owner, or a running turn."""
+    _, token = await hold_a_turn(parley, tmp_path, "holder")
+    return {False: parley.owner, True: parley.client(token)}
+
+
+def _acting(path: str) -> bool:
+    return path.startswith("/api/v1/act/")
+
+
+async def test_every_text_field_of_every_body_refuses_a_nul_byte(
+    parley: Harness, tmp_path: Path
+) -> None:
+    callers = await _callers(parley, tmp_path)
     spec = (await parley.owner.get("/openapi.json")).json()
     checked = set()
     for method, path, operation in _operations(spec):
@@ -83,7 +102,8 @@ async def test_every_text_field_of_every_body_refuses_a_nul_byte(parley: Harness
             if not _is_text(field_schema):
                 continue
             body = (_valid_body(schema) or {}) | {field: NUL_TEXT}
-            await _refused(parley, method, _url(path, operation), field, json=body)
+            url = _url(path, operation)
+            await _refused(callers[_acting(path)], method, url, field, json=body)
             checked.add((method, path, field))
     for expected in [
         ("POST", "/api/v1/conversations/{agent}/messages", "text"),
@@ -101,7 +121,10 @@ async def test_every_text_field_of_every_body_refuses_a_nul_byte(parley: Harness
         assert expected in checked
 
 
-async def test_every_path_and_query_parameter_refuses_a_nul_byte(parley: Harness) -> None:
+async def test_every_path_and_query_parameter_refuses_a_nul_byte(
+    parley: Harness, tmp_path: Path
+) -> None:
+    callers = await _callers(parley, tmp_path)
     spec = (await parley.owner.get("/openapi.json")).json()
     checked = set()
     for method, path, operation in _operations(spec):
@@ -114,7 +137,8 @@ async def test_every_path_and_query_parameter_refuses_a_nul_byte(parley: Harness
                 url, params = _url(path, operation, {name: "a%00b"}), None
             else:
                 url, params = _url(path, operation), {name: NUL_TEXT}
-            await _refused(parley, method, url, name, json=body, params=params)
+            client = callers[_acting(path)]
+            await _refused(client, method, url, name, json=body, params=params)
             checked.add((method, path, name))
     for expected in [
         ("GET", "/api/v1/agents/{name}", "name"),

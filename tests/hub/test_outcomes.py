@@ -20,34 +20,8 @@ from sqlalchemy import Connection
 from parley.hub.outcomes import Outcome
 from parley.hub.recorder import UNRECORDED, OutcomeRecorder
 from parley.mesh.messages import RUN_EVENTS, ActionCall, RunEvent
-from tests.runs.support import get, say
+from tests.runs.support import get, hold_a_turn, say
 from tests.support import Harness, eventually
-
-# First turn: hands its run token over and holds the turn open. Later turns answer at once.
-HOLD_ONCE = (
-    "import os, pathlib, sys, time\n"
-    "token = pathlib.Path('token')\n"
-    "if token.exists():\n"
-    "    print('back again')\n"
-    "    sys.exit(0)\n"
-    "token.write_text(os.environ['PARLEY_RUN_TOKEN'])\n"
-    "time.sleep(60)\n"
-)
-
-
-async def hold_a_turn(parley: Harness, tmp_path: Path, agent: str) -> tuple[int, str]:
-    """Hire ``agent`` with a brain that holds its first turn open; its run id and token."""
-    program = tmp_path / "hold_once.py"
-    program.write_text(HOLD_ONCE)
-    hired = await parley.hire(agent, brain=f"command:{sys.executable} {program}")
-    queued = await say(parley.owner, agent, "hold on")
-    token_file = Path(hired["workspace"]) / "token"
-    assert await eventually(lambda: _written(token_file))
-    return queued["run_id"], token_file.read_text()
-
-
-async def _written(path: Path) -> bool:
-    return path.exists() and bool(path.read_text())
 
 
 async def run_of(parley: Harness, run_id: int) -> dict[str, Any]:

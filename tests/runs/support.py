@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from tests.support import Harness
+from tests.support import Harness, eventually
 
 
 def script(directory: Path, name: str, text: str) -> str:
@@ -53,3 +54,30 @@ async def get(client: httpx.AsyncClient, path: str, status: int = 200) -> Any:
     response = await client.get(f"/api/v1{path}")
     assert response.status_code == status, response.text
     return response.json()
+
+
+# First turn: hands its run token over and holds the turn open. Later turns answer at once.
+HOLD_ONCE = (
+    "import os, pathlib, sys, time\n"
+    "token = pathlib.Path('token')\n"
+    "if token.exists():\n"
+    "    print('back again')\n"
+    "    sys.exit(0)\n"
+    "token.write_text(os.environ['PARLEY_RUN_TOKEN'])\n"
+    "time.sleep(60)\n"
+)
+
+
+async def hold_a_turn(parley: Harness, tmp_path: Path, agent: str) -> tuple[int, str]:
+    """Hire ``agent`` with a brain that holds its first turn open; its run id and token."""
+    program = tmp_path / "hold_once.py"
+    program.write_text(HOLD_ONCE)
+    hired = await parley.hire(agent, brain=f"command:{sys.executable} {program}")
+    queued = await say(parley.owner, agent, "hold on")
+    token_file = Path(hired["workspace"]) / "token"
+    assert await eventually(lambda: _written(token_file))
+    return queued["run_id"], token_file.read_text()
+
+
+async def _written(path: Path) -> bool:
+    return path.exists() and bool(path.read_text())
