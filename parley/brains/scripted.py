@@ -67,7 +67,7 @@ class Script(_Model):
     otherwise: list[dict[str, Any]] = []
 
 
-ACTS = ("reply", "sleep", *ACTIONS)
+ACTS = ("reply", *ACTIONS, "sleep")
 
 
 MAX_SCRIPT_BYTES = 256 * 1024

@@ -25,7 +25,10 @@ def _rules(tmp_path: Path, text: str) -> Path:
     [
         ("send: {to: bob}", "send needs text"),
         ("remember: {note: x, colour: red}", "remember takes no argument 'colour'"),
-        ("shout: hello", "each act is one of reply, sleep, send, report, spawn"),
+        (
+            "shout: hello",
+            "each act is one of reply, send, report, spawn, complete, remember, ask_node, sleep",
+        ),
     ],
 )
 async def test_a_rule_file_with_a_malformed_act_is_refused_when_read(
