@@ -94,10 +94,13 @@ async def record_loaded_outcome(
 async def record_bare_failure(tx: Tx, clock: Clock, run_id: int, reason: str) -> bool:
     """The last resort, when even a failure with its notice cannot be recorded: the run alone
     ends failed, so that its session takes text again. False if it was no longer running."""
-    if not await tx.runs.finish(run_id, RunState.FAILED, clock.now(), reason=without_nul(reason)):
+    run = await tx.runs.by_id(run_id)
+    if run is None or run.state is not RunState.RUNNING:
         return False
+    reason, now = redact(without_nul(reason)), clock.now()
+    await tx.runs.finish(run.id, RunState.FAILED, now, reason=reason)
     tx.effects.wake = True
-    tx.effects.ended.append((run_id, RunState.FAILED.value))
+    tx.effects.changed.append(RunChange(run, RunState.FAILED, now, reason))
     return True
 
 
