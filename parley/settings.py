@@ -19,6 +19,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from parley.datafolder import DataFolder
 from parley.errors import Invalid
 from parley.naming import NAME_RULE, is_name
 
@@ -35,7 +36,7 @@ class Settings(BaseSettings):
     port: int = Field(8700, ge=1, le=65535, description="port the HTTP API listens on")
     database_url: str | None = Field(
         None,
-        description="default: SQLite under data_dir; postgresql://… for several machines",
+        description="default: SQLite in data_dir/private; postgresql://… for several machines",
     )
     log_level: LogLevel = Field("info", description="debug, info, warning or error")
     owner_name: str = Field("owner", description="name of the owner created on first start")
@@ -74,6 +75,11 @@ class Settings(BaseSettings):
     stop_grace_seconds: float = Field(
         0.2, ge=0, description="how long a stopped command brain may take to exit before SIGKILL"
     )
+    confine_brains: bool = Field(
+        True,
+        description="run command brains under Landlock, unable to reach data_dir/private"
+        " (false: unconfined, for kernels without Landlock)",
+    )
 
     @field_validator("log_level", mode="before")
     @classmethod
@@ -89,7 +95,7 @@ class Settings(BaseSettings):
 
     @property
     def resolved_database_url(self) -> str:
-        return self.database_url or f"sqlite:///{self.data_dir / 'parley.db'}"
+        return self.database_url or f"sqlite:///{DataFolder(self.data_dir).database}"
 
     @property
     def base_url(self) -> str:
@@ -104,8 +110,12 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        toml_file = Path(os.environ.get("PARLEY_CONFIG", "parley.toml"))
-        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file))
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, config_file()))
+
+
+def config_file() -> Path:
+    """``parley.toml`` in the working directory, or the file ``PARLEY_CONFIG`` names."""
+    return Path(os.environ.get("PARLEY_CONFIG", "parley.toml"))
 
 
 def load_settings(**overrides: Any) -> Settings:

@@ -15,7 +15,7 @@ def test_defaults_are_the_embedded_installation() -> None:
     settings = load_settings()
     assert (settings.host, settings.port) == ("127.0.0.1", 8700)
     assert settings.data_dir == Path("parley-data")
-    assert settings.resolved_database_url == "sqlite:///parley-data/parley.db"
+    assert settings.resolved_database_url == "sqlite:///parley-data/private/parley.db"
     assert settings.warnings_to_dismiss == 2
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -38,6 +39,9 @@ class ApiClient:
 
     def put(self, path: str, body: dict[str, Any]) -> Any:
         return self._call("PUT", path, json=body)
+
+    def patch(self, path: str, body: dict[str, Any]) -> Any:
+        return self._call("PATCH", path, json=body)
 
     def delete(self, path: str) -> Any:
         return self._call("DELETE", path)
@@ -93,9 +97,11 @@ def client_from_environment(url: str | None, token: str | None) -> ApiClient:
     return ApiClient(base_url, token)
 
 
-def _read_token_file(data_dir: Any) -> str | None:
-    path = owner_token_path(data_dir)
-    try:
-        return path.read_text().strip() or None
-    except OSError:
-        return None
+def _read_token_file(data_dir: Path) -> str | None:
+    # Where a server older than data_dir/private/ left it, until that server's next start.
+    for path in (owner_token_path(data_dir), data_dir / "owner-token"):
+        try:
+            return path.read_text().strip() or None
+        except OSError:
+            continue
+    return None

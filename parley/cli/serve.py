@@ -13,6 +13,7 @@ import uvicorn
 from parley.app import create_app
 from parley.cli.output import reporting_errors
 from parley.clock import SystemClock
+from parley.datafolder import DataFolder, holding_server_lock
 from parley.errors import Unavailable
 from parley.settings import Settings, load_settings
 from parley.startup import running
@@ -29,7 +30,8 @@ def serve(
     ),
     log_level: str | None = typer.Option(None, "--log-level", help="debug|info|warning|error"),
 ) -> None:
-    """Start Parley: store, broker, local node and HTTP API (Ctrl-C stops it)."""
+    """Start Parley: store, broker, local node and HTTP API (Ctrl-C stops it). One server per
+    data folder: a second one on the same folder refuses to start."""
     with reporting_errors():
         settings = load_settings(
             data_dir=data_dir, host=host, port=port, database_url=database_url, log_level=log_level
@@ -38,13 +40,14 @@ def serve(
             level=settings.log_level.upper(),
             format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         )
-        listener = _listen(settings)
-        try:
-            asyncio.run(_serve(settings, listener))
-        except KeyboardInterrupt:
-            pass
-        finally:
-            listener.close()
+        with holding_server_lock(DataFolder(settings.data_dir), settings.base_url):
+            listener = _listen(settings)
+            try:
+                asyncio.run(_serve(settings, listener))
+            except KeyboardInterrupt:
+                pass
+            finally:
+                listener.close()
 
 
 def _listen(settings: Settings) -> socket.socket:

@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import hmac
-import os
 import secrets
 from pathlib import Path
 
-JOIN_TOKEN_FILE = "join-token"
+from parley.datafolder import DataFolder, write_secret
 
 
 def load_or_create_join_token(data_dir: Path) -> str:
-    path = data_dir / JOIN_TOKEN_FILE
-    if path.exists():
-        return path.read_text().strip()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    folder = DataFolder(data_dir)
+    if folder.join_token.exists():
+        return folder.join_token.read_text().strip()
+    folder.create()
     token = "pj_" + secrets.token_urlsafe(32)
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(descriptor, "w") as file:
-        file.write(token + "\n")
+    write_secret(folder.join_token, token, exclusive=True)
     return token
 
 

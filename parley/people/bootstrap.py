@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from parley.clock import Clock
+from parley.datafolder import DataFolder, write_secret
 from parley.people.accounts import add_person
 from parley.people.model import Role
 from parley.store import Store
 
-OWNER_TOKEN_FILE = "owner-token"
-
 
 def owner_token_path(data_dir: Path) -> Path:
-    return data_dir / OWNER_TOKEN_FILE
+    return DataFolder(data_dir).owner_token
 
 
 async def ensure_owner(store: Store, clock: Clock, data_dir: Path, owner_name: str) -> Path | None:
@@ -24,12 +22,6 @@ async def ensure_owner(store: Store, clock: Clock, data_dir: Path, owner_name: s
             return None
         created = await add_person(tx, clock, owner_name, Role.OWNER)
         path = owner_token_path(data_dir)
-        _write_secret(path, created.token)
+        DataFolder(data_dir).create()
+        write_secret(path, created.token)
     return path
-
-
-def _write_secret(path: Path, secret: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w") as file:
-        file.write(secret + "\n")

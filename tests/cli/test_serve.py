@@ -17,8 +17,11 @@ from tests.served import _wait_until_healthy, free_port
 
 
 @contextmanager
-def serving(workdir: Path, port: int) -> Iterator[subprocess.Popen[str]]:
+def serving(
+    workdir: Path, port: int, extra_env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[str]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PARLEY_")}
+    env |= extra_env or {}
     process = subprocess.Popen(
         [sys.executable, "-m", "parley", "serve", "--port", str(port)],
         cwd=workdir,
@@ -56,12 +59,16 @@ def test_first_start_creates_everything_and_a_second_start_reuses_it(tmp_path: P
         hired = cli(tmp_path, port, "agent", "hire", "scribe", "--node", "local", "--json")
     first_log = first.stdout.read() if first.stdout else ""
     data = tmp_path / "parley-data"
-    assert "owner 'owner' created; API token saved in parley-data/owner-token" in first_log
-    with sqlite3.connect(data / "parley.db") as db:
+    assert "owner 'owner' created; API token saved in parley-data/private/owner-token" in first_log
+    with sqlite3.connect(data / "private" / "parley.db") as db:
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     assert listed.returncode == 0, listed.stderr  # the CLI found the owner token by itself
     assert hired.returncode == 0, hired.stderr
-    token = (data / "owner-token").read_text()
+    token = (data / "private" / "owner-token").read_text()
+    modes = _modes(data)  # whichever of the store's -wal and -shm exist: 0600 like the store
+    assert modes.pop(".") == modes.pop("private") == 0o700
+    assert {"parley.db", "owner-token", "join-token", "server.lock"} <= set(modes)
+    assert set(modes.values()) == {0o600}
 
     with serving(tmp_path, port) as second:
         response = httpx.get(
@@ -72,7 +79,7 @@ def test_first_start_creates_everything_and_a_second_start_reuses_it(tmp_path: P
     second_log = second.stdout.read() if second.stdout else ""
     assert response.status_code == 200 and response.json()["lifecycle"] == "active"
     assert "created" not in second_log
-    assert (data / "owner-token").read_text() == token
+    assert (data / "private" / "owner-token").read_text() == token
     assert nodes.stdout.count('"name": "local"') == 1
 
 
@@ -82,3 +89,11 @@ def test_bad_settings_are_refused_before_anything_starts(tmp_path: Path) -> None
     assert result.returncode == 2
     assert "bad settings: port" in result.stderr
     assert not (tmp_path / "parley-data").exists()
+
+
+def _modes(data: Path) -> dict[str, int]:
+    """Permission bits of the data folder, its private part and each file directly in it."""
+    private = data / "private"
+    modes = {".": data.stat().st_mode, "private": private.stat().st_mode}
+    modes |= {p.name: p.stat().st_mode for p in private.iterdir() if p.is_file()}
+    return {name: mode & 0o777 for name, mode in modes.items()}

@@ -37,7 +37,7 @@ def test_a_killed_server_fails_the_interrupted_turn_and_answers_its_text_after_r
     rules.write_text("otherwise: [{sleep: 60}]")
     port = free_port()
     with serving(tmp_path, port) as server:
-        token = (tmp_path / "parley-data" / "owner-token").read_text().strip()
+        token = (tmp_path / "parley-data" / "private" / "owner-token").read_text().strip()
         with _api(port, token) as api:
             hired = api.post(
                 "/agents", json={"name": "solo", "node": "local", "brain": f"scripted:{rules}"}

@@ -1,0 +1,129 @@
+"""The data folder: where each file of an installation lives, who may read it, who holds it.
+
+    parley-data/              0700 when Parley makes it
+      private/                0700: what only the server (and its operator) reads
+        parley.db             the SQLite store (0600; -wal and -shm get the same mode)
+        owner-token           the first owner's API token (0600)
+        join-token            the mesh's join token (0600)
+        server.lock           held by the running server: one server per data folder
+        brains/               process groups of running command brains, one file per turn
+      workspaces/AGENT/       the agents' workspaces, where their command brains run
+
+Command brains are confined so that nothing under ``private/`` can be read or changed from
+them (see ``brains/launcher.py``). Folders made before ``private/`` existed are moved into it at
+the first start.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import logging
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from parley.errors import Unavailable
+
+log = logging.getLogger(__name__)
+
+PRIVATE_MODE = 0o700
+SECRET_MODE = 0o600
+# Files that lived at the top of the data folder before private/ existed.
+_LEGACY = ("owner-token", "join-token", "parley.db", "parley.db-wal", "parley.db-shm")
+
+
+@dataclass(frozen=True)
+class DataFolder:
+    root: Path
+
+    @property
+    def private(self) -> Path:
+        return self.root / "private"
+
+    @property
+    def database(self) -> Path:
+        return self.private / "parley.db"
+
+    @property
+    def owner_token(self) -> Path:
+        return self.private / "owner-token"
+
+    @property
+    def join_token(self) -> Path:
+        return self.private / "join-token"
+
+    @property
+    def server_lock(self) -> Path:
+        return self.private / "server.lock"
+
+    @property
+    def brain_groups(self) -> Path:
+        return self.private / "brains"
+
+    @property
+    def workspaces(self) -> Path:
+        return self.root / "workspaces"
+
+    def create(self) -> None:
+        """Make the folder (0700 if new) and its private part (always 0700)."""
+        if not self.root.exists():
+            self.root.mkdir(mode=PRIVATE_MODE, parents=True)
+        self.private.mkdir(mode=PRIVATE_MODE, exist_ok=True)
+        self.private.chmod(PRIVATE_MODE)  # whatever umask or an older Parley made it with
+
+    def prepare(self) -> None:
+        """Make the folder, move what an older Parley left at its top into ``private/``, and
+        create the SQLite store's file 0600 (SQLite gives its -wal and -shm files that mode)."""
+        self.create()
+        for name in _LEGACY:
+            old, new = self.root / name, self.private / name
+            if old.exists() and not new.exists():
+                old.rename(new)
+                log.info("moved %s to %s", old, new)
+        self.brain_groups.mkdir(mode=PRIVATE_MODE, exist_ok=True)
+
+    def create_database_file(self) -> None:
+        if not self.database.exists():
+            os.close(os.open(self.database, os.O_WRONLY | os.O_CREAT, SECRET_MODE))
+
+
+def write_secret(path: Path, secret: str, exclusive: bool = False) -> None:
+    """Write a one-line secret readable by its owner only."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_EXCL if exclusive else os.O_TRUNC)
+    with os.fdopen(os.open(path, flags, SECRET_MODE), "w") as file:
+        file.write(secret + "\n")
+
+
+@contextlib.contextmanager
+def holding_server_lock(folder: DataFolder, url: str) -> Iterator[None]:
+    """Hold the data folder for this server's life; refuse if another server holds it.
+
+    An exclusive ``flock`` is released by the kernel however the holder ends (even SIGKILL), so
+    a lock left by a dead server never blocks a start. The file says who holds it, for the
+    message the next one prints."""
+    folder.create()
+    descriptor = os.open(folder.server_lock, os.O_RDWR | os.O_CREAT, SECRET_MODE)
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EACCES):
+                raise
+            holder = os.pread(descriptor, 4096, 0).decode(errors="replace").split()
+            raise Unavailable(_held_by(folder, holder)) from None
+        os.ftruncate(descriptor, 0)
+        os.pwrite(descriptor, f"{os.getpid()} {url}\n".encode(), 0)
+        yield
+    finally:
+        os.close(descriptor)  # releases the lock
+
+
+def _held_by(folder: DataFolder, holder: list[str]) -> str:
+    who = f"pid {holder[0]}, {holder[1]}" if len(holder) == 2 else "starting up"
+    return (
+        f"another Parley server ({who}) is running on the data folder {folder.root};"
+        " stop it first, or give this one another --data-dir"
+    )
