@@ -12,8 +12,10 @@ from datetime import timedelta
 from parley.agents.sweeper import run_sweeper
 from parley.agents.workspaces import provision_waiting
 from parley.brains.factory import brain_for
+from parley.brains.groups import end_leftovers
 from parley.clock import Clock
 from parley.context import Context
+from parley.datafolder import DataFolder
 from parley.hub.local_actions import LocalActions
 from parley.hub.runtime import Runtime
 from parley.mesh.join_token import load_or_create_join_token
@@ -30,8 +32,11 @@ log = logging.getLogger("parley")
 
 @asynccontextmanager
 async def running(settings: Settings, clock: Clock) -> AsyncIterator[Context]:
-    """Store (migrated), owner, broker, hub registry, the local node, the sweeper."""
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    """Data folder, store (migrated), owner, broker, hub registry, the local node, the sweeper."""
+    folder = DataFolder(settings.data_dir)
+    folder.prepare()
+    if settings.database_url is None:
+        folder.create_database_file()
     store = await Store.open(settings.resolved_database_url)
     broker = LocalBroker()
     runtime = Runtime(store, broker, clock, settings.base_url)
@@ -50,6 +55,7 @@ async def running(settings: Settings, clock: Clock) -> AsyncIterator[Context]:
         registry = MeshRegistry(store, broker, clock, join_token, on_node_ready, offline_after)
         await registry.start()
         stack.push_async_callback(registry.stop)
+        end_leftovers(folder.brain_groups)  # before their runs are recovered and run again
         await runtime.start()
         stack.push_async_callback(runtime.stop)
         turns = TurnHost(
@@ -62,7 +68,7 @@ async def running(settings: Settings, clock: Clock) -> AsyncIterator[Context]:
             settings.node_name,
             broker,
             join_token,
-            settings.data_dir / "workspaces",
+            folder.workspaces,
             settings.heartbeat_seconds,
             turns,
         )

@@ -50,6 +50,10 @@ class Turn:
     parley_url: str
     # Tools this agent may use: a node session's list is narrower than a hired agent's.
     tools: tuple[str, ...] = field(default=AGENT_TOOLS)
+    # Variables an owner declared for the agent (command brains): values given, and names whose
+    # values the node's environment gives at this turn.
+    env: Mapping[str, str] = field(default_factory=dict)
+    env_from_server: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

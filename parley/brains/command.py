@@ -5,6 +5,10 @@ everything it started), reads the prompt on stdin and answers on stdout. It acts
 ``parley act …`` with ``PARLEY_URL`` and ``PARLEY_RUN_TOKEN``, never through ``Actions``. It may
 write its own session id into ``$PARLEY_SESSION_FILE``; the next turn gets it back as
 ``$PARLEY_BRAIN_SESSION``, so agents that keep their own history can resume it.
+
+It is started through ``launcher.py``, which confines it (``confinement.py``) and ends all it
+started when the turn ends or this process dies; its environment is an allow-list
+(``environment.py``), and its process group is recorded while it runs (``groups.py``).
 """
 
 from __future__ import annotations
@@ -13,36 +17,52 @@ import asyncio
 import codecs
 import contextlib
 import os
+import shutil
 import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from parley.brains import prompt
+from parley.brains import groups, prompt
 from parley.brains.brain import Actions, Stream, Turn, TurnOutcome
+from parley.brains.confinement import ProcessPolicy
+from parley.brains.environment import allowed_from, from_server
+from parley.brains.launcher import END_EVERYTHING
 from parley.brains.spec import command_argv
 from parley.errors import Invalid, Unavailable
 
 _CHUNK = 4096
 _STDERR_TAIL = 4096
+# How long the launcher may take to end what a stopped brain started, before SIGKILL.
+_END_SECONDS = 5.0
 
 
 class CommandBrain:
-    def __init__(self, command_line: str, grace_seconds: float = 0.2) -> None:
+    def __init__(
+        self,
+        command_line: str,
+        grace_seconds: float = 0.2,
+        policy: ProcessPolicy | None = None,
+    ) -> None:
         self.command_line = command_line
         self.argv = command_argv(command_line)
         self.grace_seconds = grace_seconds
+        self.policy = policy or ProcessPolicy()
 
     async def think(self, turn: Turn, actions: Actions, stream: Stream) -> TurnOutcome:
         workspace = _workspace(turn)
         with _session_file() as session_file:
-            process = await self._start(turn, workspace, session_file)
+            env = self._environment(turn, session_file)
+            self._check_program(workspace, env["PATH"])
+            process = await self._start(workspace, env)
+            noted = groups.record(self.policy.groups, turn.run_id, process.pid, turn.run_token)
             try:
                 reply, stderr = await _converse(process, _prompt(turn), stream)
                 code = await process.wait()
             finally:
                 # Also on success: a turn is one process, nothing it left behind outlives it.
                 await self._stop_group(process)
+                groups.forget(noted)
             if code != 0:
                 raise Unavailable(
                     f"command brain {self.command_line!r} exited with {code}: {stderr}",
@@ -50,10 +70,13 @@ class CommandBrain:
                 )
             return TurnOutcome(reply, _session_id(session_file, turn.brain_session_id))
 
-    async def _start(
-        self, turn: Turn, workspace: Path, session_file: Path
-    ) -> asyncio.subprocess.Process:
-        env = os.environ | {
+    def _environment(self, turn: Turn, session_file: Path) -> dict[str, str]:
+        """The allow-listed variables, the agent's declared ones, then the run's own."""
+        server = self.policy.server_environment
+        return {
+            **allowed_from(server, self.policy.parley_bin),
+            **turn.env,
+            **from_server(turn.env_from_server, server, turn.agent),
             "PARLEY_URL": turn.parley_url,
             "PARLEY_RUN_TOKEN": turn.run_token,
             "PARLEY_RUN_ID": str(turn.run_id),
@@ -61,9 +84,27 @@ class CommandBrain:
             "PARLEY_BRAIN_SESSION": turn.brain_session_id or "",
             "PARLEY_SESSION_FILE": str(session_file),
         }
+
+    def _check_program(self, workspace: Path, search_path: str) -> None:
+        """Found and executable where the launcher will look: a clear error now, not an exit
+        status later."""
+        program = self.argv[0]
+        if "/" in program:
+            candidate = workspace / program
+            found = str(candidate) if candidate.exists() else None
+        else:
+            found = shutil.which(program, mode=os.F_OK, path=search_path)
+        if found is None:
+            raise Invalid(f"command brain {self.command_line!r}: program {program!r} was not found")
+        if os.path.isdir(found) or not os.access(found, os.X_OK):
+            raise Invalid(
+                f"command brain {self.command_line!r}: program {program!r} is not executable"
+            )
+
+    async def _start(self, workspace: Path, env: dict[str, str]) -> asyncio.subprocess.Process:
         try:
             return await asyncio.create_subprocess_exec(
-                *self.argv,
+                *self.policy.launcher_argv(self.argv),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
@@ -71,26 +112,24 @@ class CommandBrain:
                 env=env,
                 start_new_session=True,  # its own process group, killed as one on stop
             )
-        except FileNotFoundError:
-            raise Invalid(
-                f"command brain {self.command_line!r}: program {self.argv[0]!r} was not found"
-            ) from None
-        except PermissionError:
-            raise Invalid(
-                f"command brain {self.command_line!r}: program {self.argv[0]!r} is not executable"
-            ) from None
         except OSError as error:
             raise Unavailable(
                 f"command brain {self.command_line!r} did not start: {error}"
             ) from None
 
     async def _stop_group(self, process: asyncio.subprocess.Process) -> None:
-        """SIGTERM the group, give the leader ``grace_seconds``, then SIGKILL whatever is left."""
-        pgid = process.pid  # start_new_session: the leader's pid names the group
+        """SIGTERM the group, give the brain ``grace_seconds``, then have the launcher end all
+        it started (detached processes too); SIGKILL whatever is left."""
+        pgid = process.pid  # start_new_session: the launcher's pid names the group
         try:
             if _signal_group(pgid, signal.SIGTERM):
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(process.wait(), self.grace_seconds)
+            if process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pgid, END_EVERYTHING)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(process.wait(), _END_SECONDS)
         finally:
             # Even if cancelled again while waiting: grandchildren may outlive the leader.
             _signal_group(pgid, signal.SIGKILL)

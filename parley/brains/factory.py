@@ -6,6 +6,7 @@ from pathlib import Path
 
 from parley.brains.brain import Brain
 from parley.brains.command import CommandBrain
+from parley.brains.confinement import node_policy
 from parley.brains.offline import OfflineBrain
 from parley.brains.scripted import ScriptedBrain
 from parley.brains.spec import parse_brain_spec
@@ -20,7 +21,7 @@ def brain_for(spec_text: str, settings: Settings) -> Brain:
     if spec.kind == "scripted":
         return ScriptedBrain(Path(spec.argument))
     if spec.kind == "command":
-        return CommandBrain(spec.argument, settings.stop_grace_seconds)
+        return CommandBrain(spec.argument, settings.stop_grace_seconds, node_policy(settings))
     if spec.kind == "openai":
         from parley.brains.openai_compat import openai_brain
 

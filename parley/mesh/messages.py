@@ -81,6 +81,9 @@ class TurnStart(Message):
     run_token: str
     parley_url: str
     tools: list[str]
+    # The agent's declared variables: values, and names the node's environment gives.
+    env: dict[str, str] = {}
+    env_from_server: list[str] = []
 
 
 class StopTurn(Message):

@@ -120,4 +120,6 @@ def _turn(start: TurnStart) -> Turn:
         run_token=start.run_token,
         parley_url=start.parley_url,
         tools=tuple(start.tools),
+        env=dict(start.env),
+        env_from_server=tuple(start.env_from_server),
     )

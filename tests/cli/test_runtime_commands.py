@@ -268,15 +268,15 @@ def test_act_with_a_token_of_no_running_turn_exits_5(served: Served) -> None:
 
 def test_act_from_a_running_turn(served: Served, tmp_path: Path) -> None:
     """A command brain hands its run token over and waits; we act with it as its process would."""
-    token_file = tmp_path / "run-token"
     program = tmp_path / "brain.py"
     program.write_text(
         "import os, pathlib, time\n"
-        f"pathlib.Path({str(token_file)!r}).write_text(os.environ['PARLEY_RUN_TOKEN'])\n"
+        "pathlib.Path('run-token').write_text(os.environ['PARLEY_RUN_TOKEN'])\n"
         "time.sleep(30)\n"
     )
     brain = f"command:{sys.executable} {program}"
-    ok(served, "agent", "hire", "coder", "--node", "local", "--brain", brain)
+    hired = ok_json(served, "agent", "hire", "coder", "--node", "local", "--brain", brain)
+    token_file = Path(hired["workspace"]) / "run-token"  # it writes where it runs
     task_id = ok(served, "task", "create", "coder", "fix the bug").strip()
     token = until(lambda: token_file.exists() and token_file.read_text())
     acting = {"PARLEY_RUN_TOKEN": token, "PARLEY_TOKEN": "pk_not_used"}

@@ -1,0 +1,106 @@
+"""What a node's command brains may reach, and how their launcher is started with it.
+
+The node hides its data folder's private part and its configuration file from every brain, and
+keeps Parley's own installation read-only to them (a brain that could rewrite the server's code
+would read everything at the next start). Run as root, a brain also loses every capability and
+cannot read raw disks or memory. The mechanism is in ``launcher.py``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import stat
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from parley.brains import launcher
+from parley.datafolder import DataFolder
+from parley.errors import Unavailable
+from parley.settings import Settings, config_file
+
+LAUNCHER = Path(launcher.__file__).resolve()
+PARLEY_PACKAGE = Path(__file__).resolve().parent.parent
+_ROOT_ONLY_DEVICES = ("/dev/mem", "/dev/kmem", "/dev/port")
+
+
+@dataclass(frozen=True)
+class ProcessPolicy:
+    """How this node starts command brains. The defaults confine without hiding anything."""
+
+    confine: bool = True
+    hidden: tuple[Path, ...] = ()
+    read_only: tuple[Path, ...] = ()
+    # Where the process group of each running turn is recorded (None: not recorded).
+    groups: Path | None = None
+    # Put first on the brain's PATH, so that `parley act …` is this Parley.
+    parley_bin: Path | None = None
+    server_environment: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+
+    def launcher_argv(self, command: list[str]) -> list[str]:
+        if self.confine and landlock_abi() < 1:
+            raise Unavailable(
+                "command brains run confined by Landlock, which this kernel does not offer"
+                " (Linux 5.13 or later with Landlock enabled); set confine_brains = false to"
+                " run them unconfined"
+            )
+        policy = {
+            "parent": os.getpid(),
+            "confine": self.confine,
+            "hidden": [str(path) for path in self.hidden],
+            "read_only": [str(path) for path in self.read_only],
+            "drop_capabilities": os.geteuid() == 0,
+        }
+        return [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(policy), *command]
+
+
+def node_policy(settings: Settings) -> ProcessPolicy:
+    """The policy of the node this process hosts: its data folder, its configuration."""
+    folder = DataFolder(settings.data_dir)
+    hidden = [folder.private, config_file()]
+    if os.geteuid() == 0:
+        hidden += _raw_devices()
+    return ProcessPolicy(
+        confine=settings.confine_brains,
+        hidden=_existing(hidden),
+        read_only=_existing(_installation()),
+        groups=folder.brain_groups,
+        parley_bin=parley_bin(),
+    )
+
+
+@functools.cache
+def landlock_abi() -> int:
+    return launcher.landlock_abi()
+
+
+def parley_bin() -> Path | None:
+    """The folder of this interpreter's ``parley`` command (the virtualenv's bin)."""
+    here = Path(sys.executable).parent
+    if (here / "parley").exists():
+        return here
+    found = shutil.which("parley")
+    return Path(found).parent if found else None
+
+
+def _installation() -> Iterator[Path]:
+    yield PARLEY_PACKAGE  # the source tree itself, for an editable install
+    if sys.prefix != sys.base_prefix:  # a virtualenv: Parley and everything it imports
+        yield Path(sys.prefix)
+
+
+def _raw_devices() -> Iterator[Path]:
+    """Block devices and raw memory: root could read any file's bytes through them."""
+    for entry in os.scandir("/dev"):
+        if stat.S_ISBLK(entry.stat(follow_symlinks=False).st_mode):
+            yield Path(entry.path)
+    yield from map(Path, _ROOT_ONLY_DEVICES)
+
+
+def _existing(paths: Iterator[Path] | list[Path]) -> tuple[Path, ...]:
+    # The launcher carves rules out of real paths: symbolic links resolved, absent ones dropped.
+    return tuple(dict.fromkeys(path.resolve() for path in paths if path.exists()))

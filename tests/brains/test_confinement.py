@@ -1,0 +1,213 @@
+"""What a command brain's process can see and reach, against real processes and the kernel's
+Landlock: an allow-listed environment, hidden paths unreachable by any path, read-only ones
+unchangeable, and nothing it started left behind when its turn ends."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from parley.brains import groups
+from parley.brains.command import CommandBrain
+from parley.brains.confinement import ProcessPolicy
+from tests.brains.test_command_brain import all_gone, make_turn, read_pids, script, think
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    path = tmp_path / "workspace"
+    path.mkdir()
+    return path
+
+
+SERVER_ENVIRONMENT = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "HOME": "/home/parley",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",  # set, so that no interpreter adds an LC_CTYPE of its own
+    "TZ": "Europe/Paris",
+    "OPENAI_API_KEY": "sk-server-secret",
+    "PARLEY_DATABASE_URL": "postgresql://parley:hunter2@db/parley",
+    "PARLEY_TOKEN": "pk_owner_secret",
+    "DATABASE_URL": "postgresql://app:hunter2@db/app",
+}
+
+
+async def test_the_process_gets_the_allow_list_the_declared_variables_and_the_run_s(
+    tmp_path: Path, workspace: Path
+) -> None:
+    dump = script(tmp_path, "import json, os; print(json.dumps(dict(os.environ)))")
+    policy = ProcessPolicy(server_environment=SERVER_ENVIRONMENT, parley_bin=Path("/opt/p/bin"))
+    turn = dataclasses.replace(make_turn(workspace), env={"APP_KEY": "given"})
+    reply, _ = await think(CommandBrain(dump, policy=policy), turn)
+    seen = json.loads(reply)
+    seen.pop("PARLEY_SESSION_FILE")
+    assert seen == {
+        "PATH": "/opt/p/bin:/usr/local/bin:/usr/bin:/bin",
+        "HOME": "/home/parley",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TZ": "Europe/Paris",
+        "APP_KEY": "given",
+        "PARLEY_URL": "http://127.0.0.1:8765",
+        "PARLEY_RUN_TOKEN": "run-token-123",
+        "PARLEY_RUN_ID": "7",
+        "PARLEY_AGENT": "ada",
+        "PARLEY_BRAIN_SESSION": "",
+    }
+
+
+async def test_a_detached_descendant_is_ended_with_the_turn(
+    tmp_path: Path, workspace: Path
+) -> None:
+    pid_file = tmp_path / "pids"
+    detacher = script(
+        tmp_path,
+        f"""
+        import os, subprocess, sys
+        # A new session, out of the brain's process group, holding none of its pipes.
+        child = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(60)"],
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        with open({str(pid_file)!r}, "w") as f:
+            f.write(f"{{child.pid}}\\n")
+        print("done")
+        """,
+    )
+    reply, _ = await think(CommandBrain(detacher), make_turn(workspace))
+    assert reply == "done"
+    assert await all_gone(await read_pids(pid_file))
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> Iterator[dict[str, Path]]:
+    """A data folder with a secret in its private part, a workspace, and an installation."""
+    data = tmp_path / "data"
+    paths = {
+        "private": data / "private",
+        "workspace": data / "workspaces" / "ada",
+        "installation": tmp_path / "installation",
+    }
+    for path in paths.values():
+        path.mkdir(parents=True)
+    (paths["private"] / "owner-token").write_text("pk_the_owner_token\n")
+    (paths["installation"] / "code.py").write_text("print('the server')\n")
+    yield paths
+
+
+PROBE = """
+import json, os, pathlib
+
+results = {}
+
+def attempt(name, action):
+    try:
+        results[name] = repr(action())
+    except OSError as error:
+        results[name] = type(error).__name__
+
+private = pathlib.Path(PRIVATE)
+token = private / "owner-token"
+attempt("relative", lambda: pathlib.Path("../../private/owner-token").read_text())
+attempt("absolute", lambda: token.read_text())
+attempt("dot-dot from root", lambda: pathlib.Path("/.." + str(token)).read_text())
+os.symlink(token, "link")
+attempt("symlink", lambda: pathlib.Path("link").read_text())
+attempt("hard link", lambda: os.link(token, "hard"))
+attempt("rename the folder", lambda: os.rename(private, private.parent / "taken"))
+attempt("write", lambda: token.write_text("mine"))
+attempt("new file", lambda: (private / "planted").write_text("x"))
+attempt("parent environ", lambda: open(f"/proc/{HOST}/environ", "rb").read())
+attempt("parent root", lambda: pathlib.Path(f"/proc/{HOST}/root{token}").read_text())
+attempt("parent cwd", lambda: os.listdir(f"/proc/{HOST}/cwd"))
+attempt("run installed code", lambda: pathlib.Path(INSTALLED).read_text())
+attempt("change installed code", lambda: pathlib.Path(INSTALLED).write_text("evil"))
+attempt("add installed code", lambda: (pathlib.Path(INSTALLED).parent / "x.py").write_text(""))
+attempt("own workspace", lambda: pathlib.Path("notes").write_text("mine"))
+print(json.dumps(results))
+"""
+
+
+async def test_hidden_paths_are_unreachable_and_read_only_ones_unchangeable(
+    tmp_path: Path, layout: dict[str, Path]
+) -> None:
+    installed = layout["installation"] / "code.py"
+    probe = script(
+        tmp_path,
+        f"PRIVATE = {str(layout['private'])!r}\nHOST = {os.getpid()}\n"
+        f"INSTALLED = {str(installed)!r}\n" + PROBE,
+    )
+    policy = ProcessPolicy(hidden=(layout["private"],), read_only=(layout["installation"],))
+    reply, _ = await think(CommandBrain(probe, policy=policy), make_turn(layout["workspace"]))
+    assert json.loads(reply) == {
+        "relative": "PermissionError",
+        "absolute": "PermissionError",
+        "dot-dot from root": "PermissionError",
+        "symlink": "PermissionError",
+        "hard link": "OSError",  # EXDEV: nothing may be linked out of a hidden folder
+        "rename the folder": "PermissionError",
+        "write": "PermissionError",
+        "new file": "PermissionError",
+        "parent environ": "PermissionError",
+        "parent root": "PermissionError",
+        "parent cwd": "PermissionError",
+        "run installed code": repr("print('the server')\n"),
+        "change installed code": "PermissionError",
+        "add installed code": "PermissionError",
+        "own workspace": "4",
+    }
+    assert (layout["private"] / "owner-token").read_text() == "pk_the_owner_token\n"
+    assert installed.read_text() == "print('the server')\n"
+
+
+async def test_unconfined_brains_reach_what_confined_ones_cannot(
+    tmp_path: Path, layout: dict[str, Path]
+) -> None:
+    """confine_brains = false, for kernels without Landlock: the environment stays an
+    allow-list and the launcher still ends what the brain started, but paths are open."""
+    reader = script(tmp_path, f"print(open({str(layout['private'] / 'owner-token')!r}).read())")
+    policy = ProcessPolicy(confine=False, hidden=(layout["private"],))
+    reply, _ = await think(CommandBrain(reader, policy=policy), make_turn(layout["workspace"]))
+    assert reply == "pk_the_owner_token"
+
+
+def _sleeping_group(env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(["sleep", "60"], start_new_session=True, env=env)
+
+
+def test_a_node_ends_what_its_previous_life_left_and_only_that(tmp_path: Path) -> None:
+    left, reused, rebooted = _sleeping_group(), _sleeping_group(), _sleeping_group()
+    # Left its group, kept its run's token; and one of another run that was never recorded.
+    stray = _sleeping_group({"PARLEY_RUN_TOKEN": "pr_token_of_run_1"})
+    other = _sleeping_group({"PARLEY_RUN_TOKEN": "pr_token_of_run_9"})
+    processes = (left, reused, rebooted, stray, other)
+    try:
+        groups.record(tmp_path, 1, left.pid, "pr_token_of_run_1")
+        # The same pid, but a later process: the recorded group ended and its pid was reused.
+        record = groups.record(tmp_path, 2, reused.pid, "pr_token_of_run_2")
+        assert record is not None
+        noted = json.loads(record.read_text())
+        record.write_text(json.dumps({**noted, "started": noted["started"] - 1}))
+        record = groups.record(tmp_path, 3, rebooted.pid, "pr_token_of_run_9")
+        assert record is not None
+        record.write_text(json.dumps({**json.loads(record.read_text()), "boot": "another"}))
+
+        assert groups.end_leftovers(tmp_path) == 2
+
+        assert left.wait(timeout=10) == stray.wait(timeout=10) == -9
+        assert all(process.poll() is None for process in (reused, rebooted, other))
+        assert list(tmp_path.glob("run-*.json")) == []
+    finally:
+        for process in processes:
+            process.kill()
+            process.wait()
