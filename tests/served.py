@@ -31,9 +31,11 @@ class Served:
     url: str
     owner_token: str
 
-    def run(self, *args: str, token: str | None = None) -> Result:
-        env = {"PARLEY_URL": self.url, "PARLEY_TOKEN": token or self.owner_token}
-        return CliRunner().invoke(cli_app, list(args), env=env)
+    def run(
+        self, *args: str, token: str | None = None, env: dict[str, str] | None = None
+    ) -> Result:
+        given = {"PARLEY_URL": self.url, "PARLEY_TOKEN": token or self.owner_token}
+        return CliRunner().invoke(cli_app, list(args), env=given | (env or {}))
 
 
 @pytest.fixture

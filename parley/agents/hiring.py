@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from parley.agents.lifecycle import refuse_node_session
 from parley.agents.lookup import agent_by_name
 from parley.agents.model import Agent, Lifecycle, Modality
+from parley.agents.variables import EnvChange, change_env
 from parley.brains.spec import check_brain, parse_brain_spec
 from parley.clock import Clock
 from parley.errors import Conflict, Invalid
@@ -33,6 +34,7 @@ class HireOrder:
     surge_threshold: int | None = None
     clone_lifetime: timedelta | None = None
     human: str | None = None
+    env: EnvChange = field(default_factory=EnvChange)
 
 
 def check_max_sessions(value: int) -> int:
@@ -89,7 +91,12 @@ async def hire(tx: Tx, clock: Clock, order: HireOrder, by: Person, default_brain
     )
     agent = await tx.agents.by_id(agent_id)
     assert agent is not None
-    return agent
+    if order.env.is_empty:
+        return agent
+    await change_env(tx, agent, order.env)
+    declared = await tx.agents.by_id(agent_id)
+    assert declared is not None
+    return declared
 
 
 async def reassign(tx: Tx, agent_name: str, node_name: str) -> Agent:

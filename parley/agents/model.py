@@ -55,10 +55,26 @@ class Agent:
     retired_at: datetime | None
     created_at: datetime
     warning_count: int
+    # Names of the variables declared for its command brain (values are never read with it).
+    env: tuple[str, ...] = ()
+    env_from_server: tuple[str, ...] = ()
 
     @property
     def is_node_session(self) -> bool:
         return self.kind is AgentKind.NODE_SESSION
+
+
+@dataclass(frozen=True)
+class AgentVariable:
+    """A variable declared for an agent's command brain: its value, or None when the node's
+    environment gives it at each turn (``from_server``)."""
+
+    name: str
+    value: str | None
+
+    @property
+    def from_server(self) -> bool:
+        return self.value is None
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,8 @@ async def clone(
     name: str | None = None,
     lifetime: timedelta | None = None,
 ) -> Agent:
-    """Hire a real agent from a template: its engram, brain, node, session cap; and a lifetime."""
+    """Hire a real agent from a template: its engram, brain, node, session cap and variables;
+    and a lifetime."""
     template = await agent_by_name(tx, template_name)
     if not template.is_template:
         raise Conflict(f"agent {template.name} is not a template; only templates can be cloned")
@@ -44,6 +45,8 @@ async def clone(
         expires_at=now + lifetime,
         created_at=now,
     )
+    variables = await tx.agents.variables([template.id])
+    await tx.agents.set_variables(agent_id, variables.get(template.id, []))
     agent = await tx.agents.by_id(agent_id)
     assert agent is not None
     return agent

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Query
 
+from parley.agents.changes import AgentChange, change_agent
 from parley.agents.hiring import HireOrder, hire, reassign
 from parley.agents.lifecycle import begin_draining, force_retire, refuse_node_session, retire
 from parley.agents.lookup import agent_by_name
@@ -11,10 +12,12 @@ from parley.agents.memory import recall, remember
 from parley.agents.model import Agent, Lifecycle
 from parley.agents.policy import warn
 from parley.agents.templates import clone
+from parley.agents.variables import EnvChange
 from parley.agents.workspaces import provision
 from parley.api.deps import Caller, Ctx
 from parley.api.schemas.agents import (
     AgentOut,
+    AgentPatch,
     CloneIn,
     HireIn,
     MemoryOut,
@@ -56,10 +59,20 @@ async def hire_agent(body: HireIn, caller: Caller, ctx: Ctx) -> AgentOut:
         surge_threshold=body.surge_threshold,
         clone_lifetime=lifetime,
         human=body.human,
+        env=EnvChange(values=body.env, from_server=body.env_from_server),
     )
     async with ctx.store.transaction() as tx:
         agent = await hire(tx, ctx.clock, order, caller, ctx.settings.default_brain)
     return await _provisioned(ctx, agent)
+
+
+@router.patch("/agents/{name}")
+async def set_agent(name: str, body: AgentPatch, caller: Caller, ctx: Ctx) -> AgentOut:
+    """Change what is given of an agent's settings; what is left out stays as it is."""
+    require_owner(caller, "change agents")
+    env = EnvChange(values=body.env, from_server=body.env_from_server, unset=body.unset_env)
+    async with ctx.store.transaction() as tx:
+        return AgentOut.of(await change_agent(tx, name, AgentChange(env=env)))
 
 
 @router.get("/agents")

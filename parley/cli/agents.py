@@ -10,6 +10,7 @@ import typer
 from parley.brains.spec import absolute_brain
 from parley.cli.output import console, fields, reporting_errors, show, table
 from parley.cli.state import JsonOption, client
+from parley.errors import Invalid
 
 app = typer.Typer(
     help="Agents: hire, move, retire, warn, clone; their memory.", no_args_is_help=True
@@ -17,14 +18,32 @@ app = typer.Typer(
 
 AGENT_FIELDS = [
     "name", "kind", "lifecycle", "node", "modality", "human", "brain", "max_sessions", "template",
-    "surge_threshold", "clone_lifetime", "clone_of", "expires_at", "workspace", "warnings",
-    "retired_reason", "retired_at", "created_at", "engram",
+    "surge_threshold", "clone_lifetime", "clone_of", "expires_at", "workspace", "env",
+    "env_from_server", "warnings", "retired_reason", "retired_at", "created_at", "engram",
 ]  # fmt: skip
 LIST_COLUMNS = ["name", "lifecycle", "node", "brain", "max_sessions", "template", "warnings"]
 
 
+ENV_HELP = "NAME=VALUE for its command brain (NAME alone: the value in your environment)"
+ENV_FROM_SERVER_HELP = "NAME its command brain takes from the server's environment at each turn"
+
+
 def _show_agent(row: Any) -> None:
     fields(row, AGENT_FIELDS)
+
+
+def _env_values(given: list[str] | None) -> dict[str, str]:
+    """``NAME=VALUE``, or ``NAME`` alone for the value this command was given in its own
+    environment (so that a secret need not appear on a command line)."""
+    values = {}
+    for item in given or []:
+        name, equals, value = item.partition("=")
+        if not equals:
+            if name not in os.environ:
+                raise Invalid(f"--env {name}: give NAME=VALUE, or set {name} in your environment")
+            value = os.environ[name]
+        values[name] = value
+    return values
 
 
 @app.command("hire")
@@ -45,22 +64,51 @@ def hire(
         None, "--clone-lifetime", help="how long a clone lives, e.g. 2h"
     ),
     human: str | None = typer.Option(None, "--human", help="a person who answers as this agent"),
+    env: list[str] | None = typer.Option(None, "--env", help=ENV_HELP),
+    env_from_server: list[str] | None = typer.Option(
+        None, "--env-from-server", help=ENV_FROM_SERVER_HELP
+    ),
     as_json: bool = JsonOption,
 ) -> None:
     """Hire an agent onto a node (owners)."""
-    body = {
-        "name": name,
-        "node": node,
-        "engram": engram,
-        "brain": absolute_brain(brain, os.getcwd()) if brain else None,
-        "max_sessions": max_sessions,
-        "template": template,
-        "surge_threshold": surge_threshold,
-        "clone_lifetime": clone_lifetime,
-        "human": human,
-    }
     with reporting_errors():
+        body = {
+            "name": name,
+            "node": node,
+            "engram": engram,
+            "brain": absolute_brain(brain, os.getcwd()) if brain else None,
+            "max_sessions": max_sessions,
+            "template": template,
+            "surge_threshold": surge_threshold,
+            "clone_lifetime": clone_lifetime,
+            "human": human,
+            "env": _env_values(env),
+            "env_from_server": env_from_server or [],
+        }
         show(client(ctx).post("/agents", body), as_json, _show_agent)
+
+
+@app.command("set")
+def set_agent(
+    ctx: typer.Context,
+    name: str,
+    env: list[str] | None = typer.Option(None, "--env", help=ENV_HELP),
+    env_from_server: list[str] | None = typer.Option(
+        None, "--env-from-server", help=ENV_FROM_SERVER_HELP
+    ),
+    unset_env: list[str] | None = typer.Option(
+        None, "--unset-env", help="NAME no longer given to its command brain"
+    ),
+    as_json: bool = JsonOption,
+) -> None:
+    """Change an agent's settings; what is not given stays (owners)."""
+    with reporting_errors():
+        body = {
+            "env": _env_values(env),
+            "env_from_server": env_from_server or [],
+            "unset_env": unset_env or [],
+        }
+        show(client(ctx).patch(f"/agents/{name}", body), as_json, _show_agent)
 
 
 @app.command("list")

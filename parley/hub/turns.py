@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from parley.agents.model import Agent
+from parley.agents.model import Agent, AgentVariable
 from parley.conversations.model import Message, Topic, TopicKind
 from parley.hub.actions import describe, tools_of
 from parley.mesh.messages import SaidText, TurnStart
@@ -33,6 +33,7 @@ async def build_turns(tx: Tx, starting: list[Starting], parley_url: str) -> list
     inputs = await tx.messages.inputs_of([s.run.id for s in starting])
     told = [session.id for session in sessions.values() if session.was_stopped]
     await tx.runs.clear_stopped(told)  # the notice is given once, to this turn
+    variables = await _variables(tx, [s.agent for s in starting])
     return [
         await _turn(
             tx,
@@ -41,6 +42,7 @@ async def build_turns(tx: Tx, starting: list[Starting], parley_url: str) -> list
             sessions[s.run.session_id],
             inputs.get(s.run.id, []),
             parley_url,
+            variables.get(s.agent.id, []),
         )
         for s in starting
     ]
@@ -53,7 +55,15 @@ async def build_turn(
     topics = await tx.topics.by_ids({run.topic_id})
     topics |= await tx.topics.by_ids({t.root_id for t in topics.values()} - set(topics))
     inputs = await tx.messages.inputs(run.id)
-    return await _turn(tx, Starting(run, agent, token), topics, session, inputs, parley_url)
+    variables = (await _variables(tx, [agent])).get(agent.id, [])
+    return await _turn(
+        tx, Starting(run, agent, token), topics, session, inputs, parley_url, variables
+    )
+
+
+async def _variables(tx: Tx, agents: list[Agent]) -> dict[int, list[AgentVariable]]:
+    declaring = {agent.id for agent in agents if agent.env or agent.env_from_server}
+    return await tx.agents.variables(declaring) if declaring else {}
 
 
 async def _turn(
@@ -63,6 +73,7 @@ async def _turn(
     session: Session,
     inputs: list[Message],
     parley_url: str,
+    variables: list[AgentVariable],
 ) -> TurnStart:
     run, agent = starting.run, starting.agent
     topic = topics[run.topic_id]
@@ -86,6 +97,8 @@ async def _turn(
         run_token=starting.token,
         parley_url=parley_url,
         tools=list(tools_of(agent)),
+        env={v.name: v.value for v in variables if v.value is not None},
+        env_from_server=[v.name for v in variables if v.from_server],
     )
 
 

@@ -7,11 +7,19 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, and_, bindparam, exists, func, insert, select, update
+from sqlalchemy import Select, and_, bindparam, delete, exists, func, insert, select, update
 
-from parley.agents.model import Agent, AgentKind, AgentWarning, Lifecycle, MemoryNote, Modality
+from parley.agents.model import (
+    Agent,
+    AgentKind,
+    AgentVariable,
+    AgentWarning,
+    Lifecycle,
+    MemoryNote,
+    Modality,
+)
 from parley.store.connection import Connection
-from parley.store.tables import agent_memory, agent_warnings, agents, nodes, people, runs
+from parley.store.tables import agent_env, agent_memory, agent_warnings, agents, nodes, people, runs
 
 _template = agents.alias("template")
 _warning_count = (
@@ -20,6 +28,17 @@ _warning_count = (
     .correlate(agents)
     .scalar_subquery()
 )
+
+
+def _variable_names(from_server: bool) -> Any:
+    return (
+        select(func.aggregate_strings(agent_env.c.name, ","))
+        .where(agent_env.c.agent_id == agents.c.id, agent_env.c.from_server.is_(from_server))
+        .correlate(agents)
+        .scalar_subquery()
+    )
+
+
 _open_runs = exists().where(runs.c.agent_id == agents.c.id, runs.c.state.in_(("queued", "running")))
 
 
@@ -31,6 +50,8 @@ def _agent_query() -> Select[Any]:
             people.c.name.label("human_person"),
             _template.c.name.label("template_name"),
             _warning_count.label("warning_count"),
+            _variable_names(False).label("env_names"),
+            _variable_names(True).label("env_from_server_names"),
         )
         .join(nodes, nodes.c.id == agents.c.node_id)
         .outerjoin(people, people.c.id == agents.c.human_person_id)
@@ -61,7 +82,13 @@ def _agent(row: Any) -> Agent:
         retired_at=row.retired_at,
         created_at=row.created_at,
         warning_count=int(row.warning_count),
+        env=_names(row.env_names),
+        env_from_server=_names(row.env_from_server_names),
     )
+
+
+def _names(joined: str | None) -> tuple[str, ...]:
+    return tuple(sorted(joined.split(","))) if joined else ()
 
 
 _BY_ID = _agent_query().where(agents.c.id == bindparam("agent_id"))
@@ -191,6 +218,44 @@ class AgentsRepo:
     async def count_clones(self, template_id: int) -> int:
         query = select(func.count()).where(agents.c.template_id == template_id)
         return int((await self._c.execute(query)).scalar_one())
+
+    async def variables(self, agent_ids: Iterable[int]) -> dict[int, list[AgentVariable]]:
+        """The declared variables of these agents, values included (for their turns only)."""
+        query = (
+            select(agent_env)
+            .where(agent_env.c.agent_id.in_(list(agent_ids)))
+            .order_by(agent_env.c.agent_id, agent_env.c.name)
+        )
+        found: dict[int, list[AgentVariable]] = {}
+        for row in await self._c.execute(query):
+            found.setdefault(row.agent_id, []).append(AgentVariable(row.name, row.value))
+        return found
+
+    async def set_variables(self, agent_id: int, variables: Sequence[AgentVariable]) -> None:
+        """Declare ``variables``, replacing any declared before under the same names."""
+        if not variables:
+            return
+        await self.unset_variables(agent_id, [variable.name for variable in variables])
+        await self._c.execute(
+            insert(agent_env),
+            [
+                {
+                    "agent_id": agent_id,
+                    "name": variable.name,
+                    "value": variable.value,
+                    "from_server": variable.from_server,
+                }
+                for variable in variables
+            ],
+        )
+
+    async def unset_variables(self, agent_id: int, names: Sequence[str]) -> None:
+        if names:
+            await self._c.execute(
+                delete(agent_env).where(
+                    agent_env.c.agent_id == agent_id, agent_env.c.name.in_(list(names))
+                )
+            )
 
     async def add_memory(
         self, agent_id: int, note: str, person_id: int | None, now: datetime

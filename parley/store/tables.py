@@ -121,6 +121,18 @@ agent_warnings = Table(
     Column("given_at", UTCDateTime, nullable=False),
 )
 
+# Variables an owner declared for an agent's command brain: a value, or (from_server) a name
+# whose value the node's environment gives at each turn. Shown by name only, never by value.
+agent_env = Table(
+    "agent_env",
+    metadata,
+    Column("agent_id", Integer, ForeignKey("agents.id"), primary_key=True),
+    Column("name", String(128), primary_key=True),
+    Column("value", Text, nullable=True),
+    Column("from_server", Boolean, nullable=False),
+    CheckConstraint("from_server = (value IS NULL)", name="value_or_from_server"),
+)
+
 # A topic is what runs work on: a person's conversation with an agent, a task, an agent
 # conversation, or a node's own exchange. One table, so that runs, sessions and messages point at
 # any kind the same way; the kind-specific columns are checked below.

@@ -105,6 +105,30 @@ def test_templates_and_clones(served: Served) -> None:
     assert named["name"] == "aide"
 
 
+def test_agent_variables_are_set_by_name_and_value_and_shown_by_name(served: Served) -> None:
+    hired = ok_json(
+        served, "agent", "hire", "coder", "--node", "local", "--env", "APP_MODE=fast",
+        "--env-from-server", "APP_REGION",
+    )  # fmt: skip
+    assert (hired["env"], hired["env_from_server"]) == (["APP_MODE"], ["APP_REGION"])
+    # NAME alone: the value of this command's own environment, kept off the command line.
+    result = served.run(
+        "agent", "set", "coder", "--env", "APP_KEY", "--unset-env", "APP_MODE",
+        env={"APP_KEY": "sk-typed-secret"},
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "sk-typed-secret" not in result.stdout
+    assert "env              APP_KEY" in result.stdout
+    assert "env_from_server  APP_REGION" in result.stdout
+    missing = served.run("agent", "set", "coder", "--env", "APP_ABSENT")
+    assert missing.exit_code == 2
+    assert "--env APP_ABSENT: give NAME=VALUE, or set APP_ABSENT in your environment" in (
+        missing.stderr
+    )
+    refused = served.run("agent", "set", "coder", "--env", "PARLEY_TOKEN=x")
+    assert refused.exit_code == 2 and "PARLEY_* variables are the run's own" in refused.stderr
+
+
 def test_human_agent(served: Served) -> None:
     ok_json(served, "person", "add", "ada", "--member")
     agent = ok_json(served, "agent", "hire", "ada-desk", "--node", "local", "--human", "ada")

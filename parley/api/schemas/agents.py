@@ -10,6 +10,9 @@ from parley.agents.model import Agent, AgentWarning, MemoryNote
 from parley.api.schemas.base import Body
 from parley.durations import format_duration
 
+ENV_HELP = "variables for its command brain, NAME: VALUE (stored; shown by name only)"
+ENV_FROM_SERVER_HELP = "names its command brain takes from the server's environment at each turn"
+
 
 class HireIn(Body):
     name: str
@@ -21,6 +24,16 @@ class HireIn(Body):
     surge_threshold: int | None = None
     clone_lifetime: str | None = Field(None, description="e.g. 30m, 2h, 1d")
     human: str | None = Field(None, description="the person who answers for a human agent")
+    env: dict[str, str] = Field({}, description=ENV_HELP)
+    env_from_server: list[str] = Field([], description=ENV_FROM_SERVER_HELP)
+
+
+class AgentPatch(Body):
+    """``PATCH /agents/{name}``: what is given changes, what is left out stays."""
+
+    env: dict[str, str] = Field({}, description=ENV_HELP)
+    env_from_server: list[str] = Field([], description=ENV_FROM_SERVER_HELP)
+    unset_env: list[str] = Field([], description="names of variables no longer declared")
 
 
 class ReassignIn(Body):
@@ -65,6 +78,8 @@ class AgentOut(BaseModel):
     retired_at: datetime | None
     created_at: datetime
     warnings: int
+    env: list[str] = Field(description="its command brain's declared variables, by name")
+    env_from_server: list[str] = Field(description="those it takes from the server's environment")
 
     @classmethod
     def of(cls, agent: Agent) -> AgentOut:
@@ -89,6 +104,8 @@ class AgentOut(BaseModel):
             retired_at=agent.retired_at,
             created_at=agent.created_at,
             warnings=agent.warning_count,
+            env=list(agent.env),
+            env_from_server=list(agent.env_from_server),
         )
 
 
