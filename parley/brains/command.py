@@ -133,7 +133,20 @@ class CommandBrain:
         finally:
             # Even if cancelled again while waiting: grandchildren may outlive the leader.
             _signal_group(pgid, signal.SIGKILL)
-        await process.wait()  # reap the leader
+            await _reap(process)
+
+
+async def _reap(process: asyncio.subprocess.Process) -> None:
+    """Wait for the killed leader even if cancelled again meanwhile (a second stop, the node
+    shutting down): a process left unawaited outlives its event loop's pipes."""
+    cancelled = False
+    while process.returncode is None:
+        try:
+            await process.wait()
+        except asyncio.CancelledError:
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError
 
 
 def _workspace(turn: Turn) -> Path:
