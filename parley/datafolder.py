@@ -32,7 +32,8 @@ log = logging.getLogger(__name__)
 PRIVATE_MODE = 0o700
 SECRET_MODE = 0o600
 # Files that lived at the top of the data folder before private/ existed.
-_LEGACY = ("owner-token", "join-token", "parley.db", "parley.db-wal", "parley.db-shm")
+_LEGACY_TOKENS = ("owner-token", "join-token")
+_LEGACY_STORE = ("parley.db", "parley.db-wal", "parley.db-shm")
 
 
 @dataclass(frozen=True)
@@ -74,19 +75,18 @@ class DataFolder:
         self.private.mkdir(mode=PRIVATE_MODE, exist_ok=True)
         self.private.chmod(PRIVATE_MODE)  # whatever umask or an older Parley made it with
 
-    def prepare(self) -> None:
-        """Make the folder, move what an older Parley left at its top into ``private/``, and
-        create the SQLite store's file 0600 (SQLite gives its -wal and -shm files that mode)."""
+    def prepare(self, default_store: bool) -> None:
+        """Make the folder and move what an older Parley left at its top into ``private/``.
+        With the ``default_store`` (SQLite here), move the store too and create its file 0600:
+        SQLite gives its -wal and -shm files the same mode."""
         self.create()
-        for name in _LEGACY:
+        for name in _LEGACY_TOKENS + (_LEGACY_STORE if default_store else ()):
             old, new = self.root / name, self.private / name
             if old.exists() and not new.exists():
                 old.rename(new)
                 log.info("moved %s to %s", old, new)
         self.brain_groups.mkdir(mode=PRIVATE_MODE, exist_ok=True)
-
-    def create_database_file(self) -> None:
-        if not self.database.exists():
+        if default_store and not self.database.exists():
             os.close(os.open(self.database, os.O_WRONLY | os.O_CREAT, SECRET_MODE))
 
 
@@ -104,8 +104,11 @@ def holding_server_lock(folder: DataFolder, url: str) -> Iterator[None]:
     An exclusive ``flock`` is released by the kernel however the holder ends (even SIGKILL), so
     a lock left by a dead server never blocks a start. The file says who holds it, for the
     message the next one prints."""
-    folder.create()
-    descriptor = os.open(folder.server_lock, os.O_RDWR | os.O_CREAT, SECRET_MODE)
+    try:
+        folder.create()
+        descriptor = os.open(folder.server_lock, os.O_RDWR | os.O_CREAT, SECRET_MODE)
+    except OSError as exc:
+        raise Unavailable(f"cannot use the data folder {folder.root}: {exc.strerror}") from exc
     try:
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -34,9 +34,7 @@ log = logging.getLogger("parley")
 async def running(settings: Settings, clock: Clock) -> AsyncIterator[Context]:
     """Data folder, store (migrated), owner, broker, hub registry, the local node, the sweeper."""
     folder = DataFolder(settings.data_dir)
-    folder.prepare()
-    if settings.database_url is None:
-        folder.create_database_file()
+    folder.prepare(default_store=settings.database_url is None)
     store = await Store.open(settings.resolved_database_url)
     broker = LocalBroker()
     runtime = Runtime(store, broker, clock, settings.base_url)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from parley.datafolder import DataFolder
 from tests.cli.test_serve import cli, serving
 from tests.runs.test_serve_restart import _api, _until
 from tests.served import free_port
@@ -74,3 +75,21 @@ def test_an_older_data_folder_is_moved_into_private_and_the_cli_finds_the_token_
     assert (data / "private" / "owner-token").read_text() == token
     assert (data / "private" / "join-token").read_text() == join_token
     assert (data / "private").stat().st_mode & 0o777 == 0o700
+
+
+def test_a_store_named_by_its_url_stays_where_it_is(tmp_path: Path) -> None:
+    folder = DataFolder(tmp_path / "parley-data")
+    folder.root.mkdir()
+    for name in ("parley.db", "owner-token"):
+        (folder.root / name).write_text(name)
+    folder.prepare(default_store=False)  # database_url = sqlite:///parley-data/parley.db, say
+    assert (folder.root / "parley.db").read_text() == "parley.db"
+    assert not folder.database.exists()
+    assert folder.owner_token.read_text() == "owner-token"
+
+
+def test_a_data_folder_that_cannot_be_used_is_a_plain_error(tmp_path: Path) -> None:
+    (tmp_path / "not-a-folder").write_text("")
+    result = cli(tmp_path, None, "serve", "--data-dir", "not-a-folder")
+    assert result.returncode == 6
+    assert result.stderr.startswith("error: cannot use the data folder not-a-folder: ")
