@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from parley.errors import Invalid
+from parley.text import refuse_nul
 
 ALLOWED = ("PATH", "HOME", "LANG", "TZ")
 ALLOWED_PREFIX = "LC_"
@@ -41,8 +42,7 @@ def check_variable_name(name: str) -> str:
 
 
 def check_variable_value(name: str, value: str) -> str:
-    if "\0" in value:
-        raise Invalid(f"variable {name}: a value cannot contain a NUL byte", field="env")
+    refuse_nul(value, f"env.{name}")
     if len(value.encode()) > MAX_VALUE:
         raise Invalid(f"variable {name}: a value is at most {MAX_VALUE} bytes", field="env")
     return value
