@@ -13,8 +13,6 @@ from parley.runs.model import Run
 from parley.runs.queueing import Queued, check_text, queue_text
 from parley.store import Tx
 
-NODE_ANSWER = "node_answer"  # outbox kind: a node session's answer to a run
-
 
 async def ask_node(
     tx: Tx, clock: Clock, node_name: str, text: str, person: Person | None, run: Run | None

@@ -3,21 +3,19 @@ A task ends done, failed or cancelled; an ended task keeps its agent conversatio
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from parley.agents.selection import pick_for_new_topic
 from parley.clock import Clock
 from parley.conversations.lifetime import close_root
 from parley.conversations.model import TaskStatus, Topic, TopicKind
+from parley.deliveries.model import TaskCompletion, completion_key
 from parley.errors import Conflict, Forbidden, NotFound
 from parley.people.model import Person
 from parley.runs.model import Run
 from parley.runs.queueing import check_text, queue_text
 from parley.runs.stop import stop_topics
 from parley.store import Tx
-
-COMPLETION = "task_completion"  # outbox kind: a subtask's result, for the run that spawned it
 
 
 async def create_task(tx: Tx, clock: Clock, person: Person, agent_name: str, text: str) -> Topic:
@@ -76,21 +74,27 @@ async def task_by_id(tx: Tx, task_id: int, reader: Person | None = None) -> Topi
     return task
 
 
-async def end_task(tx: Tx, clock: Clock, task: Topic, status: TaskStatus, result: str) -> None:
-    """done / failed by its agent, cancelled by a person. The first ending stands."""
+async def end_task(
+    tx: Tx, clock: Clock, task: Topic, status: TaskStatus, result: str, by: Run | Person
+) -> None:
+    """done / failed by its agent's run, cancelled by a person. The first ending stands; a
+    subtask's ending goes to the run that spawned it through the outbox, keyed by who ended it
+    (see ``completion_key``)."""
     if not await tx.topics.set_status(task.id, status.value, result, clock.now()):
         current = await tx.topics.by_id(task.id)
         raise Conflict(f"task {task.id} already ended: {current.status if current else '?'}")
-    if task.reply_agent_id is not None and task.reply_topic_id is not None:
-        payload = {
-            "task_id": task.id,
-            "agent_id": task.reply_agent_id,
-            "topic_id": task.reply_topic_id,
-            "author_agent_id": task.agent_id,
-            "text": f"subtask {task.id} ({task.agent_name}) {status.value}: {result}",
-        }
-        if await tx.outbox.put(f"task:{task.id}:end", COMPLETION, json.dumps(payload), clock.now()):
-            tx.effects.outbox = True
+    if task.reply_agent_id is None or task.reply_topic_id is None:
+        return
+    completion = TaskCompletion(
+        task_id=task.id,
+        agent_id=task.reply_agent_id,
+        topic_id=task.reply_topic_id,
+        author_agent_id=task.agent_id,
+        text=f"subtask {task.id} ({task.agent_name}) {status.value}: {result}",
+    )
+    run_id, person_id = (by.id, None) if isinstance(by, Run) else (None, by.id)
+    if await tx.outbox.put(completion_key(task.id, run_id, person_id), completion, clock.now()):
+        tx.effects.outbox = True
 
 
 def _may_end(task: Topic, person: Person, verb: str) -> None:
@@ -100,12 +104,12 @@ def _may_end(task: Topic, person: Person, verb: str) -> None:
 
 async def cancel_task(tx: Tx, clock: Clock, task: Topic, person: Person) -> None:
     _may_end(task, person, "cancel")
-    await end_task(tx, clock, task, TaskStatus.CANCELLED, f"cancelled by {person.name}")
+    await end_task(tx, clock, task, TaskStatus.CANCELLED, f"cancelled by {person.name}", person)
     await stop_topics(tx, [task.id], clock.now(), f"task cancelled by {person.name}")
 
 
 async def delete_task(tx: Tx, clock: Clock, task: Topic, person: Person) -> None:
     _may_end(task, person, "delete")
     if task.status == TaskStatus.OPEN.value:
-        await end_task(tx, clock, task, TaskStatus.CANCELLED, f"deleted by {person.name}")
+        await end_task(tx, clock, task, TaskStatus.CANCELLED, f"deleted by {person.name}", person)
     await close_root(tx, clock.now(), task, f"task deleted by {person.name}")

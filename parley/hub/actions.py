@@ -78,7 +78,7 @@ class RunActing:
         if self.topic.kind is not TopicKind.TASK:
             raise Invalid(f"complete ends a task; this run answers {describe(self.topic)}")
         status = TaskStatus.FAILED if failed else TaskStatus.DONE
-        await end_task(self.tx, self.clock, self.topic, status, result)
+        await end_task(self.tx, self.clock, self.topic, status, result, self.run)
         return f"task {self.topic.id} {status.value}"
 
     async def remember(self, note: str) -> str:

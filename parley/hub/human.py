@@ -43,7 +43,7 @@ async def answer_turn(
         topic = await tx.topics.by_id(run.topic_id)
         if topic is None or topic.kind is not TopicKind.TASK:
             raise Invalid(f"run {run_id} answers no task; answer without completing")
-        await end_task(tx, clock, topic, TaskStatus.DONE, text)
+        await end_task(tx, clock, topic, TaskStatus.DONE, text, run)
     await record_outcome(tx, clock, Outcome(run.id, True, text))
     answered = await tx.runs.by_id(run.id)
     assert answered is not None

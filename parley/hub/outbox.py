@@ -1,31 +1,67 @@
-"""Delivering the outbox: each item is queued as new text for its session in the same
-transaction that marks it delivered, so it arrives exactly once, after any restart too. A
-destination that is gone (its topic closed, its agent retired) fails the item, with the reason."""
+"""The outbox worker: claims due items for a lease, delivers each through the deliverer of its
+kind, and settles it. A local kind is delivered in the transaction that marks it delivered
+(exactly once, after any restart too); a remote kind is sent between the claim and the
+settlement, with its idempotency key. A transient failure puts that one item back with backoff
+(``next_attempt_at``) and every other item goes on; a final one fails it for good, visibly.
+The worker wakes on every commit that wrote an item, and by itself when the earliest pending
+item falls due (a retry, or a claim whose worker died)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
+import secrets
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
 
-from parley.agents.model import HELD_TOPIC_STATES
 from parley.clock import Clock
-from parley.errors import Conflict, Invalid, NotFound, Unavailable
-from parley.runs.queueing import queue_text
-from parley.store import Store, Tx
+from parley.deliveries.backoff import Backoff
+from parley.deliveries.deliverers import Deliverers, Route, is_final
+from parley.deliveries.model import Delivery
+from parley.errors import Invalid, ParleyError, Unavailable
+from parley.store import Store
 from parley.store.effects import Effects
-from parley.store.outbox import OutboxItem
 
 log = logging.getLogger(__name__)
 
 BATCH = 100
-RETRY_SECONDS = 2.0
+LEASE = timedelta(seconds=60)
+# While the store itself is unreachable nothing can be claimed: the worker waits this long,
+# doubling up to the cap, before it looks again.
+STORE_PAUSE_SECONDS, STORE_PAUSE_CAP_SECONDS = 0.5, 30.0
+# The least a worker waits for an item already due that it could not claim (another worker's
+# transaction holds it on PostgreSQL).
+MIN_WAIT_SECONDS = 0.05
+
+
+@dataclass(frozen=True)
+class Pass:
+    """One pass over the due items: how many were attempted, and when the next one falls due."""
+
+    attempted: int
+    next_due: datetime | None
 
 
 class OutboxWorker:
-    def __init__(self, store: Store, clock: Clock) -> None:
-        self._store, self._clock = store, clock
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        deliverers: Deliverers,
+        *,
+        backoff: Backoff | None = None,
+        lease: timedelta = LEASE,
+        name: str | None = None,
+    ) -> None:
+        self._store, self._clock, self._deliverers = store, clock, deliverers
+        self._backoff = backoff or Backoff()
+        self._lease = lease
+        # Whose claim an item is under: one name per worker, so a new process never settles
+        # an attempt it did not make.
+        self.name = name or f"outbox-{secrets.token_hex(6)}"
         self._wakeup = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -38,6 +74,7 @@ class OutboxWorker:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+            self._task = None
 
     def wake(self) -> None:
         self._wakeup.set()
@@ -47,52 +84,131 @@ class OutboxWorker:
             self.wake()
 
     async def _loop(self) -> None:
+        pause = STORE_PAUSE_SECONDS
+        wait: float | None = 0.0
         while True:
-            await self._wakeup.wait()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wakeup.wait(), wait)
             self._wakeup.clear()
             try:
-                await self.deliver_pending()
-            except Unavailable as exc:  # the store is away: try again later
-                log.warning("outbox delivery paused: %s", exc)
-                await asyncio.sleep(RETRY_SECONDS)
-                self.wake()
+                done = await self.deliver_due()
+            except Unavailable as exc:  # the store is away: nothing can be claimed meanwhile
+                log.warning("outbox: store unreachable, looking again in %.1fs: %s", pause, exc)
+                wait, pause = pause, min(pause * 2, STORE_PAUSE_CAP_SECONDS)
+                continue
+            pause = STORE_PAUSE_SECONDS
+            wait = 0.0 if done.attempted == BATCH else self._seconds_until(done.next_due)
 
-    async def deliver_pending(self) -> int:
+    def _seconds_until(self, due: datetime | None) -> float | None:
+        if due is None:
+            return None  # nothing pending: only a commit wakes us
+        return max((due - self._clock.now()).total_seconds(), MIN_WAIT_SECONDS)
+
+    async def deliver_due(self) -> Pass:
+        """Claim what is due, attempt each item, settle each; when the next item falls due."""
+        now = self._clock.now()
+        until = now + self._lease
         async with self._store.transaction() as tx:
-            items = await tx.outbox.pending(BATCH)
-        for item in items:
-            await self._deliver(item)
-        if len(items) == BATCH:
-            self.wake()
-        return len(items)
+            items = await tx.outbox.claim_due(self.name, now, until, BATCH)
+            later = await tx.outbox.next_due(excluding=[item.id for item in items])
+        due_again = [await self._attempt(item, until) for item in items]
+        return Pass(len(items), min(filter(None, [later, *due_again]), default=None))
 
-    async def _deliver(self, item: OutboxItem) -> None:
+    async def _attempt(self, item: Delivery, until: datetime) -> datetime | None:
+        """Attempt and settle one item; when it is due again, if it is still pending."""
+        try:
+            route = self._deliverers.route(item)
+        except Invalid as exc:
+            return await self._recorded(self._fail(item, None, exc), until)
+        if route.local is not None:
+            return await self._deliver_here(item, route, until)
+        return await self._send(item, route, until)
+
+    async def _deliver_here(
+        self, item: Delivery, route: Route[Any], until: datetime
+    ) -> datetime | None:
+        assert route.local is not None
+        try:
+            async with self._store.transaction() as tx:
+                await route.local.deliver(tx, self._clock, route.payload)
+                if not await tx.outbox.delivered(item.id, self.name, self._clock.now()):
+                    raise _ClaimLost()
+        except _ClaimLost:
+            log.info("outbox item %s was taken by another worker; left to it", item.key)
+        except Exception as exc:  # any failure rolled the delivery back: judge it
+            return await self._recorded(self._settle_failure(item, route, exc), until)
+        return None
+
+    async def _send(self, item: Delivery, route: Route[Any], until: datetime) -> datetime | None:
+        assert route.remote is not None
+        timeout = min(route.remote.timeout, self._lease.total_seconds() / 2)
+        try:
+            async with asyncio.timeout(timeout):
+                await route.remote.send(route.payload, item.key)
+        except Exception as exc:
+            return await self._recorded(self._settle_failure(item, route, exc), until)
+        return await self._recorded(self._settle_sent(item), until)
+
+    async def _settle_sent(self, item: Delivery) -> None:
         async with self._store.transaction() as tx:
-            try:
-                await _queue(tx, self._clock, item)
-            except (Conflict, Invalid, NotFound) as exc:  # a final verdict: not retried
-                await tx.outbox.settle(item.id, "failed", self._clock.now(), str(exc))
-                log.warning("outbox item %s not delivered: %s", item.key, exc)
-            else:
-                if not await tx.outbox.settle(item.id, "delivered", self._clock.now(), None):
-                    raise _AlreadySettled()
+            settled = await tx.outbox.delivered(item.id, self.name, self._clock.now())
+        if not settled:  # another worker took it after our lease: its attempt uses the same key
+            log.info("outbox item %s was sent, but another worker holds it now", item.key)
+
+    async def _settle_failure(
+        self, item: Delivery, route: Route[Any], error: Exception
+    ) -> datetime | None:
+        if is_final(error):
+            await self._fail(item, route, error)
+            return None
+        return await self._retry(item, error)
+
+    async def _fail(self, item: Delivery, route: Route[Any] | None, error: Exception) -> None:
+        reason = _describe(error)
+        async with self._store.transaction() as tx:
+            if not await tx.outbox.failed(item.id, self.name, reason):
+                return
+            if route is not None:
+                await route.fate.undeliverable(tx, self._clock, route.payload, reason)
+        log.warning(
+            "outbox item %s (%s) failed for good at attempt %d: %s; no further attempt",
+            item.key, item.kind, item.attempts, reason,
+        )  # fmt: skip
+
+    async def _retry(self, item: Delivery, error: Exception) -> datetime | None:
+        reason = _describe(error)
+        at = self._clock.now() + self._backoff.delay(item.attempts)
+        async with self._store.transaction() as tx:
+            if not await tx.outbox.retry_at(item.id, self.name, at, reason):
+                return None
+        unexpected = not isinstance(error, ParleyError | TimeoutError)  # a bug: show where
+        log.info(
+            "outbox item %s (%s) attempt %d failed: %s; next attempt at %s",
+            item.key, item.kind, item.attempts, reason, at.isoformat(),
+            exc_info=error if unexpected else None,
+        )  # fmt: skip
+        return at
+
+    async def _recorded(
+        self, settling: Awaitable[datetime | None], until: datetime
+    ) -> datetime | None:
+        """Settle one item. Should that fail (the store is away), the item is left to its lease
+        — it falls due again when the lease passes — and the worker goes on with the others."""
+        try:
+            return await settling
+        except Unavailable as exc:
+            log.warning("outbox: an attempt could not be recorded; its lease will expire: %s", exc)
+        except Exception:
+            log.exception("outbox: recording an attempt failed; its lease will expire")
+        return until
 
 
-class _AlreadySettled(Unavailable):
-    """Another worker delivered it first: roll this delivery back."""
-
-    def __init__(self) -> None:
-        super().__init__("outbox item already settled")
+class _ClaimLost(Exception):
+    """Another worker holds the item now: roll this delivery back."""
 
 
-async def _queue(tx: Tx, clock: Clock, item: OutboxItem) -> None:
-    payload = json.loads(item.payload)
-    topic = await tx.topics.by_id(int(payload["topic_id"]))
-    agent = await tx.agents.by_id(int(payload["agent_id"]))
-    if topic is None or topic.is_closed:
-        reason = topic.closed_reason if topic else "gone"
-        raise Conflict(f"thread: the topic it answers was closed ({reason})")
-    if agent is None or agent.lifecycle not in HELD_TOPIC_STATES:
-        raise Conflict(f"agent {agent.name if agent else '?'} takes no more work")
-    author = payload.get("author_agent_id")
-    await queue_text(tx, clock.now(), topic, agent, str(payload["text"]), author_agent_id=author)
+def _describe(error: BaseException) -> str:
+    if isinstance(error, TimeoutError):
+        return "timed out"
+    message = getattr(error, "message", None) or str(error) or type(error).__name__
+    return str(message)

@@ -3,12 +3,11 @@ an outcome: a run already stopped stays stopped, whatever arrives late."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from parley.clock import Clock
 from parley.conversations.model import Topic, TopicKind
-from parley.conversations.node_exchange import NODE_ANSWER
+from parley.deliveries.model import NodeAnswer, node_answer_key
 from parley.errors import ParleyError
 from parley.hub.actions import RunActing
 from parley.mesh.messages import ActionCall, RunEvent
@@ -118,10 +117,14 @@ async def _answer_asking_run(tx: Tx, clock: Clock, run: Run, text: str) -> None:
     agent_id, topic_id = await tx.messages.reply_route(run.id)
     if agent_id is None or topic_id is None:
         return  # a person asked: the answer waits in the node's topic
-    payload = json.dumps(
-        {"agent_id": agent_id, "topic_id": topic_id, "text": text, "author_agent_id": run.agent_id}
+    answer = NodeAnswer(
+        agent_id=agent_id,
+        topic_id=topic_id,
+        text=text,
+        author_agent_id=run.agent_id,
+        node_topic_id=run.topic_id,
     )
-    if await tx.outbox.put(f"node-answer:{run.id}", NODE_ANSWER, payload, clock.now()):
+    if await tx.outbox.put(node_answer_key(run.id), answer, clock.now()):
         tx.effects.outbox = True
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from parley.agents.model import Agent
 from parley.agents.workspaces import provision
 from parley.clock import Clock
+from parley.deliveries.local import local_deliverers
 from parley.errors import ParleyError
 from parley.hub.outbox import OutboxWorker
 from parley.hub.run_log import log_run_changes
@@ -31,7 +32,7 @@ class Runtime:
         self.store, self.broker, self.clock = store, broker, clock
         self.watch = RunWatch()
         self.scheduler = Scheduler(store, broker, clock, parley_url, self.watch)
-        self.outbox = OutboxWorker(store, clock)
+        self.outbox = OutboxWorker(store, clock, local_deliverers())
         self._background: set[asyncio.Task[None]] = set()
         self._unsubscribe: list[Callable[[], None]] = []
 

@@ -1,60 +1,137 @@
-"""Outbox rows: written in the deciding transaction, delivered later, exactly once by key."""
+"""Outbox rows: written in the deciding transaction, claimed by a worker for a lease, settled
+once. Every settling statement names the claim it settles, so a worker whose lease passed and
+whose item another worker took meanwhile settles nothing."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import bindparam, func, insert, select, update
 
+from parley.deliveries.model import Delivery, DeliveryState, Payload
 from parley.store.connection import Connection
 from parley.store.tables import outbox
 
+_PENDING = outbox.c.state == DeliveryState.PENDING.value
+# Due items, oldest due first; on PostgreSQL rows another worker is claiming are skipped, not
+# waited for (SQLite has one writer: the clause is left out there).
+_DUE = (
+    select(outbox.c.id)
+    .where(_PENDING, outbox.c.next_attempt_at <= bindparam("now"))
+    .order_by(outbox.c.next_attempt_at, outbox.c.id)
+    .limit(bindparam("limit"))
+    .with_for_update(skip_locked=True)
+)
+_CLAIM = (
+    update(outbox)
+    .where(outbox.c.id.in_(_DUE.scalar_subquery()))
+    .values(
+        claimed_by=bindparam("worker"),
+        claimed_until=bindparam("until"),
+        # Should this attempt die unsettled, the item is due again when its lease has passed.
+        next_attempt_at=bindparam("until"),
+        last_attempt_at=bindparam("now"),
+        attempts=outbox.c.attempts + 1,
+    )
+    .returning(*outbox.c)
+)
+_NEXT_DUE = select(func.min(outbox.c.next_attempt_at)).where(
+    _PENDING, outbox.c.id.not_in(bindparam("excluding", expanding=True))
+)
 
-@dataclass(frozen=True)
-class OutboxItem:
-    id: int
-    key: str
-    kind: str
-    payload: str
-    attempts: int
+
+def _delivery(row: Any) -> Delivery:
+    return Delivery(
+        id=row.id,
+        key=row.idempotency_key,
+        kind=row.kind,
+        payload=row.payload,
+        state=DeliveryState(row.state),
+        attempts=row.attempts,
+        next_attempt_at=row.next_attempt_at,
+        claimed_by=row.claimed_by,
+        claimed_until=row.claimed_until,
+        last_attempt_at=row.last_attempt_at,
+        last_error=row.last_error,
+        created_at=row.created_at,
+        delivered_at=row.delivered_at,
+    )
 
 
 class OutboxRepo:
     def __init__(self, connection: Connection) -> None:
         self._c = connection
 
-    async def put(self, key: str, kind: str, payload: str, now: datetime) -> bool:
+    async def put(self, key: str, payload: Payload, now: datetime) -> bool:
         """Add an item unless one with this key exists (a replayed decision adds nothing)."""
         exists = await self._c.execute(select(outbox.c.id).where(outbox.c.idempotency_key == key))
         if exists.first() is not None:
             return False
         await self._c.execute(
-            insert(outbox).values(idempotency_key=key, kind=kind, payload=payload, created_at=now)
+            insert(outbox).values(
+                idempotency_key=key,
+                kind=payload.kind,
+                payload=payload.model_dump_json(),
+                created_at=now,
+                next_attempt_at=now,
+            )
         )
         return True
 
-    async def pending(self, limit: int) -> list[OutboxItem]:
-        query = select(outbox).where(outbox.c.state == "pending").order_by(outbox.c.id).limit(limit)
-        return [
-            OutboxItem(row.id, row.idempotency_key, row.kind, row.payload, row.attempts)
-            for row in await self._c.execute(query)
-        ]
+    async def claim_due(
+        self, worker: str, now: datetime, until: datetime, limit: int
+    ) -> list[Delivery]:
+        """Take up to ``limit`` due items for ``worker`` until ``until``; each claim is an
+        attempt begun."""
+        params = {"worker": worker, "now": now, "until": until, "limit": limit}
+        rows = await self._c.execute(_CLAIM, params)
+        return sorted((_delivery(row) for row in rows), key=lambda item: item.id)
 
-    async def settle(self, item_id: int, state: str, now: datetime, error: str | None) -> bool:
-        """Mark a pending item delivered or failed; False if another worker settled it first."""
+    async def next_due(self, excluding: Sequence[int] = ()) -> datetime | None:
+        """When the earliest pending item but ``excluding`` is due (a claimed one: when its
+        lease passes)."""
+        params = {"excluding": list(excluding)}
+        due: datetime | None = (await self._c.execute(_NEXT_DUE, params)).scalar_one_or_none()
+        return due
+
+    async def delivered(self, item_id: int, worker: str, now: datetime) -> bool:
+        """Delivered; ``last_error`` stays, showing what an item that needed retries met."""
+        return await self._settle(
+            item_id, worker, state=DeliveryState.DELIVERED.value, delivered_at=now
+        )
+
+    async def failed(self, item_id: int, worker: str, error: str) -> bool:
+        return await self._settle(
+            item_id, worker, state=DeliveryState.FAILED.value, last_error=error
+        )
+
+    async def retry_at(self, item_id: int, worker: str, at: datetime, error: str) -> bool:
+        """Leave the item pending, due again ``at``."""
+        return await self._settle(item_id, worker, next_attempt_at=at, last_error=error)
+
+    async def _settle(self, item_id: int, worker: str, **values: Any) -> bool:
+        """End ``worker``'s claim on a pending item; False if it no longer holds one (another
+        worker took the item after this claim's lease passed, or settled it)."""
         result = await self._c.execute(
             update(outbox)
-            .where(outbox.c.id == item_id, outbox.c.state == "pending")
-            .values(
-                state=state,
-                delivered_at=now if state == "delivered" else None,
-                last_error=error,
-                attempts=outbox.c.attempts + 1,
-            )
+            .where(outbox.c.id == item_id, _PENDING, outbox.c.claimed_by == worker)
+            .values(claimed_by=None, claimed_until=None, **values)
         )
         return result.rowcount == 1
 
-    async def state_of(self, key: str) -> str | None:
-        query = select(outbox.c.state).where(outbox.c.idempotency_key == key)
-        return (await self._c.execute(query)).scalar_one_or_none()
+    async def by_key(self, key: str) -> Delivery | None:
+        row = (await self._c.execute(select(outbox).where(outbox.c.idempotency_key == key))).first()
+        return _delivery(row) if row else None
+
+    async def listed(
+        self, states: Sequence[DeliveryState], before_id: int | None, limit: int
+    ) -> list[Delivery]:
+        """Newest first; only ``states`` if given; only items older than ``before_id``."""
+        query = select(outbox).order_by(outbox.c.id.desc()).limit(limit)
+        if states:
+            query = query.where(outbox.c.state.in_([state.value for state in states]))
+        if before_id is not None:
+            query = query.where(outbox.c.id < before_id)
+        return [_delivery(row) for row in await self._c.execute(query)]

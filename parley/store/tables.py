@@ -285,8 +285,9 @@ messages = Table(
     Index("ix_messages_run", "run_id"),
 )
 
-# What must be delivered exactly once, written in the transaction that decided it: a subtask's
-# completion, an answer from a node session. Delivered by the outbox worker, kept afterwards.
+# What must be delivered, written in the transaction that decided it: a subtask's completion,
+# an answer from a node session (later: channel posts, federation frames). Claimed by the outbox
+# worker for a lease, delivered or retried at ``next_attempt_at``; kept afterwards.
 outbox = Table(
     "outbox",
     metadata,
@@ -299,11 +300,17 @@ outbox = Table(
     Column("last_error", Text, nullable=True),
     Column("created_at", UTCDateTime, nullable=False),
     Column("delivered_at", UTCDateTime, nullable=True),
+    Column("next_attempt_at", UTCDateTime, nullable=False),
+    Column("claimed_by", String(64), nullable=True),
+    Column("claimed_until", UTCDateTime, nullable=True),
+    Column("last_attempt_at", UTCDateTime, nullable=True),
     CheckConstraint("state IN ('pending', 'delivered', 'failed')", name="outbox_state"),
     Index(
-        "ix_outbox_pending",
+        "ix_outbox_due",
+        "next_attempt_at",
         "id",
         sqlite_where=text("state = 'pending'"),
         postgresql_where=text("state = 'pending'"),
     ),
+    Index("ix_outbox_state", "state", "id"),
 )

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from parley.deliveries.local import local_deliverers
+from parley.deliveries.model import DeliveryState
 from parley.hub.outbox import OutboxWorker
+from parley.settings import Settings
 from tests.runs.support import get, script
-from tests.support import Harness, eventually
+from tests.support import Harness, ManualClock, eventually, started
 
 MANAGER = """
     rules:
@@ -75,10 +78,46 @@ async def test_the_outbox_delivers_once_even_when_run_again(
     task = await _create(parley, "manager", "once")
     assert await eventually(lambda: _status(parley, task["id"], "done"))
     # A second worker over the same store (as after a restart) finds nothing left to deliver.
-    again = OutboxWorker(parley.context.store, parley.clock)
-    assert await again.deliver_pending() == 0
+    again = OutboxWorker(parley.context.store, parley.clock, local_deliverers())
+    assert (await again.deliver_due()).attempted == 0
     shown = await get(parley.owner, f"/tasks/{task['id']}")
     assert len([m for m in shown["messages"] if m["author"] == "worker"]) == 1
+
+
+async def test_a_completion_written_before_a_restart_is_delivered_once_after_it(
+    settings: Settings, clock: ManualClock, tmp_path: Path
+) -> None:
+    async with started(settings, clock) as first:
+        await first.context.runtime.outbox.stop()  # the process stops before delivering
+        await first.hire("manager", brain=script(tmp_path, "manager", MANAGER))
+        await first.hire("worker", brain=script(tmp_path, "worker", WORKER))
+        task = await _create(first, "manager", "the minutes")
+        assert await eventually(lambda: _has_subtask(first, task["id"]))
+        subtask_id = (await get(first.owner, f"/tasks/{task['id']}"))["subtasks"][0]["id"]
+        assert await eventually(lambda: _status(first, subtask_id, "done"))
+        [pending] = await _deliveries(first, "pending")
+        assert pending["key"] == f"task:{subtask_id}:run:{await _only_run(first, subtask_id)}"
+    for _ in range(2):  # started again on the same data, twice
+        async with started(settings, clock) as again:
+            assert await eventually(lambda: _status(again, task["id"], "done"))
+            shown = await get(again.owner, f"/tasks/{task['id']}")
+            assert [m["body"] for m in shown["messages"] if m["author"] == "worker"] == [
+                f"subtask {subtask_id} (worker) done: did it"
+            ]
+            [delivered] = await _deliveries(again, "delivered")
+            assert (delivered["key"], delivered["attempts"]) == (pending["key"], 1)
+
+
+async def _deliveries(parley: Harness, state: str) -> list[dict[str, object]]:
+    page = await get(parley.owner, f"/deliveries?state={state}")
+    items = page["items"]
+    assert isinstance(items, list)
+    return items
+
+
+async def _only_run(parley: Harness, task_id: object) -> object:
+    [run] = (await get(parley.owner, f"/tasks/{task_id}"))["runs"]
+    return run["id"]
 
 
 async def test_a_completion_for_a_deleted_task_is_not_delivered_and_says_why(
@@ -92,17 +131,72 @@ async def test_a_completion_for_a_deleted_task_is_not_delivered_and_says_why(
     subtask_id = (await get(parley.owner, f"/tasks/{task['id']}"))["subtasks"][0]["id"]
     assert (await parley.owner.delete(f"/api/v1/tasks/{task['id']}")).status_code == 204
     assert await eventually(lambda: _status(parley, subtask_id, "done"))
-    assert await eventually(lambda: _outbox_state(parley, f"task:{subtask_id}:end", "failed"))
+    key = f"task:{subtask_id}:run:{await _only_run(parley, subtask_id)}"
+    assert await eventually(lambda: _delivery_state(parley, key, DeliveryState.FAILED))
     assert (await get(parley.owner, f"/tasks/{task['id']}"))["topic"]["closed_at"] is not None
+    why = "the topic it answers was closed (task deleted by owner)"
+    # Its fate is in the subtask's own log, and in the delivery list with the reason.
+    subtask = await get(parley.owner, f"/tasks/{subtask_id}")
+    notices = [m["body"] for m in subtask["messages"] if m["kind"] == "notice"]
+    assert notices == [f"This task's result was not delivered to manager: {why}"]
+    [failed] = await _deliveries(parley, "failed")
+    assert (failed["key"], failed["kind"], failed["attempts"]) == (key, "task_completion", 1)
+    assert (failed["last_error"], failed["next_attempt_at"]) == (why, None)
+
+
+async def test_a_completion_for_a_retired_spawner_fails_visibly(
+    parley: Harness, tmp_path: Path
+) -> None:
+    slow_worker = "otherwise: [{sleep: 0.3}, {complete: 'late'}]"
+    await parley.hire("manager", brain=script(tmp_path, "manager", MANAGER))
+    await parley.hire("worker", brain=script(tmp_path, "worker", slow_worker))
+    task = await _create(parley, "manager", "x")
+    assert await eventually(lambda: _has_subtask(parley, task["id"]))
+    subtask_id = (await get(parley.owner, f"/tasks/{task['id']}"))["subtasks"][0]["id"]
+    retired = await parley.owner.post("/api/v1/agents/manager/retire", json={"force": True})
+    assert retired.status_code == 200, retired.text
+    assert await eventually(lambda: _status(parley, subtask_id, "done"))
+    key = f"task:{subtask_id}:run:{await _only_run(parley, subtask_id)}"
+    assert await eventually(lambda: _delivery_state(parley, key, DeliveryState.FAILED))
+    subtask = await get(parley.owner, f"/tasks/{subtask_id}")
+    notices = [m["body"] for m in subtask["messages"] if m["kind"] == "notice"]
+    why = "manager takes no more work (retired)"
+    assert notices == [f"This task's result was not delivered to manager: {why}"]
+
+
+async def test_a_subtask_cancelled_by_a_person_is_keyed_by_that_person(
+    parley: Harness, tmp_path: Path
+) -> None:
+    await parley.hire("manager", brain=script(tmp_path, "manager", MANAGER))
+    await parley.hire("worker", brain=script(tmp_path, "worker", "otherwise: [{sleep: 30}]"))
+    task = await _create(parley, "manager", "x")
+    assert await eventually(lambda: _has_subtask(parley, task["id"]))
+    subtask_id = (await get(parley.owner, f"/tasks/{task['id']}"))["subtasks"][0]["id"]
+    cancelled = await parley.owner.post(f"/api/v1/tasks/{subtask_id}/cancel")
+    assert cancelled.status_code == 200, cancelled.text
+    owner_id = await _person_id(parley, "owner")
+    key = f"task:{subtask_id}:person:{owner_id}"
+    assert await eventually(lambda: _delivery_state(parley, key, DeliveryState.DELIVERED))
+    assert await eventually(lambda: _status(parley, task["id"], "done"))
+    shown = await get(parley.owner, f"/tasks/{task['id']}")
+    assert shown["topic"]["result"] == "worker said cancelled by owner (cancelled)"
+
+
+async def _person_id(parley: Harness, name: str) -> int:
+    async with parley.context.store.transaction() as tx:
+        person = await tx.people.by_name(name)
+    assert person is not None
+    return person.id
 
 
 async def _has_subtask(parley: Harness, task_id: object) -> bool:
     return bool((await get(parley.owner, f"/tasks/{task_id}"))["subtasks"])
 
 
-async def _outbox_state(parley: Harness, key: str, state: str) -> bool:
+async def _delivery_state(parley: Harness, key: str, state: DeliveryState) -> bool:
     async with parley.context.store.transaction() as tx:
-        return await tx.outbox.state_of(key) == state
+        item = await tx.outbox.by_key(key)
+    return item is not None and item.state is state
 
 
 async def test_tasks_are_listed_shown_cancelled_and_deleted(
