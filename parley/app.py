@@ -13,6 +13,7 @@ from parley.api import (
     agent_conversations,
     agents,
     conversations,
+    deliveries,
     health,
     nodes,
     people,
@@ -66,6 +67,7 @@ def create_app(
         runs,
         agent_conversations,
         actions,
+        deliveries,
     ):
         app.include_router(module.router, prefix="/api/v1")
     return app

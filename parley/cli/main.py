@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import typer
 
-from parley.cli import act, agent_conversations, agents, nodes, people, runs, talk, tasks
+from parley.cli import (
+    act,
+    agent_conversations,
+    agents,
+    deliveries,
+    nodes,
+    people,
+    runs,
+    talk,
+    tasks,
+)
 from parley.cli.serve import serve
 from parley.cli.state import CliState
 
@@ -38,6 +48,7 @@ app.command("stop")(runs.stop)
 app.command("turns")(runs.turns)
 app.command("answer")(runs.answer)
 app.add_typer(agent_conversations.app, name="agent-conversation")
+app.add_typer(deliveries.app, name="delivery")
 app.add_typer(act.app, name="act")
 
 

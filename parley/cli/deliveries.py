@@ -1,0 +1,37 @@
+"""parley delivery …: the outbox — what waits for delivery, what arrived, what never will."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from parley.cli.output import console, reporting_errors, show, table
+from parley.cli.state import JsonOption, client
+from parley.deliveries.model import DeliveryState
+
+app = typer.Typer(help="Deliveries: the outbox (owners only).", no_args_is_help=True)
+
+COLUMNS = ["id", "key", "kind", "state", "attempts", "next_attempt_at", "last_error",
+           "created_at", "delivered_at"]  # fmt: skip
+
+
+def _render(page: Any) -> None:
+    table(page["items"], COLUMNS, "no deliveries")
+    if page["next"] is not None:
+        console.print(f"more: --before {page['next']}", markup=False)
+
+
+@app.command("list")
+def list_deliveries(
+    ctx: typer.Context,
+    state: list[DeliveryState] | None = typer.Option(None, "--state", help="only these states"),
+    limit: int = typer.Option(100, "--limit", help="at most this many, newest first"),
+    before: str | None = typer.Option(None, "--before", help="the page after this cursor"),
+    as_json: bool = JsonOption,
+) -> None:
+    """Deliveries newest first: state, attempts, next attempt, last error."""
+    with reporting_errors():
+        states = [s.value for s in state or []]
+        page = client(ctx).get("/deliveries", state=states, limit=limit, before=before)
+        show(page, as_json, _render)
