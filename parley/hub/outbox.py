@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import secrets
 from collections.abc import Awaitable
@@ -22,6 +23,8 @@ from parley.deliveries.backoff import Backoff
 from parley.deliveries.deliverers import Deliverers, Route, is_final
 from parley.deliveries.model import Delivery
 from parley.errors import Invalid, ParleyError, Unavailable
+from parley.hub.run_log import REASON_LOGGED
+from parley.redact import redact
 from parley.store import Store
 from parley.store.effects import Effects
 
@@ -93,7 +96,7 @@ class OutboxWorker:
             try:
                 done = await self.deliver_due()
             except Unavailable as exc:  # the store is away: nothing can be claimed meanwhile
-                log.warning("outbox: store unreachable, looking again in %.1fs: %s", pause, exc)
+                log.warning("deliveries paused: store unreachable, again in %.1fs: %s", pause, exc)
                 wait, pause = pause, min(pause * 2, STORE_PAUSE_CAP_SECONDS)
                 continue
             pause = STORE_PAUSE_SECONDS
@@ -119,7 +122,7 @@ class OutboxWorker:
         try:
             route = self._deliverers.route(item)
         except Invalid as exc:
-            return await self._recorded(self._fail(item, None, exc), until)
+            return await self._recorded(item, self._fail(item, None, exc), until)
         if route.local is not None:
             return await self._deliver_here(item, route, until)
         return await self._send(item, route, until)
@@ -134,9 +137,9 @@ class OutboxWorker:
                 if not await tx.outbox.delivered(item.id, self.name, self._clock.now()):
                     raise _ClaimLost()
         except _ClaimLost:
-            log.info("outbox item %s was taken by another worker; left to it", item.key)
+            log.info("delivery %s left to the worker that holds it now", item.key)
         except Exception as exc:  # any failure rolled the delivery back: judge it
-            return await self._recorded(self._settle_failure(item, route, exc), until)
+            return await self._recorded(item, self._settle_failure(item, route, exc), until)
         return None
 
     async def _send(self, item: Delivery, route: Route[Any], until: datetime) -> datetime | None:
@@ -146,14 +149,14 @@ class OutboxWorker:
             async with asyncio.timeout(timeout):
                 await route.remote.send(route.payload, item.key)
         except Exception as exc:
-            return await self._recorded(self._settle_failure(item, route, exc), until)
-        return await self._recorded(self._settle_sent(item), until)
+            return await self._recorded(item, self._settle_failure(item, route, exc), until)
+        return await self._recorded(item, self._settle_sent(item), until)
 
     async def _settle_sent(self, item: Delivery) -> None:
         async with self._store.transaction() as tx:
             settled = await tx.outbox.delivered(item.id, self.name, self._clock.now())
         if not settled:  # another worker took it after our lease: its attempt uses the same key
-            log.info("outbox item %s was sent, but another worker holds it now", item.key)
+            log.info("delivery %s sent, but another worker holds it now", item.key)
 
     async def _settle_failure(
         self, item: Delivery, route: Route[Any], error: Exception
@@ -171,8 +174,8 @@ class OutboxWorker:
             if route is not None:
                 await route.fate.undeliverable(tx, self._clock, route.payload, reason)
         log.warning(
-            "outbox item %s (%s) failed for good at attempt %d: %s; no further attempt",
-            item.key, item.kind, item.attempts, reason,
+            "delivery %s failed kind=%s attempt=%d error=%s next_attempt=none",
+            item.key, item.kind, item.attempts, _quoted(reason),
         )  # fmt: skip
 
     async def _retry(self, item: Delivery, error: Exception) -> datetime | None:
@@ -183,23 +186,23 @@ class OutboxWorker:
                 return None
         unexpected = not isinstance(error, ParleyError | TimeoutError)  # a bug: show where
         log.info(
-            "outbox item %s (%s) attempt %d failed: %s; next attempt at %s",
-            item.key, item.kind, item.attempts, reason, at.isoformat(),
+            "delivery %s retrying kind=%s attempt=%d error=%s next_attempt=%s",
+            item.key, item.kind, item.attempts, _quoted(reason), at.isoformat(),
             exc_info=error if unexpected else None,
         )  # fmt: skip
         return at
 
     async def _recorded(
-        self, settling: Awaitable[datetime | None], until: datetime
+        self, item: Delivery, settling: Awaitable[datetime | None], until: datetime
     ) -> datetime | None:
         """Settle one item. Should that fail (the store is away), the item is left to its lease
         — it falls due again when the lease passes — and the worker goes on with the others."""
         try:
             return await settling
         except Unavailable as exc:
-            log.warning("outbox: an attempt could not be recorded; its lease will expire: %s", exc)
+            log.warning("delivery %s unrecorded, due again after its lease: %s", item.key, exc)
         except Exception:
-            log.exception("outbox: recording an attempt failed; its lease will expire")
+            log.exception("delivery %s unrecorded, due again after its lease", item.key)
         return until
 
 
@@ -208,7 +211,16 @@ class _ClaimLost(Exception):
 
 
 def _describe(error: BaseException) -> str:
+    """The reason kept on the item and shown to owners: without anything shaped like a key (a
+    remote receiver's answer may echo a credential)."""
     if isinstance(error, TimeoutError):
         return "timed out"
     message = getattr(error, "message", None) or str(error) or type(error).__name__
-    return str(message)
+    return redact(str(message))
+
+
+def _quoted(reason: str) -> str:
+    """As JSON, like the run log's reasons: one line whatever the reason holds."""
+    if len(reason) > REASON_LOGGED:
+        reason = reason[:REASON_LOGGED] + "…"
+    return json.dumps(reason, ensure_ascii=False)

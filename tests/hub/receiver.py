@@ -33,8 +33,9 @@ class Frame(Payload):
 @dataclass
 class Receiver:
     url: str = ""
-    # What the next requests are answered, in order (a status or HANG); then 200.
-    script: list[int | str] = field(default_factory=list)
+    # What the next requests are answered, in order (a status, a status with its reason, or
+    # HANG); then 200.
+    script: list[int | str | tuple[int, str]] = field(default_factory=list)
     keys: list[str] = field(default_factory=list)  # the key of every request, as it arrived
     accepted: dict[str, str] = field(default_factory=dict)  # key → body, once per key
     release: asyncio.Event = field(default_factory=asyncio.Event)
@@ -50,8 +51,9 @@ class Receiver:
             if answer == HANG:
                 await self.release.wait()
                 return JSONResponse({"verdict": "too late"}, status_code=503)
-            if answer != 200:
-                return JSONResponse({"reason": f"scripted {answer}"}, status_code=int(answer))
+            status, reason = answer if isinstance(answer, tuple) else (answer, f"scripted {answer}")
+            if status != 200:
+                return JSONResponse({"reason": reason}, status_code=int(status))
             verdict = "duplicate" if key in self.accepted else "accepted"
             self.accepted.setdefault(key, (await request.json())["body"])
             return JSONResponse({"verdict": verdict})

@@ -6,6 +6,7 @@ delivered inside the settling transaction. Time is the test's clock, never the w
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
@@ -132,6 +133,34 @@ async def test_a_final_verdict_is_never_retried(store: Store, clock: ManualClock
     assert (item.state, item.attempts, item.last_error) == (DeliveryState.FAILED, 1, reason)
     assert sender.undeliverable_reasons == [("nonsense", reason)]
     assert receiver.keys == ["frame:bad"]
+
+
+async def test_each_failed_attempt_is_one_log_line_without_credentials(
+    store: Store, clock: ManualClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="parley.hub.outbox")
+    async with receiving() as receiver:
+        receiver.script = [503, (422, "bad frame for api_key=sk-live-0123456789abcdef")]
+        worker = OutboxWorker(store, clock, _remote(receiver)[0], backoff=NO_JITTER)
+        await _put(store, clock, "frame:1", Frame(body="x"))
+        await worker.deliver_due()
+        clock.advance(seconds=1)
+        await worker.deliver_due()
+    rejected = "the receiver rejected it: bad frame for api_key=[redacted]"
+    assert (await _item(store, "frame:1")).last_error == rejected
+    lines = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "parley.hub.outbox"]
+    assert lines == [
+        (
+            "INFO",
+            'delivery frame:1 retrying kind=test_frame attempt=1 error="the receiver answered 503"'
+            " next_attempt=2026-11-01T12:00:01+00:00",
+        ),
+        (
+            "WARNING",
+            f'delivery frame:1 failed kind=test_frame attempt=2 error="{rejected}"'
+            " next_attempt=none",
+        ),
+    ]
 
 
 async def test_a_transient_failure_delays_only_its_own_item(
