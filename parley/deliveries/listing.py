@@ -13,6 +13,7 @@ from parley.people.model import Person
 from parley.store import Tx
 
 MAX_PAGE = 1000
+MAX_ID = 2**31 - 1  # ids are 32-bit integers on PostgreSQL
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,7 @@ def parse_cursor(before: str | None) -> int | None:
     """A cursor is the id of the last item of the previous page."""
     if before is None:
         return None
-    if not before.isdigit():
+    if not (before.isascii() and before.isdigit() and int(before) <= MAX_ID):
         raise Invalid(f"before: {before!r} is not a cursor this list gave out", field="before")
     return int(before)
 
