@@ -27,6 +27,7 @@ from parley.hub.run_log import REASON_LOGGED
 from parley.redact import redact
 from parley.store import Store
 from parley.store.effects import Effects
+from parley.text import without_nul
 
 log = logging.getLogger(__name__)
 
@@ -212,11 +213,11 @@ class _ClaimLost(Exception):
 
 def _describe(error: BaseException) -> str:
     """The reason kept on the item and shown to owners: without anything shaped like a key (a
-    remote receiver's answer may echo a credential)."""
+    remote receiver's answer may echo a credential), nor a NUL byte, which no store keeps."""
     if isinstance(error, TimeoutError):
         return "timed out"
     message = getattr(error, "message", None) or str(error) or type(error).__name__
-    return redact(str(message))
+    return without_nul(redact(str(message)))
 
 
 def _quoted(reason: str) -> str:

@@ -140,7 +140,7 @@ async def test_each_failed_attempt_is_one_log_line_without_credentials(
 ) -> None:
     caplog.set_level(logging.INFO, logger="parley.hub.outbox")
     async with receiving() as receiver:
-        receiver.script = [503, (422, "bad frame for api_key=sk-live-0123456789abcdef")]
+        receiver.script = [503, (422, "bad\x00 frame for api_key=sk-live-0123456789abcdef")]
         worker = OutboxWorker(store, clock, _remote(receiver)[0], backoff=NO_JITTER)
         await _put(store, clock, "frame:1", Frame(body="x"))
         await worker.deliver_due()
