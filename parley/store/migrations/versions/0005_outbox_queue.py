@@ -3,8 +3,8 @@ failure pushes it back with backoff), claimed by one worker for a lease (``claim
 ``claimed_until``: a worker dying mid-send leaves it due again when the lease passes), and
 remembers its last attempt. Items already there are due at once.
 
-Revision ID: 0004
-Revises: 0003
+Revision ID: 0005
+Revises: 0004
 Create Date: 2026-12-01
 """
 
@@ -15,8 +15,8 @@ from alembic import op
 
 from parley.store.types import UTCDateTime
 
-revision = "0004"
-down_revision = "0003"
+revision = "0005"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 
