@@ -72,6 +72,15 @@ class Settings(BaseSettings):
         le=1_000_000_000,
         description="largest request body the API reads; larger ones are answered 413",
     )
+    hop_budget: int = Field(
+        200,
+        ge=1,
+        description="sends, subtasks and node questions agents may set off for one person's"
+        " conversation or task (subtasks included) per hop_window_seconds; past it they fail",
+    )
+    hop_window_seconds: float = Field(
+        3600.0, gt=0, description="the window of hop_budget, counted from its first hop"
+    )
     stop_grace_seconds: float = Field(
         0.2, ge=0, description="how long a stopped command brain may take to exit before SIGKILL"
     )

@@ -15,6 +15,7 @@ from parley.brains.factory import brain_for
 from parley.brains.groups import end_leftovers
 from parley.clock import Clock
 from parley.context import Context
+from parley.conversations.model import HopBudget
 from parley.datafolder import DataFolder
 from parley.hub.local_actions import LocalActions
 from parley.hub.runtime import Runtime
@@ -37,7 +38,7 @@ async def running(settings: Settings, clock: Clock) -> AsyncIterator[Context]:
     folder.prepare(default_store=settings.database_url is None)
     store = await Store.open(settings.resolved_database_url)
     broker = LocalBroker()
-    runtime = Runtime(store, broker, clock, settings.base_url)
+    runtime = Runtime(store, broker, clock, settings.base_url, hop_budget(settings))
     context = Context(settings=settings, store=store, broker=broker, clock=clock, runtime=runtime)
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(store.close)
@@ -60,7 +61,7 @@ async def running(settings: Settings, clock: Clock) -> AsyncIterator[Context]:
             settings.node_name,
             broker,
             lambda spec: brain_for(spec, settings),
-            lambda token: LocalActions(store, clock, token),
+            lambda token: LocalActions(store, clock, token, runtime.budget),
         )
         node = NodeRunner(
             settings.node_name,
@@ -76,6 +77,10 @@ async def running(settings: Settings, clock: Clock) -> AsyncIterator[Context]:
         stack.push_async_callback(_cancel, sweeper)
         log.info("Parley is up: store %s, node %r", store.dialect, settings.node_name)
         yield context
+
+
+def hop_budget(settings: Settings) -> HopBudget:
+    return HopBudget(settings.hop_budget, timedelta(seconds=settings.hop_window_seconds))
 
 
 async def _announce_owner(context: Context) -> None:

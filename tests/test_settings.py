@@ -17,6 +17,7 @@ def test_defaults_are_the_embedded_installation() -> None:
     assert settings.data_dir == Path("parley-data")
     assert settings.resolved_database_url == "sqlite:///parley-data/private/parley.db"
     assert settings.warnings_to_dismiss == 2
+    assert (settings.hop_budget, settings.hop_window_seconds) == (200, 3600)
 
 
 def test_toml_then_environment_then_flags(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -42,6 +43,7 @@ def test_toml_then_environment_then_flags(monkeypatch: pytest.MonkeyPatch, tmp_p
         ("colour = 3\n", "colour: Extra inputs are not permitted"),
         ("port = = 3\n", "bad settings"),
         ('node_name = "My Laptop"\n', "node_name: Value error, 'My Laptop' is not a name"),
+        ("hop_budget = 0\n", "hop_budget: Input should be greater than or equal to 1"),
     ],
 )
 def test_bad_settings_say_which_and_why(

@@ -20,7 +20,7 @@ router = APIRouter(tags=["actions"])
 
 
 def _run_actions(request: Request, ctx: Ctx) -> LocalActions:
-    return LocalActions(ctx.store, ctx.clock, _run_token(request))
+    return LocalActions(ctx.store, ctx.clock, _run_token(request), ctx.runtime.budget)
 
 
 def _run_token(request: Request) -> str:

@@ -9,9 +9,9 @@ from parley.api.deps import Caller, Ctx
 from parley.api.schemas.runs import StoppedOut
 from parley.api.schemas.topics import TopicDetailOut, TopicOut
 from parley.api.views import topic_detail, topics_out
+from parley.conversations.lifetime import stop_topic
 from parley.conversations.model import TopicKind
 from parley.conversations.visibility import only_readable, readable_thread
-from parley.runs.stop import stop_topics
 
 router = APIRouter(tags=["agent conversations"])
 
@@ -36,7 +36,7 @@ async def stop_agent_conversation(thread_id: str, caller: Caller, ctx: Ctx) -> S
     async with ctx.store.transaction() as tx:
         conversation = await readable_thread(tx, caller, thread_id)
         reason = f"stopped by {caller.name}"
-        stopped = await stop_topics(tx, [conversation.id], ctx.clock.now(), reason)
+        stopped = await stop_topic(tx, ctx.clock.now(), conversation, reason)
     return StoppedOut(stopped=[run.id for run in stopped])
 
 

@@ -8,9 +8,9 @@ from parley.api.deps import Caller, Ctx
 from parley.api.schemas.runs import StoppedOut
 from parley.api.schemas.topics import QueuedOut, TextIn, TopicDetailOut, TopicOut
 from parley.api.views import topic_detail, topics_out
+from parley.conversations.lifetime import stop_root
 from parley.conversations.model import TopicKind
 from parley.conversations.person import conversation_with, delete_conversation, say
-from parley.runs.stop import stop_topics
 
 router = APIRouter(tags=["conversations"])
 
@@ -48,9 +48,10 @@ async def delete(agent: str, caller: Caller, ctx: Ctx) -> None:
 
 @router.post("/conversations/{agent}/stop")
 async def stop(agent: str, caller: Caller, ctx: Ctx) -> StoppedOut:
-    """Stop the agent's turn in your conversation (and the text waiting behind it)."""
+    """Stop the agent's turn in your conversation and the text waiting behind it, and every
+    agent's work under it: its agent conversations and subtasks, at any depth."""
     async with ctx.store.transaction() as tx:
         conversation = await conversation_with(tx, caller, agent)
         reason = f"stopped by {caller.name}"
-        stopped = await stop_topics(tx, [conversation.id], ctx.clock.now(), reason)
+        stopped = await stop_root(tx, ctx.clock.now(), conversation, reason)
     return StoppedOut(stopped=[run.id for run in stopped])

@@ -48,7 +48,7 @@ async def put_engram(name: str, body: EngramIn, caller: Caller, ctx: Ctx) -> Nod
 async def ask(name: str, body: TextIn, caller: Caller, ctx: Ctx) -> QueuedOut:
     """Ask the node's own session; callers queue, it answers one at a time."""
     async with ctx.store.transaction() as tx:
-        queued = await ask_node(tx, ctx.clock, name, body.text, person=caller, run=None)
+        queued = await ask_node(tx, ctx.clock, name, body.text, caller)
     return QueuedOut.of(queued)
 
 

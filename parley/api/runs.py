@@ -13,12 +13,12 @@ from parley.api.schemas.runs import AnswerIn, RunOut, StoppedOut
 from parley.api.schemas.topics import MessageOut, RunDetailOut
 from parley.api.views import topic_out
 from parley.context import Context
+from parley.conversations.lifetime import stop_run as stop_one_run
 from parley.conversations.visibility import only_readable, readable_topic
 from parley.errors import NotFound
 from parley.hub.human import answer_turn, turns_waiting_for
 from parley.people.model import Person
 from parley.runs.model import Run, RunState
-from parley.runs.stop import stop_runs
 from parley.store import Tx
 
 router = APIRouter(tags=["runs"])
@@ -77,7 +77,7 @@ async def stop_run(run_id: int, caller: Caller, ctx: Ctx) -> StoppedOut:
     """Cancel the turn; idempotent (stopping a run that already ended stops nothing)."""
     async with ctx.store.transaction() as tx:
         run = await _readable_run(tx, caller, run_id)
-        stopped = await stop_runs(tx, [run], ctx.clock.now(), f"stopped by {caller.name}")
+        stopped = await stop_one_run(tx, ctx.clock.now(), run, f"stopped by {caller.name}")
     return StoppedOut(stopped=[r.id for r in stopped])
 
 

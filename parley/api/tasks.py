@@ -8,10 +8,10 @@ from parley.api.deps import Caller, Ctx
 from parley.api.schemas.runs import StoppedOut
 from parley.api.schemas.topics import TaskIn, TopicDetailOut, TopicOut
 from parley.api.views import topic_detail, topic_out, topics_out
+from parley.conversations.lifetime import stop_root
 from parley.conversations.model import TaskStatus, TopicKind
 from parley.conversations.tasks import cancel_task, create_task, delete_task, task_by_id
 from parley.people.accounts import require_owner
-from parley.runs.stop import stop_topics
 
 router = APIRouter(tags=["tasks"])
 
@@ -51,9 +51,11 @@ async def cancel(task_id: int, caller: Caller, ctx: Ctx) -> TopicOut:
 
 @router.post("/tasks/{task_id}/stop")
 async def stop(task_id: int, caller: Caller, ctx: Ctx) -> StoppedOut:
+    """Stop the task's turn and every agent's work under it: its agent conversations and
+    subtasks, at any depth. The task stays open."""
     async with ctx.store.transaction() as tx:
         task = await task_by_id(tx, task_id)
-        stopped = await stop_topics(tx, [task.id], ctx.clock.now(), f"stopped by {caller.name}")
+        stopped = await stop_root(tx, ctx.clock.now(), task, f"stopped by {caller.name}")
     return StoppedOut(stopped=[run.id for run in stopped])
 
 

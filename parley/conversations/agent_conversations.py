@@ -15,7 +15,8 @@ from enum import StrEnum
 from parley.agents.model import Agent
 from parley.agents.selection import pick_for_held_topic, pick_for_new_topic
 from parley.clock import Clock
-from parley.conversations.model import LOCAL, Role, Topic, TopicKind, pair_key
+from parley.conversations.hops import pass_hop
+from parley.conversations.model import LOCAL, HopBudget, Role, Topic, TopicKind, pair_key
 from parley.errors import Conflict, Invalid, NotFound
 from parley.runs.model import Run
 from parley.runs.queueing import Queued, check_text, queue_text
@@ -48,27 +49,33 @@ class Sent:
 
 
 async def send_from_run(
-    tx: Tx, clock: Clock, run: Run, sender: Role, topic: Topic, to: str, text: str
+    tx: Tx,
+    clock: Clock,
+    budget: HopBudget,
+    run: Run,
+    sender: Role,
+    topic: Topic,
+    to: str,
+    text: str,
 ) -> Sent:
     """A role's send from its run (working in ``topic``). The root comes from the run's topic,
-    never from the caller."""
+    never from the caller; the send is a hop of that root's origin."""
     check_text(text)
     name, _, connection = to.partition("@")
     if connection and connection != LOCAL:
         raise NotFound(f"no connection named {connection!r} (peer installations come later)")
     if name == sender.name:
         raise Invalid("an agent cannot send to itself", field="to")
-    # Locked, so that a deletion of the root waits for this send or this send sees it: the
-    # deletion closes the root and its agent conversations at once, and a send that saw the
-    # root open but its conversation closed would otherwise open a new one under a dead root.
-    closed = await tx.topics.closed_reason_locked(topic.root_id)
-    if closed is not None:
-        raise TextRefused(f"the topic this run answers for was closed ({closed})", Refusal.THREAD)
+    # Under the root's lock, so that a deletion of the root waits for this send or this send
+    # sees it: the deletion closes the root and its agent conversations at once, and a send that
+    # saw the root open but its conversation closed would otherwise open a new one under a dead
+    # root. A stop of the root takes that lock too.
+    await pass_hop(tx, clock.now(), budget, run, topic)
     key = pair_key(sender.name, name)
     conversation = await tx.topics.open_agent_conversation(LOCAL, topic.root_id, key)
     if conversation is None:
         recipient = await pick_for_new_topic(tx, clock, name)
-        conversation = await _start(tx, clock, topic.root_id, sender, recipient)
+        conversation = await _start(tx, clock, topic, sender, recipient)
     if conversation is None:  # a concurrent send from the same root made it first
         conversation = await tx.topics.open_agent_conversation(LOCAL, topic.root_id, key)
     if conversation is None:
@@ -125,14 +132,15 @@ async def receive_text(
 
 
 async def _start(
-    tx: Tx, clock: Clock, root_id: int, sender: Role, recipient: Agent
+    tx: Tx, clock: Clock, sending: Topic, sender: Role, recipient: Agent
 ) -> Topic | None:
     return await tx.topics.insert_unless_raced(
         TopicKind.AGENT_CONVERSATION,
         recipient.id,
         clock.now(),
         connection=LOCAL,
-        root_topic_id=root_id,
+        root_topic_id=sending.root_id,
+        origin_topic_id=sending.origin_id,
         sender_agent_id=sender.id,
         pair_key=pair_key(sender.name, recipient.name),
         thread_id=secrets.token_hex(16),

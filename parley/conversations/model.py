@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 
 LOCAL = "local"  # the connection of an agent conversation between two roles of this installation
@@ -48,6 +48,9 @@ class Topic:
     finished_at: datetime | None
     closed_at: datetime | None
     closed_reason: str | None
+    # The root at the top of what this topic works for, through subtasks: the person's
+    # conversation or task (or a node's exchanges) whose hop budget it spends. None: its root.
+    origin_topic_id: int | None = None
 
     @property
     def is_closed(self) -> bool:
@@ -58,11 +61,25 @@ class Topic:
         """The topic this one answers for: itself, unless it is an agent conversation."""
         return self.root_topic_id if self.root_topic_id is not None else self.id
 
+    @property
+    def origin_id(self) -> int:
+        """The root at the top: a subtask's work counts for whoever set it off, at any depth."""
+        return self.origin_topic_id if self.origin_topic_id is not None else self.root_id
+
     def other_role(self, role_id: int) -> str | None:
         """In an agent conversation, the name of the role that is not ``role_id``; else None."""
         if self.kind is not TopicKind.AGENT_CONVERSATION:
             return None
         return self.sender_name if role_id == self.agent_id else self.agent_name
+
+
+@dataclass(frozen=True)
+class HopBudget:
+    """How much work agents may set off for one origin: at most ``hops`` sends, subtasks and
+    node questions in a window of ``window`` from the first of them."""
+
+    hops: int
+    window: timedelta
 
 
 @dataclass(frozen=True)

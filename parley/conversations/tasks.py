@@ -7,14 +7,14 @@ from typing import Any
 
 from parley.agents.selection import pick_for_new_topic
 from parley.clock import Clock
-from parley.conversations.lifetime import close_root
-from parley.conversations.model import TaskStatus, Topic, TopicKind
+from parley.conversations.hops import pass_hop
+from parley.conversations.lifetime import close_root, stop_root
+from parley.conversations.model import HopBudget, TaskStatus, Topic, TopicKind
 from parley.deliveries.model import TaskCompletion, completion_key
 from parley.errors import Conflict, Forbidden, NotFound
 from parley.people.model import Person
 from parley.runs.model import Run
 from parley.runs.queueing import check_text, queue_text
-from parley.runs.stop import stop_topics
 from parley.store import Tx
 
 
@@ -26,15 +26,25 @@ async def create_task(tx: Tx, clock: Clock, person: Person, agent_name: str, tex
 
 
 async def spawn_subtask(
-    tx: Tx, clock: Clock, run: Run, agent_name: str, text: str, thread: bool
+    tx: Tx,
+    clock: Clock,
+    budget: HopBudget,
+    run: Run,
+    topic: Topic,
+    agent_name: str,
+    text: str,
+    thread: bool,
 ) -> Topic:
-    """A subtask from a run: its completion comes back to that run's session as new text."""
+    """A subtask from a run (working in ``topic``): its completion comes back to that run's
+    session as new text. A topic of its own, whose work still counts for the run's origin."""
     check_text(text, "subtask")
+    await pass_hop(tx, clock.now(), budget, run, topic)
     origin = {
         "spawned_by_run_id": run.id,
         "reply_agent_id": run.agent_id,
         "reply_topic_id": run.topic_id,
         "thread": thread,
+        "origin_topic_id": topic.origin_id,
     }
     author = {"author_agent_id": run.agent_id, "from_run_id": run.id}
     return await _give(tx, clock, agent_name, text, origin, author)
@@ -102,10 +112,11 @@ def _may_end(task: Topic, person: Person, verb: str) -> None:
         raise Forbidden(f"only an owner or the person who gave task {task.id} may {verb} it")
 
 
-async def cancel_task(tx: Tx, clock: Clock, task: Topic, person: Person) -> None:
+async def cancel_task(tx: Tx, clock: Clock, task: Topic, person: Person) -> list[Run]:
+    """End it as cancelled and stop everything working under it (see ``stop_root``)."""
     _may_end(task, person, "cancel")
     await end_task(tx, clock, task, TaskStatus.CANCELLED, f"cancelled by {person.name}", person)
-    await stop_topics(tx, [task.id], clock.now(), f"task cancelled by {person.name}")
+    return await stop_root(tx, clock.now(), task, f"task cancelled by {person.name}")
 
 
 async def delete_task(tx: Tx, clock: Clock, task: Topic, person: Person) -> None:

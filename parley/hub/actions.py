@@ -10,8 +10,8 @@ from parley.actions.table import AGENT_TOOLS, NODE_SESSION_TOOLS
 from parley.agents.model import Agent
 from parley.clock import Clock
 from parley.conversations.agent_conversations import send_from_run
-from parley.conversations.model import Role, TaskStatus, Topic, TopicKind
-from parley.conversations.node_exchange import ask_node
+from parley.conversations.model import HopBudget, Role, TaskStatus, Topic, TopicKind
+from parley.conversations.node_exchange import ask_node_from_run
 from parley.conversations.tasks import end_task, spawn_subtask
 from parley.errors import Conflict, Forbidden, Invalid
 from parley.runs.model import Run
@@ -30,16 +30,19 @@ class RunActing:
     """The actions of one run, inside one transaction: a method per action of the table, each
     reached through ``act``, which checks the arguments against the table first."""
 
-    def __init__(self, tx: Tx, clock: Clock, run: Run, topic: Topic) -> None:
+    def __init__(self, tx: Tx, clock: Clock, budget: HopBudget, run: Run, topic: Topic) -> None:
         self.tx, self.clock, self.run, self.topic = tx, clock, run, topic
+        self.budget = budget  # of what the run sets off (sends, subtasks, node questions)
         self.agent = Role(run.agent_id, run.agent_name)
 
     @classmethod
-    async def for_token(cls, tx: Tx, clock: Clock, token: str | None) -> RunActing:
+    async def for_token(
+        cls, tx: Tx, clock: Clock, budget: HopBudget, token: str | None
+    ) -> RunActing:
         run = await running_run(tx, token)
         topic = await tx.topics.by_id(run.topic_id)
         assert topic is not None
-        return cls(tx, clock, run, topic)
+        return cls(tx, clock, budget, run, topic)
 
     async def act(self, name: str, arguments: Mapping[str, object]) -> str:
         """Do the action ``name`` with ``arguments``, once the table and the run allow it."""
@@ -51,7 +54,9 @@ class RunActing:
         return await do(**bind(name, arguments))
 
     async def send(self, to: str, text: str) -> str:
-        sent = await send_from_run(self.tx, self.clock, self.run, self.agent, self.topic, to, text)
+        sent = await send_from_run(
+            self.tx, self.clock, self.budget, self.run, self.agent, self.topic, to, text
+        )
         return f"sent to {to} (agent conversation {sent.conversation.thread_id})"
 
     async def report(self, text: str) -> str:
@@ -71,7 +76,9 @@ class RunActing:
         return f"reported on {describe(root)}"
 
     async def spawn(self, agent: str, text: str, thread: bool = False) -> str:
-        task = await spawn_subtask(self.tx, self.clock, self.run, agent, text, thread)
+        task = await spawn_subtask(
+            self.tx, self.clock, self.budget, self.run, self.topic, agent, text, thread
+        )
         return f"subtask {task.id} given to {task.agent_name}; its result will arrive as new text"
 
     async def complete(self, result: str, failed: bool = False) -> str:
@@ -87,7 +94,7 @@ class RunActing:
         return "remembered"
 
     async def ask_node(self, node: str, text: str) -> str:
-        await ask_node(self.tx, self.clock, node, text, person=None, run=self.run)
+        await ask_node_from_run(self.tx, self.clock, self.budget, self.run, self.topic, node, text)
         return f"asked node {node}; its answer will arrive as new text"
 
 

@@ -8,16 +8,24 @@ from collections.abc import Mapping
 
 from parley.actions.arguments import bind
 from parley.clock import Clock
+from parley.conversations.hops import HopBudgetSpent, tell_budget_spent
+from parley.conversations.model import HopBudget
 from parley.hub.actions import RunActing
 from parley.store import Store
 
 
 class LocalActions:
-    def __init__(self, store: Store, clock: Clock, token: str) -> None:
+    def __init__(self, store: Store, clock: Clock, token: str, budget: HopBudget) -> None:
         self._store, self._clock, self._token = store, clock, token
+        self._budget = budget
 
     async def act(self, name: str, arguments: Mapping[str, object]) -> str:
         checked = bind(name, arguments)  # before a transaction: a malformed call costs none
-        async with self._store.transaction() as tx:
-            acting = await RunActing.for_token(tx, self._clock, self._token)
-            return await acting.act(name, checked)
+        try:
+            async with self._store.transaction() as tx:
+                acting = await RunActing.for_token(tx, self._clock, self._budget, self._token)
+                return await acting.act(name, checked)
+        except HopBudgetSpent as spent:  # refused and rolled back; the origin still hears of it
+            async with self._store.transaction() as tx:
+                await tell_budget_spent(tx, self._clock.now(), spent)
+            raise

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from parley.clock import Clock
-from parley.conversations.model import Topic, TopicKind
+from parley.conversations.hops import HopBudgetSpent
+from parley.conversations.model import HopBudget, Topic, TopicKind
 from parley.deliveries.model import NodeAnswer, node_answer_key
 from parley.errors import ParleyError
 from parley.hub.actions import RunActing
@@ -58,7 +59,12 @@ async def record_outcome(tx: Tx, clock: Clock, outcome: Outcome) -> RunState | N
 
 
 async def record_loaded_outcome(
-    tx: Tx, clock: Clock, outcome: Outcome, run: Run | None, topic: Topic | None
+    tx: Tx,
+    clock: Clock,
+    outcome: Outcome,
+    run: Run | None,
+    topic: Topic | None,
+    budget: HopBudget | None = None,
 ) -> RunState | None:
     """As ``record_outcome``, with the run and its topic already read (a batch reads them
     together). The run's state is read in this transaction: a stopped run stays stopped and
@@ -68,7 +74,8 @@ async def record_loaded_outcome(
     tx.effects.wake = True
     if outcome.succeeded and outcome.actions:
         _check_token(run, outcome.run_token)
-        await _apply_deferred(tx, clock, run, topic, outcome.actions)
+        assert budget is not None, "deferred actions are applied within a hop budget"
+        await _apply_deferred(tx, clock, budget, run, topic, outcome.actions)
     now = clock.now()
     text = outcome.text
     if outcome.succeeded:
@@ -132,10 +139,11 @@ class ActionsRefused(Exception):
     """A deferred action of ``run_id`` was refused: the transaction must be rolled back (so
     that none of that turn's actions stays) and the turn recorded as failed with ``message``."""
 
-    def __init__(self, run_id: int, message: str) -> None:
+    def __init__(self, run_id: int, message: str, spent: HopBudgetSpent | None = None) -> None:
         super().__init__(message)
         self.run_id = run_id
         self.message = message
+        self.spent = spent  # refused for its origin's hop budget: the origin is told
 
 
 def _check_token(run: Run, token: str | None) -> None:
@@ -145,12 +153,18 @@ def _check_token(run: Run, token: str | None) -> None:
 
 
 async def _apply_deferred(
-    tx: Tx, clock: Clock, run: Run, topic: Topic, actions: tuple[ActionCall, ...]
+    tx: Tx,
+    clock: Clock,
+    budget: HopBudget,
+    run: Run,
+    topic: Topic,
+    actions: tuple[ActionCall, ...],
 ) -> None:
     """Each action checked against the table and the run's tools before it acts."""
-    acting = RunActing(tx, clock, run, topic)
+    acting = RunActing(tx, clock, budget, run, topic)
     try:
         for call in actions:
             await acting.act(call.name, call.arguments)
     except ParleyError as exc:
-        raise ActionsRefused(run.id, exc.message) from exc
+        spent = exc if isinstance(exc, HopBudgetSpent) else None
+        raise ActionsRefused(run.id, exc.message, spent) from exc

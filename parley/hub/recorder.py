@@ -12,9 +12,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from parley.clock import Clock
+from parley.conversations.hops import HopBudgetSpent, tell_budget_spent
+from parley.conversations.model import HopBudget
 from parley.errors import ParleyError, Unavailable
 from parley.hub.outcomes import ActionsRefused, Outcome, record_bare_failure, record_loaded_outcome
 from parley.store import Store
@@ -30,8 +32,8 @@ UNRECORDED = "the hub could not record how this turn ended (the hub's log says w
 
 
 class OutcomeRecorder:
-    def __init__(self, store: Store, clock: Clock) -> None:
-        self._store, self._clock = store, clock
+    def __init__(self, store: Store, clock: Clock, budget: HopBudget) -> None:
+        self._store, self._clock, self._budget = store, clock, budget
         self._outcomes: asyncio.Queue[Outcome] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
 
@@ -104,25 +106,49 @@ class OutcomeRecorder:
         """Record a batch; a turn whose deferred actions were refused rolls the batch back and
         is recorded, on the next try, as failed without any of its actions."""
         refused: dict[int, str] = {}
+        spent: list[HopBudgetSpent] = []
         while True:
             try:
-                await self._record(batch, refused)
+                await self._record(batch, refused, spent)
                 return
             except ActionsRefused as exc:
                 if exc.run_id in refused:
                     raise
                 refused[exc.run_id] = exc.message
+                if exc.spent is not None:
+                    spent.append(exc.spent)
 
-    async def _record(self, batch: list[Outcome], refused: dict[int, str]) -> None:
+    async def _record(
+        self,
+        batch: list[Outcome],
+        refused: dict[int, str],
+        spent: Sequence[HopBudgetSpent] = (),
+    ) -> None:
+        """Record ``batch``, the ``refused`` turns as failed; tell the origins whose budget a
+        refused turn found ``spent``."""
         async with self._store.transaction() as tx:
-            runs = await tx.runs.by_ids([outcome.run_id for outcome in batch])
+            run_ids = [outcome.run_id for outcome in batch]
+            runs = await tx.runs.by_ids(run_ids)
             topics = await tx.topics.by_ids({run.topic_id for run in runs.values()})
+            acting_under = {
+                topics[run.topic_id].root_id
+                for outcome in batch
+                if outcome.actions and (run := runs.get(outcome.run_id)) and run.topic_id in topics
+            }
+            if acting_under:
+                # The roots of the turns that act, locked first and in one order, as a stop
+                # locks them (conversations/lifetime.py); read again under those locks, a turn
+                # stopped meanwhile shows stopped, and none of its actions apply.
+                await tx.topics.lock(acting_under)
+                runs = await tx.runs.by_ids(run_ids)
             for outcome in batch:
                 if outcome.run_id in refused:
                     outcome = outcome.failed(refused[outcome.run_id])
                 run = runs.get(outcome.run_id)
                 topic = topics.get(run.topic_id) if run else None
-                await record_loaded_outcome(tx, self._clock, outcome, run, topic)
+                await record_loaded_outcome(tx, self._clock, outcome, run, topic, self._budget)
+            for refusal in spent:
+                await tell_budget_spent(tx, self._clock.now(), refusal)
 
     async def _bare(self, run_id: int, reason: str) -> None:
         async with self._store.transaction() as tx:

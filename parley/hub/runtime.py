@@ -12,6 +12,7 @@ from typing import Any
 from parley.agents.model import Agent
 from parley.agents.workspaces import provision
 from parley.clock import Clock
+from parley.conversations.model import HopBudget
 from parley.deliveries.local import local_deliverers
 from parley.errors import ParleyError
 from parley.hub.outbox import OutboxWorker
@@ -28,10 +29,13 @@ log = logging.getLogger(__name__)
 
 
 class Runtime:
-    def __init__(self, store: Store, broker: Broker, clock: Clock, parley_url: str) -> None:
+    def __init__(
+        self, store: Store, broker: Broker, clock: Clock, parley_url: str, budget: HopBudget
+    ) -> None:
         self.store, self.broker, self.clock = store, broker, clock
+        self.budget = budget  # what runs may set off per origin (the hop_budget settings)
         self.watch = RunWatch()
-        self.scheduler = Scheduler(store, broker, clock, parley_url, self.watch)
+        self.scheduler = Scheduler(store, broker, clock, parley_url, self.watch, budget)
         self.outbox = OutboxWorker(store, clock, local_deliverers())
         self._background: set[asyncio.Task[None]] = set()
         self._unsubscribe: list[Callable[[], None]] = []

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from parley.agents.model import Modality
 from parley.clock import Clock
+from parley.conversations.model import HopBudget
 from parley.errors import ParleyError
 from parley.hub.outcomes import Outcome
 from parley.hub.recorder import OutcomeRecorder
@@ -46,6 +47,7 @@ class Scheduler:
         clock: Clock,
         parley_url: str,
         watch: RunWatch,
+        budget: HopBudget,
     ) -> None:
         self._store, self._broker, self._clock = store, broker, clock
         self._parley_url = parley_url
@@ -54,7 +56,7 @@ class Scheduler:
         self._task: asyncio.Task[None] | None = None
         self._subscription: Subscription | None = None
         self._unreachable: dict[str, float] = {}
-        self._recorder = OutcomeRecorder(store, clock)
+        self._recorder = OutcomeRecorder(store, clock, budget)
 
     async def start(self) -> None:
         self._subscription = await self._broker.subscribe(RUN_EVENTS, self._on_event)

@@ -143,6 +143,7 @@ _FINISH = (
     )
 )
 _BY_ID = _query().where(runs.c.id == bindparam("run_id"))
+_STATE = select(runs.c.state).where(runs.c.id == bindparam("run_id"))
 _BY_IDS = _query().where(runs.c.id.in_(bindparam("run_ids", expanding=True)))
 _BY_TOKEN = _query().where(
     runs.c.token_hash == bindparam("hash"), runs.c.state == RunState.RUNNING.value
@@ -253,6 +254,10 @@ class RunsRepo:
     async def by_id(self, run_id: int) -> Run | None:
         row = (await self._c.execute(_BY_ID, {"run_id": run_id})).first()
         return _run(row) if row else None
+
+    async def state_of(self, run_id: int) -> RunState | None:
+        state = (await self._c.execute(_STATE, {"run_id": run_id})).scalar_one_or_none()
+        return None if state is None else RunState(state)
 
     async def by_ids(self, run_ids: Sequence[int]) -> dict[int, Run]:
         rows = await self._c.execute(_BY_IDS, {"run_ids": list(run_ids)})

@@ -24,6 +24,7 @@ from parley.store.agents import AgentsRepo
 from parley.store.connection import Connection, InlineConnection
 from parley.store.effects import AfterCommit, Effects
 from parley.store.engine import create_engine
+from parley.store.hops import HopsRepo
 from parley.store.messages import MessagesRepo
 from parley.store.migrate import upgrade_to_head
 from parley.store.nodes import NodesRepo
@@ -50,6 +51,7 @@ class Tx:
         self.topics = TopicsRepo(connection)
         self.messages = MessagesRepo(connection)
         self.outbox = OutboxRepo(connection)
+        self.hops = HopsRepo(connection)
         # What this transaction set in motion; the store's subscribers act on it after commit.
         self.effects = Effects()
 

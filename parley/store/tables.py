@@ -161,6 +161,8 @@ topics = Table(
     Column("sender_agent_id", Integer, ForeignKey("agents.id"), nullable=True),
     Column("pair_key", String(200), nullable=True),
     Column("thread_id", String(64), nullable=True, unique=True),
+    # The root at the top (through subtasks), whose hop budget this topic's work spends.
+    Column("origin_topic_id", Integer, ForeignKey("topics.id"), nullable=True),
     Column("created_at", UTCDateTime, nullable=False),
     Column("finished_at", UTCDateTime, nullable=True),
     Column("closed_at", UTCDateTime, nullable=True),
@@ -204,6 +206,20 @@ topics = Table(
         postgresql_where=text("kind = 'node'"),
     ),
     Index("ix_topics_root", "root_topic_id"),
+    # A topic's subtasks, for a stop that reaches everything set off under a root.
+    Index("ix_topics_reply", "reply_topic_id"),
+)
+
+# What agents set off for one origin (sends, subtasks, node questions) in its current window:
+# a counter per origin, so that the check on every hop is one statement whatever was sent.
+hop_counts = Table(
+    "hop_counts",
+    metadata,
+    Column("origin_topic_id", Integer, ForeignKey("topics.id"), primary_key=True),
+    Column("window_started_at", UTCDateTime, nullable=False),
+    Column("hops", Integer, nullable=False),
+    # When the origin was told its budget was spent (once per window).
+    Column("noticed_at", UTCDateTime, nullable=True),
 )
 
 # One agent's context for one topic: its history is the topic's text; the brain's own session

@@ -59,6 +59,7 @@ def _topic(row: Any) -> Topic:
         finished_at=row.finished_at,
         closed_at=row.closed_at,
         closed_reason=row.closed_reason,
+        origin_topic_id=row.origin_topic_id,
     )
 
 
@@ -79,6 +80,12 @@ _CLOSED_LOCKED = (
     .with_for_update()
 )
 _INSERT = insert(topics).returning(topics.c.id)
+_LOCK = (
+    select(topics.c.id)
+    .where(topics.c.id.in_(bindparam("topic_ids", expanding=True)))
+    .order_by(topics.c.id)
+    .with_for_update()
+)
 
 
 class TopicsRepo:
@@ -109,6 +116,13 @@ class TopicsRepo:
         a topic under this lock, so closing it waits for that text and then stops its run."""
         row = (await self._c.execute(_CLOSED_LOCKED, {"topic_id": topic_id})).one()
         return None if row.closed_at is None else (row.closed_reason or "closed")
+
+    async def lock(self, topic_ids: Iterable[int]) -> None:
+        """Lock these topics' rows until commit, in one order (by id), so that two
+        transactions locking several never wait for each other in a circle."""
+        wanted = sorted(set(topic_ids))
+        if wanted:
+            await self._c.execute(_LOCK, {"topic_ids": wanted})
 
     async def by_id(self, topic_id: int) -> Topic | None:
         row = (await self._c.execute(_BY_ID, {"topic_id": topic_id})).first()
@@ -171,6 +185,18 @@ class TopicsRepo:
     async def rooted_in(self, root_id: int) -> list[Topic]:
         query = _query().where(topics.c.root_topic_id == root_id).order_by(topics.c.id)
         return [_topic(row) for row in await self._c.execute(query)]
+
+    async def rooted_in_any(self, root_ids: Sequence[int]) -> list[int]:
+        """The agent conversations rooted in any of ``root_ids``, closed ones too."""
+        query = select(topics.c.id).where(topics.c.root_topic_id.in_(list(root_ids)))
+        return list((await self._c.execute(query)).scalars())
+
+    async def subtask_ids(self, topic_ids: Sequence[int]) -> list[int]:
+        """The subtasks spawned by runs working in any of ``topic_ids``."""
+        query = select(topics.c.id).where(
+            topics.c.kind == TopicKind.TASK.value, topics.c.reply_topic_id.in_(list(topic_ids))
+        )
+        return list((await self._c.execute(query)).scalars())
 
     async def subtasks_of(self, topic_id: int) -> list[Topic]:
         query = (

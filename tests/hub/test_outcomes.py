@@ -184,7 +184,7 @@ async def test_what_cannot_be_recorded_fails_its_turn_alone_and_the_batch_goes_o
         run_id, token = held[name]
         return Outcome(run_id, True, text, actions=actions, run_token=token)
 
-    await OutcomeRecorder(parley.context.store, parley.clock).record(
+    await OutcomeRecorder(parley.context.store, parley.clock, parley.context.runtime.budget).record(
         [
             outcome("fine", "all good", kept),
             outcome("poisoned", "poison"),
@@ -244,7 +244,9 @@ async def test_a_lost_store_connection_is_retried_not_blamed_on_the_turn(
         holding = locker.transaction()
         await holding.start()
         await locker.execute("SELECT id FROM runs WHERE id = $1 FOR UPDATE", run_id)
-        recorder = OutcomeRecorder(parley.context.store, parley.clock)
+        recorder = OutcomeRecorder(
+            parley.context.store, parley.clock, parley.context.runtime.budget
+        )
         recording = asyncio.create_task(recorder.record([Outcome(run_id, True, "survived")]))
         waiting: list[int] = []
 
