@@ -100,7 +100,8 @@ ACTIONS = _table(
     ),
     Action(
         "spawn",
-        "give an agent a subtask of this run's work; its result arrives as new text",
+        "give an agent a subtask of this run's work; its result arrives as new text. A subtask"
+        " is a topic of its own: every member reads it",
         (
             Param("agent", Kind.NAME, "the agent to give it to"),
             Param("text", Kind.TEXT, "the subtask"),
@@ -117,13 +118,14 @@ ACTIONS = _table(
     ),
     Action(
         "remember",
-        "add a note to your own long-term memory",
+        "add a note to your own long-term memory, which every member reads",
         (Param("note", Kind.TEXT, "the note"),),
         node_session=True,
     ),
     Action(
         "ask_node",
-        "ask a node's own session; its answer arrives as new text",
+        "ask a node's own session; its answer arrives as new text. Every member reads what a"
+        " node is asked",
         (Param("node", Kind.NAME, "the node"), Param("text", Kind.TEXT, "the question")),
         node_session=True,
     ),

@@ -64,6 +64,15 @@ class Agent:
         return self.kind is AgentKind.NODE_SESSION
 
 
+# Where a run that wrote a note was working, in words (by its topic's kind).
+_WORKING_IN = {
+    "conversation": "a person's conversation",
+    "task": "a task",
+    "agent_conversation": "an agent conversation",
+    "node": "a node's exchanges",
+}
+
+
 @dataclass(frozen=True)
 class AgentVariable:
     """A variable declared for an agent's command brain: its value, or None when the node's
@@ -79,11 +88,24 @@ class AgentVariable:
 
 @dataclass(frozen=True)
 class MemoryNote:
+    """A note of an agent's memory, which every member reads, whoever wrote it and wherever."""
+
     id: int
     agent_name: str
     note: str
-    written_by: str | None
+    written_by: str | None  # the person who wrote it
     written_at: datetime
+    run_id: int | None = None  # ... or the run that did
+    topic_kind: str | None = None  # and the kind of topic that run was working in
+
+    @property
+    def origin(self) -> str:
+        if self.run_id is not None:
+            where = _WORKING_IN.get(self.topic_kind or "", "a topic")
+            return f"run {self.run_id} in {where}"
+        if self.written_by is not None:
+            return f"person {self.written_by}"
+        return "a run (not recorded)"  # written before runs were recorded with their notes
 
 
 @dataclass(frozen=True)

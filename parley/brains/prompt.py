@@ -5,6 +5,13 @@ from __future__ import annotations
 from parley.actions.table import ACTIONS
 from parley.brains.brain import Said, Turn
 
+# Where a tool puts text that every member reads (DESIGN §3.2.6), whoever the turn answers for.
+SHARED_PLACES = {
+    "spawn": "a subtask's text",
+    "remember": "your memory",
+    "ask_node": "questions to a node",
+}
+
 
 def system_prompt(turn: Turn) -> str:
     parts = [turn.engram.strip() or f"You are {turn.agent}, an agent of a Parley installation."]
@@ -18,8 +25,18 @@ def system_prompt(turn: Turn) -> str:
         parts.append("Your memory:\n" + "\n".join(f"- {note}" for note in turn.memory))
     tools = [ACTIONS[name].described() for name in turn.tools if name in ACTIONS]
     parts.append("You act only through these tools:\n" + "\n".join(f"- {t}" for t in tools))
+    shared = [place for tool, place in SHARED_PLACES.items() if tool in turn.tools]
+    if shared:
+        parts.append(
+            f"Shared places: {_listed(shared)} are read by every member of this installation,"
+            " whoever this turn answers for. Put nothing there that is not for all of them."
+        )
     parts.append("A turn never waits for another agent: its answer arrives later as new text.")
     return "\n\n".join(parts)
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def new_text(turn: Turn) -> str:

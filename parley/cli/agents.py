@@ -211,11 +211,12 @@ def remember(ctx: typer.Context, name: str, note: str, as_json: bool = JsonOptio
 
 @app.command("memory")
 def memory(ctx: typer.Context, name: str, as_json: bool = JsonOption) -> None:
-    """An agent's memory, oldest first."""
+    """An agent's memory, oldest first, with each note's origin (a person, or a run and the kind
+    of topic it was working in). Every member reads it."""
     with reporting_errors():
         rows = client(ctx).get(f"/agents/{name}/memory")
         show(
             rows,
             as_json,
-            lambda r: table(r, ["written_at", "written_by", "note"], "nothing remembered yet"),
+            lambda r: table(r, ["written_at", "origin", "note"], "nothing remembered yet"),
         )

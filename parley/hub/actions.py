@@ -90,7 +90,7 @@ class RunActing:
 
     async def remember(self, note: str) -> str:
         check_text(note, "note")
-        await self.tx.agents.add_memory(self.agent.id, note, None, self.clock.now())
+        await self.tx.agents.add_memory(self.agent.id, note, None, self.clock.now(), self.run.id)
         return "remembered"
 
     async def ask_node(self, node: str, text: str) -> str:

@@ -19,7 +19,16 @@ from parley.agents.model import (
     Modality,
 )
 from parley.store.connection import Connection
-from parley.store.tables import agent_env, agent_memory, agent_warnings, agents, nodes, people, runs
+from parley.store.tables import (
+    agent_env,
+    agent_memory,
+    agent_warnings,
+    agents,
+    nodes,
+    people,
+    runs,
+    topics,
+)
 
 _template = agents.alias("template")
 _warning_count = (
@@ -99,9 +108,16 @@ _RECEIVABLE = _agent_query().where(
     agents.c.is_template.is_(False),
 )
 _MEMORY = (
-    select(agent_memory, agents.c.name.label("agent_name"), people.c.name.label("author"))
+    select(
+        agent_memory,
+        agents.c.name.label("agent_name"),
+        people.c.name.label("author"),
+        topics.c.kind.label("topic_kind"),
+    )
     .join(agents, agents.c.id == agent_memory.c.agent_id)
     .outerjoin(people, people.c.id == agent_memory.c.written_by_person_id)
+    .outerjoin(runs, runs.c.id == agent_memory.c.run_id)
+    .outerjoin(topics, topics.c.id == runs.c.topic_id)
     .where(agent_memory.c.agent_id == bindparam("agent_id"))
     .order_by(agent_memory.c.id)
 )
@@ -258,11 +274,21 @@ class AgentsRepo:
             )
 
     async def add_memory(
-        self, agent_id: int, note: str, person_id: int | None, now: datetime
+        self,
+        agent_id: int,
+        note: str,
+        person_id: int | None,
+        now: datetime,
+        run_id: int | None = None,
     ) -> None:
+        """A note written by a person (``person_id``) or by a run (``run_id``)."""
         await self._c.execute(
             insert(agent_memory).values(
-                agent_id=agent_id, note=note, written_by_person_id=person_id, written_at=now
+                agent_id=agent_id,
+                note=note,
+                written_by_person_id=person_id,
+                run_id=run_id,
+                written_at=now,
             )
         )
 
@@ -274,6 +300,8 @@ class AgentsRepo:
                 note=row.note,
                 written_by=row.author,
                 written_at=row.written_at,
+                run_id=row.run_id,
+                topic_kind=row.topic_kind,
             )
             for row in await self._c.execute(_MEMORY, {"agent_id": agent_id})
         ]

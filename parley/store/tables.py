@@ -108,6 +108,8 @@ agent_memory = Table(
     Column("agent_id", Integer, ForeignKey("agents.id"), nullable=False, index=True),
     Column("note", Text, nullable=False),
     Column("written_by_person_id", Integer, ForeignKey("people.id"), nullable=True),
+    # A note a run wrote: which one (its topic says where it was working). None: a person's.
+    Column("run_id", Integer, ForeignKey("runs.id"), nullable=True),
     Column("written_at", UTCDateTime, nullable=False),
 )
 

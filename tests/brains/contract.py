@@ -85,6 +85,21 @@ class BrainContract:
         assert tools["spawn"]["properties"]["thread"]["type"] == "boolean"
         assert tools["spawn"]["required"] == ["agent", "text"]
 
+    async def test_says_which_places_every_member_reads(self, fake: Fake) -> None:
+        # DESIGN §3.2.6: whatever the turn answers for (here a person's own conversation), what
+        # it puts into a subtask, its memory or a node question is shared.
+        fake.script.replies = [Reply(text="ok"), Reply(text="ok")]
+        await self.brain(fake.url).think(a_turn(), RecordingActions(), Chunks())
+        node_session = a_turn(tools=("send", "remember", "ask_node"))
+        await self.brain(fake.url).think(node_session, RecordingActions(), Chunks())
+        agents, nodes = (self.system_of(body) for body in fake.script.bodies)
+        assert (
+            "Shared places: a subtask's text, your memory and questions to a node are read by"
+            " every member of this installation, whoever this turn answers for." in agents
+        )
+        assert "Shared places: your memory and questions to a node are read by every" in nodes
+        assert "remember(note): add a note to your own long-term memory, which every" in agents
+
     async def test_a_tool_call_acts_and_its_result_goes_back(self, fake: Fake) -> None:
         fake.script.replies = [Reply(text="Asking Bob.", calls=(SEND_BOB,)), Reply(text="Asked.")]
         actions = RecordingActions()

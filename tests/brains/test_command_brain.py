@@ -114,6 +114,17 @@ async def test_prompt_goes_in_on_stdin_and_the_reply_comes_out(
     assert reply.endswith("BOB: PLEASE REVIEW")
 
 
+async def test_the_prompt_says_which_places_every_member_reads(
+    tmp_path: Path, workspace: Path
+) -> None:
+    echo = script(tmp_path, "import sys; print(sys.stdin.read())")
+    reply, _ = await think(CommandBrain(echo), make_turn(workspace))
+    assert (
+        "Shared places: a subtask's text, your memory and questions to a node are read by every"
+        " member" in reply
+    )
+
+
 async def test_history_is_not_sent_to_an_agent_with_its_own_session(
     tmp_path: Path, workspace: Path
 ) -> None:

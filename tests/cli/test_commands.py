@@ -65,7 +65,8 @@ def test_agent_lifecycle_through_the_cli(served: Served) -> None:
     assert ok_json(served, "agent", "show", "scribe")["engram"] == "notes"
     ok_json(served, "agent", "remember", "scribe", "prefers bullet points")
     memory = ok_json(served, "agent", "memory", "scribe")
-    assert [m["note"] for m in memory] == ["prefers bullet points"]
+    assert [(m["note"], m["origin"]) for m in memory] == [("prefers bullet points", "person owner")]
+    assert "person owner" in served.run("agent", "memory", "scribe").stdout
     warned = ok_json(served, "agent", "warn", "scribe", "--reason", "late")
     assert (warned["warnings"], warned["dismissed"]) == (1, False)
     assert [w["reason"] for w in ok_json(served, "agent", "warnings", "scribe")] == ["late"]

@@ -117,12 +117,22 @@ class WarnOut(BaseModel):
 
 class MemoryOut(BaseModel):
     note: str
-    written_by: str | None
+    written_by: str | None = Field(description="the person who wrote it; none if a run did")
+    run_id: int | None = Field(description="the run that wrote it")
+    topic_kind: str | None = Field(description="the kind of topic that run was working in")
+    origin: str = Field(description="who wrote it, in words: a person, or a run and where")
     written_at: datetime
 
     @classmethod
     def of(cls, note: MemoryNote) -> MemoryOut:
-        return cls(note=note.note, written_by=note.written_by, written_at=note.written_at)
+        return cls(
+            note=note.note,
+            written_by=note.written_by,
+            run_id=note.run_id,
+            topic_kind=note.topic_kind,
+            origin=note.origin,
+            written_at=note.written_at,
+        )
 
 
 class WarningOut(BaseModel):
