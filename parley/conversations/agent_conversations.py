@@ -70,7 +70,7 @@ async def send_from_run(
     # sees it: the deletion closes the root and its agent conversations at once, and a send that
     # saw the root open but its conversation closed would otherwise open a new one under a dead
     # root. A stop of the root takes that lock too.
-    await pass_hop(tx, clock.now(), budget, run, topic)
+    await pass_hop(tx, clock.now(), budget, topic)
     key = pair_key(sender.name, name)
     conversation = await tx.topics.open_agent_conversation(LOCAL, topic.root_id, key)
     if conversation is None:

@@ -1,15 +1,16 @@
 """Hops: what a run sets off for its root (a send, a subtask, a question to a node), each of
-which may start new runs. Two agents answering each other would hop for ever; so every hop
-passes one gate first (DESIGN §3.2.6):
+which may start new runs. Two agents answering each other would hop for ever (DESIGN §3.2.6):
 
-- under the lock of the run's root, the root is open and the run still runs: a stop of the
-  root takes the same lock, so it either sees what this hop sets off or refuses it;
-- the origin (the root at the top, through subtasks) has budget left: at most ``HopBudget.hops``
-  in a window. Past it the hop fails with ``HopBudgetSpent`` and the origin is told, once per
-  window, that its agents were stopped from going on.
+- A run acts under its root's lock, having read its own state once it held it (the outcome
+  recorder for a batch of turns, ``acting_under_root`` for a single action): a stop of the root
+  takes the same lock, so it either sees what the run set off or the run sees it was stopped.
+- Every hop then passes ``pass_hop``: the root is open, and the origin (the root at the top,
+  through subtasks) has budget left: at most ``HopBudget.hops`` in a window. Past it the hop
+  fails with ``HopBudgetSpent`` and the origin is told, once per window, that its agents were
+  stopped from going on.
 
 Lock order: roots first, then the origin's counter, so that hops of one origin never wait for
-each other in a circle (the outcome recorder locks the roots of its acting turns first).
+each other in a circle.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from datetime import datetime
 
 from parley.conversations.model import HopBudget, Topic
 from parley.durations import format_duration
-from parley.errors import Conflict
+from parley.errors import Conflict, Unauthorized
 from parley.runs.model import Run, RunState
 from parley.store import Tx
 
@@ -38,14 +39,21 @@ class HopBudgetSpent(Conflict):
         self.budget = budget
 
 
-async def pass_hop(tx: Tx, now: datetime, budget: HopBudget, run: Run, topic: Topic) -> None:
-    """Let ``run`` (working in ``topic``) set off one more thing, or refuse with a Conflict. The
-    root's row stays locked until commit."""
+async def acting_under_root(tx: Tx, run: Run, topic: Topic) -> None:
+    """Lock the root of ``run`` (working in ``topic``) and make sure it still runs: read before
+    the lock, a stop committed meanwhile would go unseen."""
+    await tx.topics.lock([topic.root_id])
+    if await tx.runs.state_of(run.id) is not RunState.RUNNING:
+        raise Unauthorized("this run token belongs to no running turn (it ended or was stopped)")
+
+
+async def pass_hop(tx: Tx, now: datetime, budget: HopBudget, topic: Topic) -> None:
+    """Let a run working in ``topic`` set off one more thing, or refuse with a Conflict. The
+    run acts under its root's lock already (see above); the origin's counter stays locked until
+    commit."""
     closed = await tx.topics.closed_reason_locked(topic.root_id)
     if closed is not None:
         raise Conflict(f"the topic this run answers for was closed ({closed})", reason="thread")
-    if await tx.runs.state_of(run.id) is not RunState.RUNNING:
-        raise Conflict(f"run {run.id} was stopped; it sets off nothing more", reason="stopped")
     if await tx.hops.spend(topic.origin_id, now, now - budget.window) > budget.hops:
         raise HopBudgetSpent(topic.origin_id, budget)
 

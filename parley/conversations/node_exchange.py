@@ -28,7 +28,7 @@ async def ask_node_from_run(
 ) -> Queued:
     """A run's question (a hop of its origin): the answer comes back to the run's session."""
     check_text(text)
-    await pass_hop(tx, clock.now(), budget, run, working_in)
+    await pass_hop(tx, clock.now(), budget, working_in)
     session, topic = await _asked(tx, clock, node_name)
     return await queue_text(
         tx,

@@ -38,7 +38,7 @@ async def spawn_subtask(
     """A subtask from a run (working in ``topic``): its completion comes back to that run's
     session as new text. A topic of its own, whose work still counts for the run's origin."""
     check_text(text, "subtask")
-    await pass_hop(tx, clock.now(), budget, run, topic)
+    await pass_hop(tx, clock.now(), budget, topic)
     origin = {
         "spawned_by_run_id": run.id,
         "reply_agent_id": run.agent_id,

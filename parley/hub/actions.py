@@ -10,6 +10,7 @@ from parley.actions.table import AGENT_TOOLS, NODE_SESSION_TOOLS
 from parley.agents.model import Agent
 from parley.clock import Clock
 from parley.conversations.agent_conversations import send_from_run
+from parley.conversations.hops import acting_under_root
 from parley.conversations.model import HopBudget, Role, TaskStatus, Topic, TopicKind
 from parley.conversations.node_exchange import ask_node_from_run
 from parley.conversations.tasks import end_task, spawn_subtask
@@ -42,6 +43,7 @@ class RunActing:
         run = await running_run(tx, token)
         topic = await tx.topics.by_id(run.topic_id)
         assert topic is not None
+        await acting_under_root(tx, run, topic)  # so that a stop of its root reaches it
         return cls(tx, clock, budget, run, topic)
 
     async def act(self, name: str, arguments: Mapping[str, object]) -> str:
