@@ -19,6 +19,7 @@ from parley.api import (
     people,
     runs,
     tasks,
+    topics,
 )
 from parley.api.deps import refuse_nul_in_url
 from parley.api.errors import install_error_handlers
@@ -66,6 +67,7 @@ def create_app(
         tasks,
         runs,
         agent_conversations,
+        topics,
         actions,
         deliveries,
     ):

@@ -96,3 +96,16 @@ async def started(settings: Settings, clock: ManualClock) -> AsyncIterator[Harne
             transport=transport, base_url="http://parley", headers=bearer(token)
         ) as owner:
             yield Harness(app.state.context, transport, owner, clock)
+
+
+def items(page: Any) -> list[Any]:
+    """The rows of one page of a list (checked to be a page)."""
+    assert isinstance(page, dict) and set(page) == {"items", "next"}, page
+    rows = page["items"]
+    assert isinstance(rows, list)
+    return rows
+
+
+def oldest_first(page: Any) -> list[Any]:
+    """A page of a list that comes newest first (a topic's messages, its runs), in reading order."""
+    return list(reversed(items(page)))

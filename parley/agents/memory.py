@@ -12,16 +12,13 @@ from parley.store import Tx
 MAX_NOTE = 20_000
 
 
-async def remember(tx: Tx, clock: Clock, agent_name: str, note: str, by: Person | None) -> None:
+async def remember(
+    tx: Tx, clock: Clock, agent_name: str, note: str, by: Person | None
+) -> MemoryNote:
     note = note.strip()
     if not note or len(note) > MAX_NOTE:
         raise Invalid(f"a memory note holds 1 to {MAX_NOTE} characters", field="note")
     agent = await agent_by_name(tx, agent_name)
     if agent.lifecycle is Lifecycle.RETIRED:
         raise Conflict(f"agent {agent.name} is retired; its memory is closed", state="retired")
-    await tx.agents.add_memory(agent.id, note, by.id if by else None, clock.now())
-
-
-async def recall(tx: Tx, agent_name: str) -> list[MemoryNote]:
-    agent = await agent_by_name(tx, agent_name)
-    return await tx.agents.memory(agent.id)
+    return await tx.agents.add_memory(agent.id, note, by.id if by else None, clock.now())

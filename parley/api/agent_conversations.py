@@ -4,31 +4,40 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from parley.agents.lookup import agent_by_name
 from parley.api.deps import Caller, Ctx
+from parley.api.paging import DEFAULT_LIMIT, Before, Limit
+from parley.api.schemas.base import Page, page_of
 from parley.api.schemas.runs import StoppedOut
 from parley.api.schemas.topics import TopicDetailOut, TopicOut
-from parley.api.views import topic_detail, topics_out
 from parley.conversations.lifetime import stop_topic
-from parley.conversations.model import TopicKind
-from parley.conversations.visibility import only_readable, readable_thread
+from parley.reads.details import history_page, topic_detail
+from parley.reads.topics import agent_conversations_page, readable_thread
 
 router = APIRouter(tags=["agent conversations"])
 
 
 @router.get("/agent-conversations")
 async def list_agent_conversations(
-    caller: Caller, ctx: Ctx, include_closed: bool = False
-) -> list[TopicOut]:
+    caller: Caller,
+    ctx: Ctx,
+    include_closed: bool = False,
+    root: int | None = None,
+    limit: Limit = DEFAULT_LIMIT,
+    before: Before = None,
+) -> Page[TopicOut]:
+    """Newest first; with ``root``, those rooted in that topic."""
     async with ctx.store.transaction() as tx:
-        every = await tx.topics.of_kind(TopicKind.AGENT_CONVERSATION, include_closed)
-        return await topics_out(tx, await only_readable(tx, caller, every))
+        found = await agent_conversations_page(
+            tx, caller, include_closed, root, limit=limit, before=before
+        )
+    return page_of(found, TopicOut.of_view)
 
 
 @router.get("/agent-conversations/{thread_id}")
 async def show_agent_conversation(thread_id: str, caller: Caller, ctx: Ctx) -> TopicDetailOut:
     async with ctx.store.transaction() as tx:
-        return await topic_detail(tx, caller, await readable_thread(tx, caller, thread_id))
+        conversation = await readable_thread(tx, caller, thread_id)
+        return TopicDetailOut.of(await topic_detail(tx, caller, conversation))
 
 
 @router.post("/agent-conversations/{thread_id}/stop")
@@ -41,12 +50,16 @@ async def stop_agent_conversation(thread_id: str, caller: Caller, ctx: Ctx) -> S
 
 
 @router.get("/agents/{role}/history/{peer}")
-async def history_between(role: str, peer: str, caller: Caller, ctx: Ctx) -> list[TopicDetailOut]:
-    """Every agent conversation between two roles the caller may read, with its text."""
+async def history_between(
+    role: str,
+    peer: str,
+    caller: Caller,
+    ctx: Ctx,
+    limit: Limit = DEFAULT_LIMIT,
+    before: Before = None,
+) -> Page[TopicDetailOut]:
+    """Every agent conversation between two roles the caller may read, newest first, with its
+    text."""
     async with ctx.store.transaction() as tx:
-        first, second = await agent_by_name(tx, role), await agent_by_name(tx, peer)
-        between = await tx.topics.agent_conversations_between(first.id, second.id)
-        return [
-            await topic_detail(tx, caller, topic)
-            for topic in await only_readable(tx, caller, between)
-        ]
+        found = await history_page(tx, caller, role, peer, limit, before)
+    return page_of(found, TopicDetailOut.of)

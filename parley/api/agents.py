@@ -8,13 +8,14 @@ from parley.agents.changes import AgentChange, change_agent
 from parley.agents.hiring import HireOrder, hire, reassign
 from parley.agents.lifecycle import begin_draining, force_retire, refuse_node_session, retire
 from parley.agents.lookup import agent_by_name
-from parley.agents.memory import recall, remember
+from parley.agents.memory import remember
 from parley.agents.model import Agent, Lifecycle
 from parley.agents.policy import warn
 from parley.agents.templates import clone
 from parley.agents.variables import EnvChange
 from parley.agents.workspaces import provision
 from parley.api.deps import Caller, Ctx
+from parley.api.paging import DEFAULT_LIMIT, Before, Limit
 from parley.api.schemas.agents import (
     AgentOut,
     AgentPatch,
@@ -28,10 +29,12 @@ from parley.api.schemas.agents import (
     WarningOut,
     WarnOut,
 )
+from parley.api.schemas.base import Page, page_of
 from parley.context import Context
 from parley.durations import parse_duration
 from parley.errors import Conflict
 from parley.people.accounts import require_owner
+from parley.reads.agents import agents_page, memory_page, warnings_page
 
 router = APIRouter(tags=["agents"])
 
@@ -77,10 +80,16 @@ async def set_agent(name: str, body: AgentPatch, caller: Caller, ctx: Ctx) -> Ag
 
 @router.get("/agents")
 async def list_agents(
-    caller: Caller, ctx: Ctx, lifecycle: list[Lifecycle] | None = Query(None)
-) -> list[AgentOut]:
+    caller: Caller,
+    ctx: Ctx,
+    lifecycle: list[Lifecycle] | None = Query(None),
+    limit: Limit = DEFAULT_LIMIT,
+    before: Before = None,
+) -> Page[AgentOut]:
+    """Agents by name, retired ones included (they stay readable), or those in ``lifecycle``."""
     async with ctx.store.transaction() as tx:
-        return [AgentOut.of(agent) for agent in await tx.agents.all(lifecycle)]
+        found = await agents_page(tx, lifecycle, limit, before)
+    return page_of(found, AgentOut.of)
 
 
 @router.get("/agents/{name}")
@@ -136,10 +145,13 @@ async def warn_agent(name: str, body: WarnIn, caller: Caller, ctx: Ctx) -> WarnO
 
 
 @router.get("/agents/{name}/warnings")
-async def list_warnings(name: str, caller: Caller, ctx: Ctx) -> list[WarningOut]:
+async def list_warnings(
+    name: str, caller: Caller, ctx: Ctx, limit: Limit = DEFAULT_LIMIT, before: Before = None
+) -> Page[WarningOut]:
+    """Newest first."""
     async with ctx.store.transaction() as tx:
-        agent = await agent_by_name(tx, name)
-        return [WarningOut.of(w) for w in await tx.agents.warnings(agent.id)]
+        found = await warnings_page(tx, name, limit, before)
+    return page_of(found, WarningOut.of)
 
 
 @router.post("/agents/{name}/clones", status_code=201)
@@ -152,13 +164,17 @@ async def clone_agent(name: str, body: CloneIn, caller: Caller, ctx: Ctx) -> Age
 
 
 @router.post("/agents/{name}/memory", status_code=201)
-async def add_memory(name: str, body: NoteIn, caller: Caller, ctx: Ctx) -> list[MemoryOut]:
+async def add_memory(name: str, body: NoteIn, caller: Caller, ctx: Ctx) -> MemoryOut:
+    """Append a note; answers with it."""
     async with ctx.store.transaction() as tx:
-        await remember(tx, ctx.clock, name, body.note, caller)
-        return [MemoryOut.of(note) for note in await recall(tx, name)]
+        return MemoryOut.of(await remember(tx, ctx.clock, name, body.note, caller))
 
 
 @router.get("/agents/{name}/memory")
-async def read_memory(name: str, caller: Caller, ctx: Ctx) -> list[MemoryOut]:
+async def read_memory(
+    name: str, caller: Caller, ctx: Ctx, limit: Limit = DEFAULT_LIMIT, before: Before = None
+) -> Page[MemoryOut]:
+    """Newest first."""
     async with ctx.store.transaction() as tx:
-        return [MemoryOut.of(note) for note in await recall(tx, name)]
+        found = await memory_page(tx, name, limit, before)
+    return page_of(found, MemoryOut.of)

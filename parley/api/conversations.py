@@ -1,29 +1,36 @@
-"""/api/v1/conversations: a person's own conversations with agents (at most one per agent)."""
+"""/api/v1/conversations: a person's own conversations with agents (at most one open per agent);
+deleted ones are the owners'."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 
 from parley.api.deps import Caller, Ctx
+from parley.api.paging import DEFAULT_LIMIT, Before, Limit
+from parley.api.schemas.base import Page, page_of
 from parley.api.schemas.runs import StoppedOut
 from parley.api.schemas.topics import QueuedOut, TextIn, TopicDetailOut, TopicOut
-from parley.api.views import topic_detail, topics_out
 from parley.conversations.lifetime import stop_root
-from parley.conversations.model import TopicKind
 from parley.conversations.person import conversation_with, delete_conversation, say
+from parley.reads.details import topic_detail
+from parley.reads.topics import conversations_page, readable_conversation
 
 router = APIRouter(tags=["conversations"])
 
 
 @router.get("/conversations")
-async def my_conversations(caller: Caller, ctx: Ctx) -> list[TopicOut]:
+async def my_conversations(
+    caller: Caller,
+    ctx: Ctx,
+    deleted: bool = False,
+    limit: Limit = DEFAULT_LIMIT,
+    before: Before = None,
+) -> Page[TopicOut]:
+    """Your open conversations, newest first; with ``deleted``, the deleted ones you may read
+    too (owners read every deleted conversation)."""
     async with ctx.store.transaction() as tx:
-        mine = [
-            topic
-            for topic in await tx.topics.of_kind(TopicKind.CONVERSATION)
-            if topic.person_id == caller.id
-        ]
-        return await topics_out(tx, mine)
+        found = await conversations_page(tx, caller, deleted, limit, before)
+    return page_of(found, TopicOut.of_view)
 
 
 @router.post("/conversations/{agent}/messages", status_code=202)
@@ -34,10 +41,13 @@ async def say_to(agent: str, body: TextIn, caller: Caller, ctx: Ctx) -> QueuedOu
     return QueuedOut.of(queued)
 
 
-@router.get("/conversations/{agent}")
-async def show_conversation(agent: str, caller: Caller, ctx: Ctx) -> TopicDetailOut:
+@router.get("/conversations/{ref}")
+async def show_conversation(ref: str, caller: Caller, ctx: Ctx) -> TopicDetailOut:
+    """By agent name, your open conversation with that agent; by id, any conversation you may
+    read (a deleted one: owners)."""
     async with ctx.store.transaction() as tx:
-        return await topic_detail(tx, caller, await conversation_with(tx, caller, agent))
+        conversation = await readable_conversation(tx, caller, ref)
+        return TopicDetailOut.of(await topic_detail(tx, caller, conversation))
 
 
 @router.delete("/conversations/{agent}", status_code=204)

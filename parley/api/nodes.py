@@ -7,15 +7,17 @@ from datetime import timedelta
 from fastapi import APIRouter
 
 from parley.api.deps import Caller, Ctx
+from parley.api.paging import DEFAULT_LIMIT, Before, Limit
+from parley.api.schemas.base import Page, page_of
 from parley.api.schemas.nodes import EngramIn, NodeOut
-from parley.api.schemas.topics import QueuedOut, TextIn, TopicDetailOut
-from parley.api.views import topic_detail
+from parley.api.schemas.topics import MessageOut, QueuedOut, TextIn
 from parley.context import Context
 from parley.conversations.node_exchange import ask_node
-from parley.errors import Conflict, NotFound
+from parley.errors import Conflict
 from parley.mesh.model import Node
 from parley.mesh.nodes import node_by_name, node_session_name, set_node_engram
 from parley.people.accounts import require_owner
+from parley.reads.directory import exchanges_page, nodes_page
 
 router = APIRouter(tags=["nodes"])
 
@@ -26,9 +28,13 @@ def _out(ctx: Context, node: Node) -> NodeOut:
 
 
 @router.get("/nodes")
-async def list_nodes(caller: Caller, ctx: Ctx) -> list[NodeOut]:
+async def list_nodes(
+    caller: Caller, ctx: Ctx, limit: Limit = DEFAULT_LIMIT, before: Before = None
+) -> Page[NodeOut]:
+    """Nodes by name."""
     async with ctx.store.transaction() as tx:
-        return [_out(ctx, node) for node in await tx.nodes.all()]
+        found = await nodes_page(tx, limit, before)
+    return page_of(found, lambda node: _out(ctx, node))
 
 
 @router.get("/nodes/{name}")
@@ -53,14 +59,13 @@ async def ask(name: str, body: TextIn, caller: Caller, ctx: Ctx) -> QueuedOut:
 
 
 @router.get("/nodes/{name}/exchanges")
-async def exchanges(name: str, caller: Caller, ctx: Ctx) -> TopicDetailOut:
-    """Everything the node session was asked, by whom, and what it answered."""
+async def exchanges(
+    name: str, caller: Caller, ctx: Ctx, limit: Limit = DEFAULT_LIMIT, before: Before = None
+) -> Page[MessageOut]:
+    """Everything the node session was asked, by whom, and what it answered; newest first."""
     async with ctx.store.transaction() as tx:
-        node = await node_by_name(tx, name)
-        topic = await tx.topics.node_topic(node.session_agent_id)
-        if topic is None:
-            raise NotFound(f"node {name} has not been asked anything yet")
-        return await topic_detail(tx, caller, topic)
+        found = await exchanges_page(tx, caller, name, limit, before)
+    return page_of(found, MessageOut.of)
 
 
 @router.delete("/nodes/{name}/session", status_code=204)

@@ -5,8 +5,11 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from parley.api.deps import Caller, Ctx
+from parley.api.paging import DEFAULT_LIMIT, Before, Limit
+from parley.api.schemas.base import Page, page_of
 from parley.api.schemas.people import NewPersonOut, PersonIn, PersonOut
 from parley.people.accounts import add_person, reissue_token, require_owner
+from parley.reads.directory import people_page
 
 router = APIRouter(tags=["people"])
 
@@ -33,6 +36,10 @@ async def reissue(name: str, caller: Caller, ctx: Ctx) -> NewPersonOut:
 
 
 @router.get("/people")
-async def list_people(caller: Caller, ctx: Ctx) -> list[PersonOut]:
+async def list_people(
+    caller: Caller, ctx: Ctx, limit: Limit = DEFAULT_LIMIT, before: Before = None
+) -> Page[PersonOut]:
+    """People by name."""
     async with ctx.store.transaction() as tx:
-        return [PersonOut.of(person) for person in await tx.people.all()]
+        found = await people_page(tx, limit, before)
+    return page_of(found, PersonOut.of)

@@ -9,30 +9,17 @@ from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
 from parley.api.deps import Caller, Ctx
+from parley.api.paging import DEFAULT_LIMIT, Before, Limit
+from parley.api.schemas.base import Page, page_of
 from parley.api.schemas.runs import AnswerIn, RunOut, StoppedOut
-from parley.api.schemas.topics import MessageOut, RunDetailOut
-from parley.api.views import topic_out
+from parley.api.schemas.topics import RunDetailOut
 from parley.context import Context
 from parley.conversations.lifetime import stop_run as stop_one_run
-from parley.conversations.visibility import only_readable, readable_topic
-from parley.errors import NotFound
-from parley.hub.human import answer_turn, turns_waiting_for
-from parley.people.model import Person
+from parley.hub.human import answer_turn
+from parley.reads.runs import readable_run, run_detail, runs_page, turns_page
 from parley.runs.model import Run, RunState
-from parley.store import Tx
 
 router = APIRouter(tags=["runs"])
-
-
-async def _readable_run(tx: Tx, person: Person, run_id: int) -> Run:
-    run = await tx.runs.by_id(run_id)
-    if run is None:
-        raise NotFound(f"no run {run_id}")
-    try:
-        await readable_topic(tx, person, run.topic_id, "run")
-    except NotFound:
-        raise NotFound(f"no run {run_id}") from None
-    return run
 
 
 @router.get("/runs")
@@ -41,51 +28,39 @@ async def list_runs(
     ctx: Ctx,
     agent: str | None = None,
     state: list[RunState] | None = Query(None),
-    limit: int = Query(100, ge=1, le=1000),
-) -> list[RunOut]:
+    topic: int | None = None,
+    limit: Limit = DEFAULT_LIMIT,
+    before: Before = None,
+) -> Page[RunOut]:
+    """Runs whose topic you may read, newest first: a full page whenever there are that many."""
     async with ctx.store.transaction() as tx:
-        agent_id = None
-        if agent is not None:
-            found = await tx.agents.by_name(agent)
-            if found is None:
-                raise NotFound(f"no agent named {agent!r}")
-            agent_id = found.id
-        runs = await tx.runs.listed(agent_id=agent_id, states=state, limit=limit)
-        topics = await tx.topics.by_ids({run.topic_id for run in runs})
-        readable = {t.id for t in await only_readable(tx, caller, list(topics.values()))}
-        return [RunOut.of(run) for run in runs if run.topic_id in readable]
+        found = await runs_page(tx, caller, agent, state, topic, limit, before)
+    return page_of(found, RunOut.of)
 
 
 @router.get("/runs/{run_id}")
 async def show_run(run_id: int, caller: Caller, ctx: Ctx) -> RunDetailOut:
     async with ctx.store.transaction() as tx:
-        return await _detail(tx, await _readable_run(tx, caller, run_id))
-
-
-async def _detail(tx: Tx, run: Run) -> RunDetailOut:
-    topic = await tx.topics.by_id(run.topic_id)
-    assert topic is not None
-    shown = await topic_out(tx, topic)
-    inputs = await tx.messages.inputs(run.id)
-    return RunDetailOut(
-        run=RunOut.of(run), root=shown.root, topic=shown, input=[MessageOut.of(m) for m in inputs]
-    )
+        return RunDetailOut.of(await run_detail(tx, await readable_run(tx, caller, run_id)))
 
 
 @router.post("/runs/{run_id}/stop")
 async def stop_run(run_id: int, caller: Caller, ctx: Ctx) -> StoppedOut:
     """Cancel the turn; idempotent (stopping a run that already ended stops nothing)."""
     async with ctx.store.transaction() as tx:
-        run = await _readable_run(tx, caller, run_id)
+        run = await readable_run(tx, caller, run_id)
         stopped = await stop_one_run(tx, ctx.clock.now(), run, f"stopped by {caller.name}")
     return StoppedOut(stopped=[r.id for r in stopped])
 
 
 @router.get("/me/turns")
-async def my_turns(caller: Caller, ctx: Ctx) -> list[RunDetailOut]:
-    """Turns of the human agents that are you, waiting for your answer."""
+async def my_turns(
+    caller: Caller, ctx: Ctx, limit: Limit = DEFAULT_LIMIT, before: Before = None
+) -> Page[RunDetailOut]:
+    """Turns of the human agents that are you, waiting for your answer, oldest first."""
     async with ctx.store.transaction() as tx:
-        return [await _detail(tx, run) for run in await turns_waiting_for(tx, caller)]
+        found = await turns_page(tx, caller, limit, before)
+    return page_of(found, RunDetailOut.of)
 
 
 @router.post("/runs/{run_id}/answer")
@@ -102,7 +77,7 @@ async def follow_run(run_id: int, caller: Caller, ctx: Ctx) -> StreamingResponse
     """Newline-delimited JSON: ``{"kind": "chunk", "text"}`` as the reply is produced, then
     ``{"kind": "end", "state", "output", "reason"}``."""
     async with ctx.store.transaction() as tx:
-        await _readable_run(tx, caller, run_id)
+        await readable_run(tx, caller, run_id)
     return StreamingResponse(_events(ctx, run_id), media_type="application/x-ndjson")
 
 

@@ -1,17 +1,20 @@
-"""/api/v1/tasks: work given to agents; readable by every person (DESIGN §3.2.6)."""
+"""/api/v1/tasks: work given to agents; readable by every person (DESIGN §3.2.6), a deleted one
+by owners only."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 
 from parley.api.deps import Caller, Ctx
+from parley.api.paging import DEFAULT_LIMIT, Before, Limit
+from parley.api.schemas.base import Page, page_of
 from parley.api.schemas.runs import StoppedOut
 from parley.api.schemas.topics import TaskIn, TopicDetailOut, TopicOut
-from parley.api.views import topic_detail, topic_out, topics_out
 from parley.conversations.lifetime import stop_root
-from parley.conversations.model import TaskStatus, TopicKind
+from parley.conversations.model import TaskStatus
 from parley.conversations.tasks import cancel_task, create_task, delete_task, task_by_id
-from parley.people.accounts import require_owner
+from parley.reads.details import topic_detail
+from parley.reads.topics import readable_task, tasks_page, views
 
 router = APIRouter(tags=["tasks"])
 
@@ -20,33 +23,41 @@ router = APIRouter(tags=["tasks"])
 async def create(body: TaskIn, caller: Caller, ctx: Ctx) -> TopicOut:
     async with ctx.store.transaction() as tx:
         task = await create_task(tx, ctx.clock, caller, body.agent, body.text)
-        return await topic_out(tx, task)
+        (view,) = await views(tx, [task])
+    return TopicOut.of_view(view)
 
 
 @router.get("/tasks")
 async def list_tasks(
-    caller: Caller, ctx: Ctx, status: TaskStatus | None = None, deleted: bool = False
-) -> list[TopicOut]:
-    """Open and ended tasks; with ``deleted`` (owners only) the deleted ones too."""
-    if deleted:
-        require_owner(caller, "list deleted tasks")
+    caller: Caller,
+    ctx: Ctx,
+    status: TaskStatus | None = None,
+    deleted: bool = False,
+    parent: int | None = None,
+    limit: Limit = DEFAULT_LIMIT,
+    before: Before = None,
+) -> Page[TopicOut]:
+    """Tasks, newest first; with ``status``, those in it; with ``deleted``, the deleted ones too
+    (only owners read them); with ``parent``, the subtasks spawned in that topic."""
     async with ctx.store.transaction() as tx:
-        tasks = await tx.topics.of_kind(TopicKind.TASK, include_closed=deleted)
-        return await topics_out(tx, [t for t in tasks if status in (None, t.status)])
+        found = await tasks_page(tx, caller, status, deleted, parent, limit, before)
+    return page_of(found, TopicOut.of_view)
 
 
 @router.get("/tasks/{task_id}")
 async def show(task_id: int, caller: Caller, ctx: Ctx) -> TopicDetailOut:
     """A task with its log, subtasks, agent conversations and runs; a deleted one for owners."""
     async with ctx.store.transaction() as tx:
-        return await topic_detail(tx, caller, await task_by_id(tx, task_id, caller))
+        task = await readable_task(tx, caller, task_id)
+        return TopicDetailOut.of(await topic_detail(tx, caller, task))
 
 
 @router.post("/tasks/{task_id}/cancel")
 async def cancel(task_id: int, caller: Caller, ctx: Ctx) -> TopicOut:
     async with ctx.store.transaction() as tx:
         await cancel_task(tx, ctx.clock, await task_by_id(tx, task_id), caller)
-        return await topic_out(tx, await task_by_id(tx, task_id))
+        (view,) = await views(tx, [await task_by_id(tx, task_id)])
+    return TopicOut.of_view(view)
 
 
 @router.post("/tasks/{task_id}/stop")

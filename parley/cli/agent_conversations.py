@@ -9,9 +9,9 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from parley.cli.output import console, reporting_errors, show, table
+from parley.cli.output import console, more_hint, reporting_errors, show, show_page, table
 from parley.cli.runs import say_stopped
-from parley.cli.state import JsonOption, client
+from parley.cli.state import BeforeOption, JsonOption, LimitOption, client
 from parley.cli.talk import render_detail
 
 app = typer.Typer(
@@ -26,13 +26,22 @@ COLUMNS = ["sender", "agent", "status", "root"]
 def list_agent_conversations(
     ctx: typer.Context,
     include_closed: bool = typer.Option(False, "--all", help="closed ones too"),
+    root: int | None = typer.Option(None, "--root", help="only those rooted in this topic"),
+    limit: int | None = LimitOption,
+    before: str | None = BeforeOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """The agent conversations you may read (their root decides who may)."""
+    """The agent conversations you may read (their root decides who may), newest first."""
     with reporting_errors():
-        rows = client(ctx).get("/agent-conversations", include_closed=include_closed)
+        page = client(ctx).get(
+            "/agent-conversations",
+            include_closed=include_closed,
+            root=root,
+            limit=limit,
+            before=before,
+        )
         columns = [*COLUMNS, "closed_reason"] if include_closed else COLUMNS
-        show(rows, as_json, lambda r: _render_list(r, columns))
+        show_page(page, as_json, lambda rows: _render_list(rows, columns))
 
 
 def _render_list(rows: list[Any], columns: list[str]) -> None:
@@ -65,11 +74,19 @@ def stop(ctx: typer.Context, thread_id: str, as_json: bool = JsonOption) -> None
         show(answer, as_json, lambda data: say_stopped(data["stopped"], nothing))
 
 
-def history(ctx: typer.Context, role: str, peer: str, as_json: bool = JsonOption) -> None:
-    """Everything between a role and a peer role that you may read, one conversation at a time."""
+def history(
+    ctx: typer.Context,
+    role: str,
+    peer: str,
+    limit: int | None = LimitOption,
+    before: str | None = BeforeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Everything between a role and a peer role that you may read, one conversation at a time,
+    newest first."""
     with reporting_errors():
-        rows = client(ctx).get(f"/agents/{role}/history/{peer}")
-        show(rows, as_json, lambda details: _render_history(details, role, peer))
+        page = client(ctx).get(f"/agents/{role}/history/{peer}", limit=limit, before=before)
+        show_page(page, as_json, lambda details: _render_history(details, role, peer))
 
 
 def _render_history(details: list[Any], role: str, peer: str) -> None:
@@ -78,4 +95,6 @@ def _render_history(details: list[Any], role: str, peer: str) -> None:
     for detail in details:
         topic = detail["topic"]
         console.print(f"\n[bold]{escape(topic['thread_id'])}[/bold] — for {escape(topic['root'])}")
-        table(detail["messages"], ["author", "recipient", "body"], "no messages")
+        messages = list(reversed(detail["messages"]["items"]))
+        table(messages, ["author", "recipient", "body"], "no messages")
+        more_hint(detail["messages"]["next"], f"parley topic messages {topic['id']}")

@@ -8,8 +8,8 @@ from typing import Any
 import typer
 
 from parley.brains.spec import absolute_brain
-from parley.cli.output import console, fields, reporting_errors, show, table
-from parley.cli.state import JsonOption, client
+from parley.cli.output import console, fields, reporting_errors, show, show_page, table
+from parley.cli.state import BeforeOption, JsonOption, LimitOption, client
 from parley.errors import Invalid
 
 app = typer.Typer(
@@ -115,12 +115,14 @@ def set_agent(
 def list_agents(
     ctx: typer.Context,
     lifecycle: list[str] | None = typer.Option(None, "--lifecycle", help="only these states"),
+    limit: int | None = LimitOption,
+    before: str | None = BeforeOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Every agent, retired ones included (they stay readable)."""
+    """Every agent by name, retired ones included (they stay readable)."""
     with reporting_errors():
-        agents = client(ctx).get("/agents", lifecycle=lifecycle or [])
-        show(agents, as_json, lambda rows: table(rows, LIST_COLUMNS, "no agents yet"))
+        agents = client(ctx).get("/agents", lifecycle=lifecycle or [], limit=limit, before=before)
+        show_page(agents, as_json, lambda rows: table(rows, LIST_COLUMNS, "no agents yet"))
 
 
 @app.command("show")
@@ -178,11 +180,18 @@ def warn(
 
 
 @app.command("warnings")
-def warnings(ctx: typer.Context, name: str, as_json: bool = JsonOption) -> None:
-    """The warnings an agent was given."""
+def warnings(
+    ctx: typer.Context,
+    name: str,
+    limit: int | None = LimitOption,
+    before: str | None = BeforeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """The warnings an agent was given, newest first."""
     with reporting_errors():
-        rows = client(ctx).get(f"/agents/{name}/warnings")
-        show(rows, as_json, lambda r: table(r, ["given_at", "given_by", "reason"], "no warnings"))
+        page = client(ctx).get(f"/agents/{name}/warnings", limit=limit, before=before)
+        columns = ["given_at", "given_by", "reason"]
+        show_page(page, as_json, lambda rows: table(rows, columns, "no warnings"))
 
 
 @app.command("clone")
@@ -203,20 +212,21 @@ def clone(
 def remember(ctx: typer.Context, name: str, note: str, as_json: bool = JsonOption) -> None:
     """Add a note to an agent's memory."""
     with reporting_errors():
-        notes = client(ctx).post(f"/agents/{name}/memory", {"note": note})
-        show(
-            notes, as_json, lambda rows: console.print(f"{name} now remembers {len(rows)} note(s)")
-        )
+        written = client(ctx).post(f"/agents/{name}/memory", {"note": note})
+        show(written, as_json, lambda _: console.print(f"{name} will remember it", markup=False))
 
 
 @app.command("memory")
-def memory(ctx: typer.Context, name: str, as_json: bool = JsonOption) -> None:
-    """An agent's memory, oldest first, with each note's origin (a person, or a run and the kind
+def memory(
+    ctx: typer.Context,
+    name: str,
+    limit: int | None = LimitOption,
+    before: str | None = BeforeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """An agent's memory, newest first, with each note's origin (a person, or a run and the kind
     of topic it was working in). Every member reads it."""
     with reporting_errors():
-        rows = client(ctx).get(f"/agents/{name}/memory")
-        show(
-            rows,
-            as_json,
-            lambda r: table(r, ["written_at", "origin", "note"], "nothing remembered yet"),
-        )
+        page = client(ctx).get(f"/agents/{name}/memory", limit=limit, before=before)
+        columns = ["written_at", "origin", "note"]
+        show_page(page, as_json, lambda rows: table(rows, columns, "nothing remembered yet"))

@@ -14,6 +14,7 @@ from parley.cli import (
     runs,
     talk,
     tasks,
+    topics,
 )
 from parley.cli.serve import serve
 from parley.cli.state import CliState
@@ -49,6 +50,7 @@ app.command("turns")(runs.turns)
 app.command("answer")(runs.answer)
 app.add_typer(agent_conversations.app, name="agent-conversation")
 app.add_typer(deliveries.app, name="delivery")
+app.add_typer(topics.app, name="topic")
 app.add_typer(act.app, name="act")
 
 

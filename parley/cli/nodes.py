@@ -6,9 +6,9 @@ from typing import Any
 
 import typer
 
-from parley.cli.output import fields, reporting_errors, show, table
-from parley.cli.state import JsonOption, client, given_text
-from parley.cli.talk import TEXT_HELP, converse, render_detail
+from parley.cli.output import fields, reporting_errors, show, show_page, table
+from parley.cli.state import BeforeOption, JsonOption, LimitOption, client, given_text
+from parley.cli.talk import TEXT_HELP, converse, render_messages
 
 app = typer.Typer(
     help="Nodes: the machines of the mesh and their node sessions.", no_args_is_help=True
@@ -27,11 +27,16 @@ NODE_FIELDS = [
 
 
 @app.command("list")
-def list_nodes(ctx: typer.Context, as_json: bool = JsonOption) -> None:
-    """Each node with its status and when it was last seen."""
+def list_nodes(
+    ctx: typer.Context,
+    limit: int | None = LimitOption,
+    before: str | None = BeforeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Each node with its status and when it was last seen, by name."""
     with reporting_errors():
-        nodes = client(ctx).get("/nodes")
-        show(
+        nodes = client(ctx).get("/nodes", limit=limit, before=before)
+        show_page(
             nodes,
             as_json,
             lambda rows: table(
@@ -72,7 +77,15 @@ def ask(
 
 
 @app.command("exchanges")
-def exchanges(ctx: typer.Context, name: str, as_json: bool = JsonOption) -> None:
-    """Everything the node session was asked, by whom, and what it answered."""
+def exchanges(
+    ctx: typer.Context,
+    name: str,
+    limit: int | None = LimitOption,
+    before: str | None = BeforeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Everything the node session was asked, by whom, and what it answered (the latest page,
+    shown oldest first)."""
     with reporting_errors():
-        show(client(ctx).get(f"/nodes/{name}/exchanges"), as_json, render_detail)
+        page = client(ctx).get(f"/nodes/{name}/exchanges", limit=limit, before=before)
+        show_page(page, as_json, render_messages)

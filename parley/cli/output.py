@@ -63,6 +63,23 @@ def show(data: Any, as_json: bool, render: Callable[[Any], None]) -> None:
         render(data)
 
 
+def show_page(page: Any, as_json: bool, render: Callable[[list[Any]], None]) -> None:
+    """A page of a list: as it came with --json; else its rows, then, when there is more, the
+    option that shows the next page."""
+    if as_json:
+        show_json(page)
+        return
+    render(page["items"])
+    more_hint(page["next"])
+
+
+def more_hint(cursor: str | None, command: str = "") -> None:
+    """A dim line saying how to read on: ``more: [COMMAND] --before CURSOR``."""
+    if cursor:
+        prefix = f"{command} " if command else ""
+        console.print(f"more: {prefix}--before {cursor}", style="dim", markup=False)
+
+
 def table(rows: Sequence[dict[str, Any]], columns: Sequence[str], empty: str) -> None:
     if not rows:
         console.print(empty)

@@ -7,8 +7,8 @@ from typing import Any
 
 import typer
 
-from parley.cli.output import console, reporting_errors, show, table
-from parley.cli.state import JsonOption, client
+from parley.cli.output import console, reporting_errors, show, show_page, table
+from parley.cli.state import BeforeOption, JsonOption, LimitOption, client
 from parley.errors import Invalid
 
 app = typer.Typer(help="People: owners and members, and their API tokens.", no_args_is_help=True)
@@ -50,10 +50,15 @@ def token(ctx: typer.Context, name: str, as_json: bool = JsonOption) -> None:
 
 
 @app.command("list")
-def list_people(ctx: typer.Context, as_json: bool = JsonOption) -> None:
-    """List the people of this installation."""
+def list_people(
+    ctx: typer.Context,
+    limit: int | None = LimitOption,
+    before: str | None = BeforeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """List the people of this installation, by name."""
     with reporting_errors():
-        people = client(ctx).get("/people")
-        show(
+        people = client(ctx).get("/people", limit=limit, before=before)
+        show_page(
             people, as_json, lambda rows: table(rows, ["name", "role", "created_at"], "nobody yet")
         )

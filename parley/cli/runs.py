@@ -8,8 +8,8 @@ from typing import Any
 import typer
 
 from parley.cli.client import ApiClient
-from parley.cli.output import console, fields, reporting_errors, show, table
-from parley.cli.state import JsonOption, client, given_text
+from parley.cli.output import console, fields, reporting_errors, show, show_page, table
+from parley.cli.state import BeforeOption, JsonOption, LimitOption, client, given_text
 from parley.errors import Conflict, Unavailable
 from parley.runs.model import RunState
 
@@ -56,14 +56,18 @@ def list_runs(
     ctx: typer.Context,
     agent: str | None = typer.Option(None, "--agent", help="only this agent's runs"),
     state: list[RunState] | None = typer.Option(None, "--state", help="only runs in these states"),
-    limit: int = typer.Option(100, "--limit", help="at most this many, newest first"),
+    topic: int | None = typer.Option(None, "--topic", help="only the runs in this topic"),
+    limit: int | None = LimitOption,
+    before: str | None = BeforeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Runs you may read, newest first."""
     with reporting_errors():
         states = [s.value for s in state or []]
-        runs = client(ctx).get("/runs", agent=agent, state=states, limit=limit)
-        show(runs, as_json, lambda rows: table(rows, RUN_COLUMNS, "no runs"))
+        runs = client(ctx).get(
+            "/runs", agent=agent, state=states, topic=topic, limit=limit, before=before
+        )
+        show_page(runs, as_json, lambda rows: table(rows, RUN_COLUMNS, "no runs"))
 
 
 def _render_run(detail: Any) -> None:
@@ -95,15 +99,24 @@ def stop(ctx: typer.Context, run_id: int, as_json: bool = JsonOption) -> None:
         )
 
 
-def turns(ctx: typer.Context, as_json: bool = JsonOption) -> None:
-    """Turns waiting for your answer (you are a human agent's person)."""
+def turns(
+    ctx: typer.Context,
+    limit: int | None = LimitOption,
+    before: str | None = BeforeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Turns waiting for your answer (you are a human agent's person), oldest first."""
     with reporting_errors():
-        waiting = client(ctx).get("/me/turns")
-        rows = [
-            {**d["run"], "root": d["root"], "input": " / ".join(m["body"] for m in d["input"])}
-            for d in waiting
-        ]
-        show(rows, as_json, lambda r: table(r, ["id", "agent", "root", "input"], "no turns wait"))
+        waiting = client(ctx).get("/me/turns", limit=limit, before=before)
+        show_page(waiting, as_json, _render_turns)
+
+
+def _render_turns(details: list[Any]) -> None:
+    rows = [
+        {**d["run"], "root": d["root"], "input": " / ".join(m["body"] for m in d["input"])}
+        for d in details
+    ]
+    table(rows, ["id", "agent", "root", "input"], "no turns wait")
 
 
 def answer(

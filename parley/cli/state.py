@@ -10,6 +10,10 @@ import typer
 from parley.cli.client import ApiClient, client_from_environment
 
 JsonOption = typer.Option(False, "--json", help="print JSON for scripts")
+LimitOption = typer.Option(None, "--limit", help="at most this many, 1 to 500 (default 50)")
+BeforeOption = typer.Option(
+    None, "--before", help="the next page: the cursor a 'more:' line (or --json's next) gave"
+)
 
 
 @dataclass

@@ -8,9 +8,19 @@ from typing import Any
 import typer
 
 from parley.cli.client import ApiClient
-from parley.cli.output import console, errors, fields, reporting_errors, show, show_json, table
+from parley.cli.output import (
+    console,
+    errors,
+    fields,
+    more_hint,
+    reporting_errors,
+    show,
+    show_json,
+    show_page,
+    table,
+)
 from parley.cli.runs import follow, outcome, refuse_unfinished, say_stopped
-from parley.cli.state import JsonOption, client, given_text
+from parley.cli.state import BeforeOption, JsonOption, LimitOption, client, given_text
 from parley.errors import ParleyError
 
 conversation_app = typer.Typer(
@@ -22,20 +32,42 @@ TEXT_HELP = 'what to say; "-" reads it from stdin'
 
 
 def render_detail(detail: Any) -> None:
-    """A topic with its text, offshoots and runs: a conversation, a task, an exchange."""
+    """A topic with the latest page of its text, offshoots and runs, each shown oldest first,
+    and how to read further back: a conversation, a task, an agent conversation."""
+    topic_id = detail["topic"]["id"]
     fields(detail["topic"], TOPIC_FIELDS)
-    _section("messages", detail["messages"], ["author", "kind", "body"], "no messages")
-    if detail.get("subtasks"):
-        _section("subtasks", detail["subtasks"], ["id", "agent", "status", "text"], "")
-    if detail.get("agent_conversations"):
+    console.print("\n[bold]messages[/bold]")
+    render_messages(detail["messages"]["items"])
+    more_hint(detail["messages"]["next"], f"parley topic messages {topic_id}")
+    if detail["subtasks"]["items"]:
+        columns = ["id", "agent", "status", "text"]
+        _section(
+            "subtasks",
+            detail["subtasks"],
+            columns,
+            f"parley task list --deleted --parent {topic_id}",
+        )
+    if detail["agent_conversations"]["items"]:
         columns = ["thread_id", "sender", "agent", "status"]
-        _section("agent conversations", detail["agent_conversations"], columns, "")
-    _section("runs", detail["runs"], ["id", "agent", "state", "reason"], "no runs")
+        more = f"parley agent-conversation list --all --root {topic_id}"
+        _section("agent conversations", detail["agent_conversations"], columns, more)
+    _section(
+        "runs",
+        detail["runs"],
+        ["id", "agent", "state", "reason"],
+        f"parley run list --topic {topic_id}",
+    )
 
 
-def _section(title: str, rows: list[Any], columns: list[str], empty: str) -> None:
+def render_messages(newest_first: list[Any]) -> None:
+    """A page of messages in reading order (the page comes newest first)."""
+    table(list(reversed(newest_first)), ["author", "kind", "body"], "no messages")
+
+
+def _section(title: str, page: Any, columns: list[str], more_command: str) -> None:
     console.print(f"\n[bold]{title}[/bold]")
-    table(rows, columns, empty)
+    table(list(reversed(page["items"])), columns, f"no {title}")
+    more_hint(page["next"], more_command)
 
 
 def converse(api: ApiClient, path: str, text: str, as_json: bool) -> None:
@@ -123,17 +155,28 @@ def _stop(api: ApiClient, agent: str) -> None:
 
 
 @conversation_app.command("list")
-def list_conversations(ctx: typer.Context, as_json: bool = JsonOption) -> None:
-    """Your open conversations."""
+def list_conversations(
+    ctx: typer.Context,
+    deleted: bool = typer.Option(False, "--deleted", help="deleted ones too (owners read them)"),
+    limit: int | None = LimitOption,
+    before: str | None = BeforeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Your open conversations, newest first."""
     with reporting_errors():
-        rows = client(ctx).get("/conversations")
-        columns = ["id", "agent", "status", "created_at"]
-        show(rows, as_json, lambda r: table(r, columns, "no conversations"))
+        page = client(ctx).get("/conversations", deleted=deleted, limit=limit, before=before)
+        columns = ["id", "agent", "person", "status", "created_at", "closed_reason"]
+        show_page(page, as_json, lambda rows: table(rows, columns, "no conversations"))
 
 
 @conversation_app.command("show")
-def show_conversation(ctx: typer.Context, agent: str, as_json: bool = JsonOption) -> None:
-    """Your conversation with an agent: its messages and runs."""
+def show_conversation(
+    ctx: typer.Context,
+    agent: str = typer.Argument(..., metavar="AGENT|ID", help="an agent, or a conversation's id"),
+    as_json: bool = JsonOption,
+) -> None:
+    """Your conversation with an agent, or any conversation you may read by its id (owners read
+    deleted ones): its messages and runs."""
     with reporting_errors():
         show(client(ctx).get(f"/conversations/{agent}"), as_json, render_detail)
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import typer
 
-from parley.cli.output import console, reporting_errors, show, table
+from parley.cli.output import console, reporting_errors, show, show_page, table
 from parley.cli.runs import say_stopped
-from parley.cli.state import JsonOption, client, given_text
+from parley.cli.state import BeforeOption, JsonOption, LimitOption, client, given_text
 from parley.cli.talk import TEXT_HELP, render_detail
 from parley.conversations.model import TaskStatus
 
@@ -34,12 +34,23 @@ def create(
 def list_tasks(
     ctx: typer.Context,
     status: TaskStatus | None = typer.Option(None, "--status", help="only tasks in this state"),
+    deleted: bool = typer.Option(False, "--deleted", help="deleted ones too (owners read them)"),
+    parent: int | None = typer.Option(None, "--parent", help="the subtasks spawned in this topic"),
+    limit: int | None = LimitOption,
+    before: str | None = BeforeOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Every task, or those with one status."""
+    """Every task, or those with one status, newest first."""
     with reporting_errors():
-        tasks = client(ctx).get("/tasks", status=status and status.value)
-        show(tasks, as_json, lambda rows: table(rows, TASK_COLUMNS, "no tasks"))
+        tasks = client(ctx).get(
+            "/tasks",
+            status=status and status.value,
+            deleted=deleted,
+            parent=parent,
+            limit=limit,
+            before=before,
+        )
+        show_page(tasks, as_json, lambda rows: table(rows, TASK_COLUMNS, "no tasks"))
 
 
 @app.command("show")

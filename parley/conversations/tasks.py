@@ -73,13 +73,10 @@ async def _give(
     return task
 
 
-async def task_by_id(tx: Tx, task_id: int, reader: Person | None = None) -> Topic:
-    """An open task; given a ``reader`` who is an owner, a deleted one too (its history stays)."""
+async def task_by_id(tx: Tx, task_id: int) -> Topic:
+    """An open task, to act on (reading one: ``parley.reads.topics.readable_task``)."""
     task = await tx.topics.by_id(task_id)
-    deleted_but_readable = reader is not None and reader.is_owner
-    if task is None or task.kind is not TopicKind.TASK:
-        raise NotFound(f"no task {task_id}")
-    if task.is_closed and not deleted_but_readable:
+    if task is None or task.kind is not TopicKind.TASK or task.is_closed:
         raise NotFound(f"no task {task_id}")
     return task
 

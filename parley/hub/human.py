@@ -3,7 +3,6 @@ it waits as a notice to their person, and the person's answer ends it, like a br
 
 from __future__ import annotations
 
-from parley.agents.model import Modality
 from parley.clock import Clock
 from parley.conversations.model import TaskStatus, TopicKind
 from parley.conversations.tasks import end_task
@@ -13,18 +12,6 @@ from parley.people.model import Person
 from parley.runs.model import Run, RunState
 from parley.runs.queueing import check_text
 from parley.store import Tx
-
-
-async def turns_waiting_for(tx: Tx, person: Person) -> list[Run]:
-    """Running turns of the human agents that are this person."""
-    running = await tx.runs.running()
-    agents = await tx.agents.by_ids({run.agent_id for run in running})
-    return [
-        run
-        for run in running
-        if agents[run.agent_id].modality is Modality.HUMAN
-        and agents[run.agent_id].human_person == person.name
-    ]
 
 
 async def answer_turn(

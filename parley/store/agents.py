@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, and_, bindparam, delete, exists, func, insert, select, update
+from sqlalchemy import Select, bindparam, delete, exists, func, insert, select, update
 
 from parley.agents.model import (
     Agent,
@@ -18,7 +18,9 @@ from parley.agents.model import (
     MemoryNote,
     Modality,
 )
+from parley.reads.model import Slice, Window
 from parley.store.connection import Connection
+from parley.store.keyset import sliced
 from parley.store.tables import (
     agent_env,
     agent_memory,
@@ -107,7 +109,7 @@ _RECEIVABLE = _agent_query().where(
     agents.c.lifecycle.in_(bindparam("states", expanding=True)),
     agents.c.is_template.is_(False),
 )
-_MEMORY = (
+_MEMORY_OF = (
     select(
         agent_memory,
         agents.c.name.label("agent_name"),
@@ -118,9 +120,37 @@ _MEMORY = (
     .outerjoin(people, people.c.id == agent_memory.c.written_by_person_id)
     .outerjoin(runs, runs.c.id == agent_memory.c.run_id)
     .outerjoin(topics, topics.c.id == runs.c.topic_id)
-    .where(agent_memory.c.agent_id == bindparam("agent_id"))
-    .order_by(agent_memory.c.id)
 )
+_MEMORY = _MEMORY_OF.where(agent_memory.c.agent_id == bindparam("agent_id")).order_by(
+    agent_memory.c.id
+)
+_WARNINGS_OF = (
+    select(agent_warnings, agents.c.name.label("agent_name"), people.c.name.label("author"))
+    .join(agents, agents.c.id == agent_warnings.c.agent_id)
+    .outerjoin(people, people.c.id == agent_warnings.c.given_by_person_id)
+)
+
+
+def _note(row: Any) -> MemoryNote:
+    return MemoryNote(
+        id=row.id,
+        agent_name=row.agent_name,
+        note=row.note,
+        written_by=row.author,
+        written_at=row.written_at,
+        run_id=row.run_id,
+        topic_kind=row.topic_kind,
+    )
+
+
+def _warning(row: Any) -> AgentWarning:
+    return AgentWarning(
+        id=row.id,
+        agent_name=row.agent_name,
+        reason=row.reason,
+        given_by=row.author,
+        given_at=row.given_at,
+    )
 
 
 def _states(states: Iterable[Lifecycle]) -> list[str]:
@@ -154,6 +184,13 @@ class AgentsRepo:
         if states is not None:
             query = query.where(agents.c.lifecycle.in_(_states(states)))
         return [_agent(row) for row in await self._c.execute(query)]
+
+    async def page(self, window: Window, states: Sequence[Lifecycle] | None = None) -> Slice[Agent]:
+        """Agents by name, retired ones included unless ``states`` says which."""
+        query = _agent_query()
+        if states:
+            query = query.where(agents.c.lifecycle.in_(_states(states)))
+        return await sliced(self._c, query, agents.c.name, window, _agent, newest_first=False)
 
     async def receivable(self, name: str, states: Sequence[Lifecycle]) -> Agent | None:
         """The agent ``name`` if it may take work in one of ``states``; templates never run."""
@@ -280,31 +317,31 @@ class AgentsRepo:
         person_id: int | None,
         now: datetime,
         run_id: int | None = None,
-    ) -> None:
+    ) -> MemoryNote:
         """A note written by a person (``person_id``) or by a run (``run_id``)."""
-        await self._c.execute(
-            insert(agent_memory).values(
+        written = await self._c.execute(
+            insert(agent_memory)
+            .values(
                 agent_id=agent_id,
                 note=note,
                 written_by_person_id=person_id,
                 run_id=run_id,
                 written_at=now,
             )
+            .returning(agent_memory.c.id)
         )
+        query = _MEMORY_OF.where(agent_memory.c.id == written.scalar_one())
+        return _note((await self._c.execute(query)).one())
 
     async def memory(self, agent_id: int) -> list[MemoryNote]:
-        return [
-            MemoryNote(
-                id=row.id,
-                agent_name=row.agent_name,
-                note=row.note,
-                written_by=row.author,
-                written_at=row.written_at,
-                run_id=row.run_id,
-                topic_kind=row.topic_kind,
-            )
-            for row in await self._c.execute(_MEMORY, {"agent_id": agent_id})
-        ]
+        """All of an agent's memory, oldest first: what its brain is given."""
+        rows = await self._c.execute(_MEMORY, {"agent_id": agent_id})
+        return [_note(row) for row in rows]
+
+    async def memory_page(self, agent_id: int, window: Window) -> Slice[MemoryNote]:
+        """An agent's memory, newest first."""
+        query = _MEMORY_OF.where(agent_memory.c.agent_id == agent_id)
+        return await sliced(self._c, query, agent_memory.c.id, window, _note)
 
     async def add_warning(
         self, agent_id: int, reason: str, person_id: int | None, now: datetime
@@ -317,21 +354,7 @@ class AgentsRepo:
         query = select(func.count()).where(agent_warnings.c.agent_id == agent_id)
         return int((await self._c.execute(query)).scalar_one())
 
-    async def warnings(self, agent_id: int) -> list[AgentWarning]:
-        query = (
-            select(agent_warnings, agents.c.name.label("agent_name"), people.c.name.label("author"))
-            .join(agents, agents.c.id == agent_warnings.c.agent_id)
-            .outerjoin(people, people.c.id == agent_warnings.c.given_by_person_id)
-            .where(and_(agent_warnings.c.agent_id == agent_id))
-            .order_by(agent_warnings.c.id)
-        )
-        return [
-            AgentWarning(
-                id=row.id,
-                agent_name=row.agent_name,
-                reason=row.reason,
-                given_by=row.author,
-                given_at=row.given_at,
-            )
-            for row in await self._c.execute(query)
-        ]
+    async def warnings_page(self, agent_id: int, window: Window) -> Slice[AgentWarning]:
+        """The warnings an agent was given, newest first."""
+        query = _WARNINGS_OF.where(agent_warnings.c.agent_id == agent_id)
+        return await sliced(self._c, query, agent_warnings.c.id, window, _warning)

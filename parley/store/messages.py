@@ -9,7 +9,9 @@ from typing import Any
 from sqlalchemy import Select, bindparam, insert, or_, select, update
 
 from parley.conversations.model import Message
+from parley.reads.model import Slice, Window
 from parley.store.connection import Connection
+from parley.store.keyset import sliced
 from parley.store.tables import agents, messages, people
 
 _author = agents.alias("author")
@@ -70,9 +72,10 @@ class MessagesRepo:
         row = {"topic_id": topic_id, "kind": kind, "body": body, "created_at": now, **values}
         return int((await self._c.execute(_INSERT, row)).scalar_one())
 
-    async def in_topic(self, topic_id: int) -> list[Message]:
-        rows = await self._c.execute(_query().where(messages.c.topic_id == topic_id))
-        return [_message(row) for row in rows]
+    async def page(self, topic_id: int, window: Window) -> Slice[Message]:
+        """A topic's messages, newest first."""
+        query = _query().where(messages.c.topic_id == topic_id)
+        return await sliced(self._c, query, messages.c.id, window, _message)
 
     async def inputs(self, run_id: int) -> list[Message]:
         rows = await self._c.execute(_INPUTS, {"run_id": run_id})

@@ -8,7 +8,9 @@ from typing import Any
 from sqlalchemy import func, insert, select, text, update
 
 from parley.mesh.model import Node
+from parley.reads.model import Slice, Window
 from parley.store.connection import Connection
+from parley.store.keyset import sliced
 from parley.store.tables import agents, nodes
 
 
@@ -33,8 +35,9 @@ class NodesRepo:
         row = (await self._c.execute(select(nodes).where(nodes.c.name == name))).first()
         return _node(row) if row else None
 
-    async def all(self) -> list[Node]:
-        return [_node(row) for row in await self._c.execute(select(nodes).order_by(nodes.c.name))]
+    async def page(self, window: Window) -> Slice[Node]:
+        """Nodes by name."""
+        return await sliced(self._c, select(nodes), nodes.c.name, window, _node, newest_first=False)
 
     async def create_with_session(
         self, name: str, session_name: str, hostname: str, workspace_root: str, now: datetime

@@ -8,7 +8,9 @@ from typing import Any
 from sqlalchemy import func, insert, select, update
 
 from parley.people.model import Person, Role
+from parley.reads.model import Slice, Window
 from parley.store.connection import Connection
+from parley.store.keyset import sliced
 from parley.store.tables import people
 
 
@@ -42,9 +44,11 @@ class PeopleRepo:
             update(people).where(people.c.id == person_id).values(token_hash=token_hash)
         )
 
-    async def all(self) -> list[Person]:
-        rows = await self._c.execute(select(people).order_by(people.c.id))
-        return [_person(row) for row in rows]
+    async def page(self, window: Window) -> Slice[Person]:
+        """People by name."""
+        return await sliced(
+            self._c, select(people), people.c.name, window, _person, newest_first=False
+        )
 
     async def count(self) -> int:
         return int((await self._c.execute(select(func.count()).select_from(people))).scalar_one())

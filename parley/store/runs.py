@@ -19,11 +19,15 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError
 
-from parley.agents.model import HELD_TOPIC_STATES
+from parley.agents.model import HELD_TOPIC_STATES, Modality
 from parley.conversations.model import TopicKind
+from parley.people.model import Person
+from parley.reads.model import Slice, Window
 from parley.runs.model import OPEN_STATES, Run, RunState, Session
 from parley.store.connection import Connection
+from parley.store.keyset import sliced
 from parley.store.tables import agents, nodes, runs, sessions, topics
+from parley.store.visibility import readable_topic_id
 
 _OPEN = [state.value for state in OPEN_STATES]
 
@@ -267,22 +271,40 @@ class RunsRepo:
         row = (await self._c.execute(_BY_TOKEN, {"hash": token_hash})).first()
         return _run(row) if row else None
 
-    async def listed(
+    async def readable(self, reader: Person, run_id: int) -> Run | None:
+        """The run if ``reader`` may read its topic; else None, as if absent."""
+        query = _query().where(runs.c.id == run_id, readable_topic_id(reader, runs.c.topic_id))
+        row = (await self._c.execute(query)).first()
+        return _run(row) if row else None
+
+    async def readable_page(
         self,
-        topic_ids: Sequence[int] | None = None,
+        reader: Person,
+        window: Window,
         agent_id: int | None = None,
         states: Sequence[RunState] | None = None,
-        limit: int = 200,
-    ) -> list[Run]:
-        conditions: list[ColumnElement[bool]] = []
-        if topic_ids is not None:
-            conditions.append(runs.c.topic_id.in_(list(topic_ids)))
+        topic_id: int | None = None,
+    ) -> Slice[Run]:
+        """Runs whose topic ``reader`` may read, newest first, optionally of one agent, in some
+        states, or in one topic."""
+        conditions: list[ColumnElement[bool]] = [readable_topic_id(reader, runs.c.topic_id)]
         if agent_id is not None:
             conditions.append(runs.c.agent_id == agent_id)
-        if states is not None:
+        if states:
             conditions.append(runs.c.state.in_([state.value for state in states]))
-        query = _query().where(and_(True, *conditions)).order_by(runs.c.id.desc()).limit(limit)
-        return [_run(row) for row in await self._c.execute(query)]
+        if topic_id is not None:
+            conditions.append(runs.c.topic_id == topic_id)
+        return await sliced(self._c, _query().where(and_(*conditions)), runs.c.id, window, _run)
+
+    async def turns_page(self, person_id: int, window: Window) -> Slice[Run]:
+        """Running turns of the human agents that are this person, oldest first (the order
+        they wait in)."""
+        query = _query().where(
+            runs.c.state == RunState.RUNNING.value,
+            agents.c.modality == Modality.HUMAN.value,
+            agents.c.human_person_id == person_id,
+        )
+        return await sliced(self._c, query, runs.c.id, window, _run, newest_first=False)
 
     async def open_in_topics(self, topic_ids: Sequence[int]) -> list[Run]:
         query = _query().where(runs.c.topic_id.in_(list(topic_ids)), runs.c.state.in_(_OPEN))

@@ -105,22 +105,24 @@ agent_memory = Table(
     "agent_memory",
     metadata,
     Column("id", Integer, primary_key=True),
-    Column("agent_id", Integer, ForeignKey("agents.id"), nullable=False, index=True),
+    Column("agent_id", Integer, ForeignKey("agents.id"), nullable=False),
     Column("note", Text, nullable=False),
     Column("written_by_person_id", Integer, ForeignKey("people.id"), nullable=True),
     # A note a run wrote: which one (its topic says where it was working). None: a person's.
     Column("run_id", Integer, ForeignKey("runs.id"), nullable=True),
     Column("written_at", UTCDateTime, nullable=False),
+    Index("ix_agent_memory_agent", "agent_id", "id"),  # an agent's memory, newest first
 )
 
 agent_warnings = Table(
     "agent_warnings",
     metadata,
     Column("id", Integer, primary_key=True),
-    Column("agent_id", Integer, ForeignKey("agents.id"), nullable=False, index=True),
+    Column("agent_id", Integer, ForeignKey("agents.id"), nullable=False),
     Column("reason", Text, nullable=False),
     Column("given_by_person_id", Integer, ForeignKey("people.id"), nullable=True),
     Column("given_at", UTCDateTime, nullable=False),
+    Index("ix_agent_warnings_agent", "agent_id", "id"),
 )
 
 # Variables an owner declared for an agent's command brain: a value, or (from_server) a name
@@ -207,9 +209,15 @@ topics = Table(
         sqlite_where=text("kind = 'node'"),
         postgresql_where=text("kind = 'node'"),
     ),
-    Index("ix_topics_root", "root_topic_id"),
-    # A topic's subtasks, for a stop that reaches everything set off under a root.
-    Index("ix_topics_reply", "reply_topic_id"),
+    # The pages of the lists (keyset, newest first): each is one range of one of these.
+    Index("ix_topics_root", "root_topic_id", "id"),
+    Index("ix_topics_kind", "kind", "id"),
+    Index("ix_topics_kind_status", "kind", "status", "id"),
+    Index("ix_topics_person_kind", "person_id", "kind", "id"),
+    # A topic's subtasks, for a stop that reaches everything set off under a root (and their
+    # page, newest first).
+    Index("ix_topics_reply", "reply_topic_id", "id"),
+    Index("ix_topics_pair", "pair_key", "id"),
 )
 
 # What agents set off for one origin (sends, subtasks, node questions) in its current window:
@@ -269,7 +277,10 @@ runs = Table(
         sqlite_where=text("state = 'running'"),
         postgresql_where=text("state = 'running'"),
     ),
-    Index("ix_runs_topic", "topic_id"),
+    # The lists' pages (newest first) of a topic's, an agent's, a state's runs.
+    Index("ix_runs_topic", "topic_id", "id"),
+    Index("ix_runs_agent", "agent_id", "id"),
+    Index("ix_runs_state", "state", "id"),
     # The scheduler's and the queue's lookups: by state (then agent), and a session's waiting run.
     Index("ix_runs_state_agent", "state", "agent_id"),
     Index(

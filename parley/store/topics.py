@@ -6,12 +6,16 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, bindparam, insert, or_, select, update
+from sqlalchemy import ColumnElement, Select, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from parley.conversations.model import Topic, TopicKind
+from parley.people.model import Person
+from parley.reads.model import Slice, Window
 from parley.store.connection import Connection
+from parley.store.keyset import sliced
 from parley.store.tables import agents, people, topics
+from parley.store.visibility import readable_topic
 
 _worker = agents.alias("worker")
 _addressed = agents.alias("addressed")
@@ -164,24 +168,6 @@ class TopicsRepo:
         row = (await self._c.execute(query)).first()
         return _topic(row) if row else None
 
-    async def of_kind(self, kind: TopicKind, include_closed: bool = False) -> list[Topic]:
-        query = _query().where(topics.c.kind == kind.value).order_by(topics.c.id)
-        if not include_closed:
-            query = query.where(topics.c.closed_at.is_(None))
-        return [_topic(row) for row in await self._c.execute(query)]
-
-    async def agent_conversations_between(self, first_id: int, second_id: int) -> list[Topic]:
-        pair = or_(
-            (topics.c.agent_id == first_id) & (topics.c.sender_agent_id == second_id),
-            (topics.c.agent_id == second_id) & (topics.c.sender_agent_id == first_id),
-        )
-        query = (
-            _query()
-            .where(topics.c.kind == TopicKind.AGENT_CONVERSATION.value, pair)
-            .order_by(topics.c.id)
-        )
-        return [_topic(row) for row in await self._c.execute(query)]
-
     async def rooted_in(self, root_id: int) -> list[Topic]:
         query = _query().where(topics.c.root_topic_id == root_id).order_by(topics.c.id)
         return [_topic(row) for row in await self._c.execute(query)]
@@ -198,13 +184,64 @@ class TopicsRepo:
         )
         return list((await self._c.execute(query)).scalars())
 
-    async def subtasks_of(self, topic_id: int) -> list[Topic]:
-        query = (
-            _query()
-            .where(topics.c.kind == TopicKind.TASK.value, topics.c.reply_topic_id == topic_id)
-            .order_by(topics.c.id)
+    # reading, as far as the reader may
+
+    async def readable(
+        self, reader: Person, topic_id: int, kind: TopicKind | None = None
+    ) -> Topic | None:
+        """The topic if ``reader`` may read it (and it is of ``kind``); else None, as if absent."""
+        query = _query().where(topics.c.id == topic_id, readable_topic(reader))
+        if kind is not None:
+            query = query.where(topics.c.kind == kind.value)
+        row = (await self._c.execute(query)).first()
+        return _topic(row) if row else None
+
+    async def readable_thread(
+        self, reader: Person, connection: str, thread_id: str
+    ) -> Topic | None:
+        query = _query().where(
+            topics.c.connection == connection,
+            topics.c.thread_id == thread_id,
+            readable_topic(reader),
         )
-        return [_topic(row) for row in await self._c.execute(query)]
+        row = (await self._c.execute(query)).first()
+        return _topic(row) if row else None
+
+    async def readable_page(
+        self,
+        reader: Person,
+        window: Window,
+        kind: TopicKind,
+        *,
+        include_closed: bool = False,
+        status: str | None = None,
+        parent_id: int | None = None,
+        root_id: int | None = None,
+        pair: str | None = None,
+    ) -> Slice[Topic]:
+        """Topics of ``kind`` that ``reader`` may read, newest first; closed ones only with
+        ``include_closed``. Filters: ``status``; ``parent_id``, the topic a subtask reports to;
+        ``root_id``, the root of agent conversations (the root itself left out); ``pair``,
+        the two roles of agent conversations (see ``pair_key``)."""
+        conditions: list[ColumnElement[bool]] = [
+            topics.c.kind == kind.value,
+            readable_topic(reader),
+        ]
+        if not include_closed:
+            conditions.append(topics.c.closed_at.is_(None))
+            if kind is TopicKind.CONVERSATION:
+                # Implied by the rule (an open conversation is its person's alone); said here so
+                # that the index on (person_id, kind, id) reads the page as one range.
+                conditions.append(topics.c.person_id == reader.id)
+        if status is not None:
+            conditions.append(topics.c.status == status)
+        if parent_id is not None:
+            conditions.append(topics.c.reply_topic_id == parent_id)
+        if root_id is not None:
+            conditions += [topics.c.root_topic_id == root_id, topics.c.id != root_id]
+        if pair is not None:
+            conditions.append(topics.c.pair_key == pair)
+        return await sliced(self._c, _query().where(*conditions), topics.c.id, window, _topic)
 
     async def set_status(
         self, topic_id: int, status: str, result: str | None, now: datetime

@@ -10,12 +10,14 @@ import pytest
 
 from parley.mesh.join_token import load_or_create_join_token
 from parley.mesh.node_runner import NodeRunner
-from tests.support import Harness, eventually, lifecycle_is
+from tests.support import Harness, eventually, items, lifecycle_is
 
 
 async def _names(parley: Harness) -> list[str]:
     return [
-        a["name"] for a in (await parley.owner.get("/api/v1/agents")).json() if a["kind"] == "agent"
+        a["name"]
+        for a in items((await parley.owner.get("/api/v1/agents")).json())
+        if a["kind"] == "agent"
     ]
 
 

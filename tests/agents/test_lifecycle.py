@@ -11,7 +11,7 @@ from parley.agents.sweeper import sweep_once
 from parley.errors import Conflict
 from parley.mesh.node_runner import NodeRunner
 from tests.agents.support import finish_work, give_work
-from tests.support import Harness
+from tests.support import Harness, items
 
 
 async def test_retire_of_an_idle_agent_retires_it_at_once(parley: Harness) -> None:
@@ -75,9 +75,10 @@ async def test_retired_agents_stay_readable(parley: Harness) -> None:
     await parley.owner.post("/api/v1/agents/scribe/retire", json={})
     agent = await parley.agent("scribe")
     assert (agent["lifecycle"], agent["engram"]) == ("retired", "keeps notes")
-    memory = (await parley.owner.get("/api/v1/agents/scribe/memory")).json()
+    memory = items((await parley.owner.get("/api/v1/agents/scribe/memory")).json())
     assert [note["note"] for note in memory] == ["likes lists"]
-    listed = (await parley.owner.get("/api/v1/agents", params={"lifecycle": "retired"})).json()
+    retired = {"lifecycle": "retired"}
+    listed = items((await parley.owner.get("/api/v1/agents", params=retired)).json())
     assert [a["name"] for a in listed] == ["scribe"]
 
 

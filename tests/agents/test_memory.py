@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.runs.support import follow, get, say, script
-from tests.support import Harness, eventually
+from tests.support import Harness, eventually, items, oldest_first
 
 
 async def test_notes_are_kept_in_order_with_time_and_author(parley: Harness) -> None:
@@ -24,7 +24,8 @@ async def test_notes_are_kept_in_order_with_time_and_author(parley: Harness) -> 
             "/api/v1/agents/scribe/memory", json={"note": "deadline is friday"}
         )
     assert response.status_code == 201
-    notes = (await parley.owner.get("/api/v1/agents/scribe/memory")).json()
+    assert response.json()["note"] == "deadline is friday"
+    notes = oldest_first((await parley.owner.get("/api/v1/agents/scribe/memory")).json())
     assert [(n["note"], n["written_by"]) for n in notes] == [
         ("the client prefers email", "owner"),
         ("deadline is friday", "ada"),
@@ -38,7 +39,7 @@ async def test_a_retired_agents_memory_is_closed_but_readable(parley: Harness) -
     await parley.owner.post("/api/v1/agents/scribe/retire", json={})
     response = await parley.owner.post("/api/v1/agents/scribe/memory", json={"note": "too late"})
     assert response.status_code == 409
-    notes = (await parley.owner.get("/api/v1/agents/scribe/memory")).json()
+    notes = items((await parley.owner.get("/api/v1/agents/scribe/memory")).json())
     assert [n["note"] for n in notes] == ["kept"]
 
 
@@ -47,7 +48,7 @@ async def test_empty_or_huge_notes_are_refused(parley: Harness, note: str) -> No
     await parley.hire("scribe")
     response = await parley.owner.post("/api/v1/agents/scribe/memory", json={"note": note})
     assert response.status_code == 400
-    assert (await parley.owner.get("/api/v1/agents/scribe/memory")).json() == []
+    assert items((await parley.owner.get("/api/v1/agents/scribe/memory")).json()) == []
 
 
 async def test_memory_of_an_unknown_agent_is_404(parley: Harness) -> None:
@@ -67,8 +68,8 @@ async def test_each_note_shows_its_origin_a_person_or_a_run_and_where_it_worked(
     await parley.owner.post("/api/v1/tasks", json={"agent": "keeper", "text": "in a task"})
     await say(parley.owner, "asker", "pass it on")
     assert await eventually(lambda: _notes(parley, "keeper", 4))
-    keepers_runs = {r["id"] for r in await get(parley.owner, "/runs?agent=keeper")}
-    notes = await get(parley.owner, "/agents/keeper/memory")
+    keepers_runs = {r["id"] for r in items(await get(parley.owner, "/runs?agent=keeper"))}
+    notes = items(await get(parley.owner, "/agents/keeper/memory"))
     by_note = {n["note"]: n for n in notes}
     assert (by_note["by hand"]["written_by"], by_note["by hand"]["run_id"]) == ("owner", None)
     assert by_note["by hand"]["origin"] == "person owner"
@@ -83,4 +84,4 @@ async def test_each_note_shows_its_origin_a_person_or_a_run_and_where_it_worked(
 
 
 async def _notes(parley: Harness, agent: str, count: int) -> bool:
-    return len(await get(parley.owner, f"/agents/{agent}/memory")) >= count
+    return len(items(await get(parley.owner, f"/agents/{agent}/memory"))) >= count

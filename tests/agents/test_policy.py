@@ -6,7 +6,7 @@ import pytest
 
 from parley.settings import Settings
 from tests.agents.support import give_work
-from tests.support import Harness, ManualClock, started
+from tests.support import Harness, ManualClock, items, started
 
 
 async def test_a_warning_is_recorded_with_its_reason(parley: Harness) -> None:
@@ -21,7 +21,7 @@ async def test_a_warning_is_recorded_with_its_reason(parley: Harness) -> None:
         False,
         "active",
     )
-    warnings = (await parley.owner.get("/api/v1/agents/scribe/warnings")).json()
+    warnings = items((await parley.owner.get("/api/v1/agents/scribe/warnings")).json())
     assert [(w["reason"], w["given_by"]) for w in warnings] == [("merged without review", "owner")]
 
 

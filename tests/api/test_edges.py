@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.support import Harness
+from tests.support import Harness, items
 
 
 async def test_healthz_answers_without_a_token(parley: Harness) -> None:
@@ -52,7 +52,7 @@ async def test_malformed_json_is_a_400_that_says_so_and_changes_nothing(parley: 
     assert response.status_code == 400
     assert response.json()["error"] == "invalid"
     assert "not valid JSON" in response.json()["message"]
-    agents = (await parley.owner.get("/api/v1/agents")).json()
+    agents = items((await parley.owner.get("/api/v1/agents")).json())
     assert [agent["name"] for agent in agents] == ["node:local"]
 
 

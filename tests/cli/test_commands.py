@@ -20,7 +20,7 @@ def test_person_add_prints_a_token_that_works(served: Served) -> None:
     created = ok_json(served, "person", "add", "ada", "--member")
     assert created["person"] == {**created["person"], "name": "ada", "role": "member"}
     people = ok_json(served, "person", "list", token=created["token"])
-    assert [p["name"] for p in people] == ["owner", "ada"]
+    assert [p["name"] for p in people["items"]] == ["ada", "owner"]  # by name
 
 
 def test_person_add_in_words_shows_the_token_once(served: Served) -> None:
@@ -38,7 +38,7 @@ def test_person_add_needs_exactly_one_role(served: Served) -> None:
 
 
 def test_node_list_and_engram(served: Served) -> None:
-    nodes = ok_json(served, "node", "list")
+    nodes = ok_json(served, "node", "list")["items"]
     assert [(n["name"], n["status"]) for n in nodes] == [("local", "online")]
     assert nodes[0]["last_seen_at"]
     ok_json(served, "node", "engram", "local", "patient and precise")
@@ -61,19 +61,24 @@ def test_agent_lifecycle_through_the_cli(served: Served) -> None:
         "2",
     )
     assert (hired["lifecycle"], hired["max_sessions"]) == ("active", 2)
-    assert [a["name"] for a in ok_json(served, "agent", "list")] == ["node:local", "scribe"]
+    assert [a["name"] for a in ok_json(served, "agent", "list")["items"]] == [
+        "node:local",
+        "scribe",
+    ]
     assert ok_json(served, "agent", "show", "scribe")["engram"] == "notes"
     ok_json(served, "agent", "remember", "scribe", "prefers bullet points")
-    memory = ok_json(served, "agent", "memory", "scribe")
+    memory = ok_json(served, "agent", "memory", "scribe")["items"]
     assert [(m["note"], m["origin"]) for m in memory] == [("prefers bullet points", "person owner")]
     assert "person owner" in served.run("agent", "memory", "scribe").stdout
     warned = ok_json(served, "agent", "warn", "scribe", "--reason", "late")
     assert (warned["warnings"], warned["dismissed"]) == (1, False)
-    assert [w["reason"] for w in ok_json(served, "agent", "warnings", "scribe")] == ["late"]
+    assert [w["reason"] for w in ok_json(served, "agent", "warnings", "scribe")["items"]] == [
+        "late"
+    ]
     retired = ok_json(served, "agent", "retire", "scribe", "--reason", "done")
     assert (retired["lifecycle"], retired["retired_reason"]) == ("retired", "done")
     only_retired = ok_json(served, "agent", "list", "--lifecycle", "retired")
-    assert [a["name"] for a in only_retired] == ["scribe"]
+    assert [a["name"] for a in only_retired["items"]] == ["scribe"]
 
 
 def test_warn_at_the_limit_dismisses(served: Served) -> None:

@@ -16,6 +16,7 @@ from typer.testing import CliRunner, Result
 from parley.cli.main import app as cli_app
 from tests.runs.support import script
 from tests.served import Served
+from tests.support import items, oldest_first
 
 ECHO = """
     rules:
@@ -48,6 +49,11 @@ def ok_json(served: Served, *args: str, **env: str) -> Any:
     return json.loads(ok(served, *args, "--json", **env))
 
 
+def ok_items(served: Served, *args: str, **env: str) -> list[Any]:
+    """The rows of a list command's page (--json prints the page)."""
+    return items(ok_json(served, *args, **env))
+
+
 def hire(served: Served, tmp_path: Path, name: str, rules: str | None = None) -> None:
     brain = ["--brain", script(tmp_path, name, rules)] if rules else []
     ok(served, "agent", "hire", name, "--node", "local", *brain)
@@ -63,7 +69,7 @@ def until(check: Callable[[], Any], within: float = 10.0) -> Any:
 
 
 def running_run(served: Served, agent: str) -> int:
-    rows = until(lambda: ok_json(served, "run", "list", "--agent", agent, "--state", "running"))
+    rows = until(lambda: ok_items(served, "run", "list", "--agent", agent, "--state", "running"))
     run_id: int = rows[0]["id"]
     return run_id
 
@@ -93,7 +99,9 @@ def test_chat_streams_the_reply_and_quits(served: Served, tmp_path: Path) -> Non
     out = ok(served, "chat", "echo", stdin="anyone?\n/quit\nnever sent\n")
     # The scripted brain streams each reply whole: two chunks, written as they came.
     assert out == "you> echo> first line\nsecond line\nyou> "
-    bodies = [m["body"] for m in ok_json(served, "conversation", "show", "echo")["messages"]]
+    bodies = [
+        m["body"] for m in oldest_first(ok_json(served, "conversation", "show", "echo")["messages"])
+    ]
     assert bodies == ["anyone?", "first line\nsecond line"]
 
 
@@ -115,32 +123,33 @@ def test_conversation_show_list_delete(served: Served, tmp_path: Path) -> None:
     hire(served, tmp_path, "echo", ECHO)
     ok(served, "say", "echo", "hello")
     shown = ok_json(served, "conversation", "show", "echo")
-    assert [(m["author"], m["kind"], m["body"]) for m in shown["messages"]] == [
-        ("owner", shown["messages"][0]["kind"], "hello"),
-        ("echo", shown["messages"][1]["kind"], "hi owner, you said hello"),
+    messages = oldest_first(shown["messages"])
+    assert [(m["author"], m["kind"], m["body"]) for m in messages] == [
+        ("owner", "text", "hello"),
+        ("echo", "reply", "hi owner, you said hello"),
     ]
-    assert [r["state"] for r in shown["runs"]] == ["finished"]
+    assert [r["state"] for r in items(shown["runs"])] == ["finished"]
     words = ok(served, "conversation", "show", "echo")
     assert "messages" in words and "hi owner, you said hello" in words and "finished" in words
-    assert [c["agent"] for c in ok_json(served, "conversation", "list")] == ["echo"]
+    assert [c["agent"] for c in ok_items(served, "conversation", "list")] == ["echo"]
     assert ok(served, "conversation", "stop", "echo") == "echo was not working on anything\n"
     assert ok(served, "conversation", "delete", "echo") == "deleted your conversation with echo\n"
     gone = run(served, "conversation", "show", "echo")
     assert gone.exit_code == 3
     assert "you have no conversation with echo" in gone.stderr
-    assert ok_json(served, "conversation", "list") == []
+    assert ok_items(served, "conversation", "list") == []
 
 
 def test_task_create_list_show(served: Served, tmp_path: Path) -> None:
     hire(served, tmp_path, "worker", "otherwise:\n  - complete: 'summed: {text}'\n")
     task_id = int(ok(served, "task", "create", "worker", "sum the column"))
-    done = until(lambda: ok_json(served, "task", "list", "--status", "done"))
+    done = until(lambda: ok_items(served, "task", "list", "--status", "done"))
     assert [(t["id"], t["result"]) for t in done] == [(task_id, "summed: sum the column")]
-    assert ok_json(served, "task", "list", "--status", "open") == []
+    assert ok_items(served, "task", "list", "--status", "open") == []
     shown = ok_json(served, "task", "show", str(task_id))
     assert shown["topic"]["status"] == "done"
-    assert shown["messages"][0]["body"] == "sum the column"
-    assert [r["agent"] for r in shown["runs"]] == ["worker"]
+    assert oldest_first(shown["messages"])[0]["body"] == "sum the column"
+    assert [r["agent"] for r in items(shown["runs"])] == ["worker"]
     words = ok(served, "task", "show", str(task_id))
     assert "sum the column" in words and "runs" in words
 
@@ -154,7 +163,7 @@ def test_task_stop_cancel_delete(served: Served, tmp_path: Path) -> None:
     assert ok(served, "task", "cancel", task_id) == f"task {task_id}: cancelled\n"
     assert ok(served, "task", "delete", task_id) == f"deleted task {task_id}\n"
     # Deleted: gone from the list; its history stays readable for owners.
-    assert ok_json(served, "task", "list") == []
+    assert ok_items(served, "task", "list") == []
     assert ok_json(served, "task", "show", task_id)["topic"]["closed_reason"] == (
         "task deleted by owner"
     )
@@ -167,9 +176,9 @@ def test_task_list_refuses_an_unknown_status(served: Served) -> None:
 def test_run_list_and_show(served: Served, tmp_path: Path) -> None:
     hire(served, tmp_path, "echo", ECHO)
     run_id = ok_json(served, "say", "echo", "hello")["run"]
-    listed = ok_json(served, "run", "list", "--agent", "echo", "--state", "finished")
+    listed = ok_items(served, "run", "list", "--agent", "echo", "--state", "finished")
     assert [(r["id"], r["state"]) for r in listed] == [(run_id, "finished")]
-    assert ok_json(served, "run", "list", "--state", "running", "--limit", "5") == []
+    assert ok_items(served, "run", "list", "--state", "running", "--limit", "5") == []
     shown = ok_json(served, "run", "show", str(run_id))
     assert (shown["run"]["output"], shown["topic"]["kind"]) == (
         "hi owner, you said hello",
@@ -205,7 +214,7 @@ def _stop_when_running(served: Served, agent: str) -> None:
     """Stops the agent's run from another thread, over plain HTTP (the CLI is busy saying)."""
     with httpx.Client(base_url=f"{served.url}/api/v1", headers=_bearer(served)) as api:
         params = {"agent": agent, "state": "running"}
-        rows = until(lambda: api.get("/runs", params=params).json())
+        rows = until(lambda: api.get("/runs", params=params).json()["items"])
         api.post(f"/runs/{rows[0]['id']}/stop").raise_for_status()
 
 
@@ -228,7 +237,7 @@ def test_node_ask_waits_for_the_answer(served: Served) -> None:
     answer = ok_json(served, "node", "ask", "local", "still?")
     assert answer["state"] == "finished" and "I heard: still?" in answer["reply"]
     exchanges = ok_json(served, "node", "exchanges", "local")
-    assert [m["body"] for m in exchanges["messages"]][::2] == ["are you there?", "still?"]
+    assert [m["body"] for m in oldest_first(exchanges)][::2] == ["are you there?", "still?"]
     assert "are you there?" in ok(served, "node", "exchanges", "local")
 
 
@@ -284,28 +293,28 @@ def test_act_from_a_running_turn(served: Served, tmp_path: Path) -> None:
     assert ok(served, "act", "report", "-", stdin="half way\n", **acting).strip()
     assert ok_json(served, "act", "complete", "fixed", **acting)["result"]
     ok(served, "task", "stop", task_id)
-    notes = ok_json(served, "agent", "memory", "coder")
+    notes = ok_items(served, "agent", "memory", "coder")
     assert [n["note"] for n in notes] == ["tests live in tests/"]
     task = ok_json(served, "task", "show", task_id)
     assert (task["topic"]["status"], task["topic"]["result"]) == ("done", "fixed")
-    assert "half way" in [m["body"] for m in task["messages"]]
+    assert "half way" in [m["body"] for m in items(task["messages"])]
 
 
 def test_a_member_cannot_read_an_owners_conversation(served: Served, tmp_path: Path) -> None:
     hire(served, tmp_path, "asker", "otherwise:\n  - send: {to: helper, text: 'help: {text}'}\n")
     ok(served, "agent", "hire", "helper", "--node", "local")
     run_id = str(ok_json(served, "say", "asker", "the report")["run"])
-    threads = ok_json(served, "agent-conversation", "list")
+    threads = ok_items(served, "agent-conversation", "list")
     assert [(t["sender"], t["agent"]) for t in threads] == [("asker", "helper")]
     thread_id = threads[0]["thread_id"]
     shown = ok_json(served, "agent-conversation", "show", thread_id)
-    assert [m["body"] for m in shown["messages"]] == ["help: the report"]
-    history = ok_json(served, "agent", "history", "asker", "helper")
+    assert [m["body"] for m in items(shown["messages"])] == ["help: the report"]
+    history = ok_items(served, "agent", "history", "asker", "helper")
     assert [h["topic"]["thread_id"] for h in history] == [thread_id]
     assert "help: the report" in ok(served, "agent", "history", "asker", "helper")
     member = ok_json(served, "person", "add", "ada", "--member")["token"]
-    assert ok_json(served, "agent-conversation", "list", PARLEY_TOKEN=member) == []
-    assert ok_json(served, "agent", "history", "asker", "helper", PARLEY_TOKEN=member) == []
+    assert ok_items(served, "agent-conversation", "list", PARLEY_TOKEN=member) == []
+    assert ok_items(served, "agent", "history", "asker", "helper", PARLEY_TOKEN=member) == []
     for args in (["run", "show", run_id], ["agent-conversation", "show", thread_id]):
         refused = run(served, *args, PARLEY_TOKEN=member)
         assert refused.exit_code == 3, refused.output
@@ -315,10 +324,10 @@ def test_agent_conversation_stop_and_closed_ones(served: Served, tmp_path: Path)
     hire(served, tmp_path, "asker", "otherwise:\n  - send: {to: helper, text: '{text}'}\n")
     hire(served, tmp_path, "helper", SLEEPER)
     ok(served, "say", "asker", "wake up")
-    thread_id = ok_json(served, "agent-conversation", "list")[0]["thread_id"]
+    thread_id = ok_items(served, "agent-conversation", "list")[0]["thread_id"]
     run_id = running_run(served, "helper")
     assert ok(served, "agent-conversation", "stop", thread_id) == f"stopped run {run_id}\n"
     ok(served, "conversation", "delete", "asker")  # closes the agent conversations it rooted
-    assert ok_json(served, "agent-conversation", "list") == []
-    closed = ok_json(served, "agent-conversation", "list", "--all")
+    assert ok_items(served, "agent-conversation", "list") == []
+    closed = ok_items(served, "agent-conversation", "list", "--all")
     assert [t["thread_id"] for t in closed] == [thread_id]

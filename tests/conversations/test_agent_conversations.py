@@ -10,7 +10,7 @@ import pytest
 
 from parley.conversations.agent_conversations import Refusal, TextRefused, receive_text
 from tests.runs.support import follow, get, say, say_and_wait, script
-from tests.support import Harness, eventually
+from tests.support import Harness, eventually, items, oldest_first
 
 RELAY = {
     "a": """
@@ -42,13 +42,11 @@ async def _hire_relay(parley: Harness, tmp_path: Path) -> None:
 
 async def _reports(parley: Harness, agent: str, client: Any = None) -> list[str]:
     shown = await get(client or parley.owner, f"/conversations/{agent}")
-    return [m["body"] for m in shown["messages"] if m["kind"] == "report"]
+    return [m["body"] for m in oldest_first(shown["messages"]) if m["kind"] == "report"]
 
 
 async def _agent_conversations(client: Any, closed: bool = False) -> list[dict[str, Any]]:
-    found = await get(client, f"/agent-conversations?include_closed={str(closed).lower()}")
-    assert isinstance(found, list)
-    return found
+    return items(await get(client, f"/agent-conversations?include_closed={str(closed).lower()}"))
 
 
 async def test_rule_1_the_root_follows_from_the_sending_run(
@@ -81,8 +79,9 @@ async def test_rule_2_a_relay_brings_the_answer_back_down_the_chain(
     assert len(threads) == 2
     assert all(len(t["thread_id"]) == 32 for t in threads)
     assert threads[0]["thread_id"] != threads[1]["thread_id"]
-    between_a_and_b = await get(parley.owner, f"/agent-conversations/{threads[0]['thread_id']}")
-    assert [(m["author"], m["recipient"]) for m in between_a_and_b["messages"]] == [
+    a_and_b = next(t for t in threads if {t["sender"], t["agent"]} == {"a", "b"})
+    between_a_and_b = await get(parley.owner, f"/agent-conversations/{a_and_b['thread_id']}")
+    assert [(m["author"], m["recipient"]) for m in oldest_first(between_a_and_b["messages"])] == [
         ("a", "b"),
         ("b", "a"),
     ]
@@ -171,10 +170,11 @@ async def test_rule_5_ordering_is_per_agent_conversation(parley: Harness, tmp_pa
     assert await eventually(lambda: _reports_of(parley, ada, "a", ["got fast"]))
     # The owner's conversation with b still holds its slow turn (and the text behind it, which
     # may have joined that turn or wait for the next): nothing of it has finished.
-    owners = {r["state"] for r in await get(parley.owner, "/runs?agent=b")}
+    owners = {r["state"] for r in items(await get(parley.owner, "/runs?agent=b"))}
     assert "running" in owners
     assert owners <= {"running", "queued"}
-    assert [r["state"] for r in await get(parley.client(ada), "/runs?agent=b")] == ["finished"]
+    adas = items(await get(parley.client(ada), "/runs?agent=b"))
+    assert [r["state"] for r in adas] == ["finished"]
 
 
 async def _reports_of(parley: Harness, token: str, agent: str, expected: list[str]) -> bool:
@@ -198,7 +198,7 @@ async def test_rule_6_visibility_follows_the_root(parley: Harness, tmp_path: Pat
             response = await other.get(f"/api/v1/agent-conversations/{thread['thread_id']}")
             assert response.status_code == 404
             assert response.json()["message"] == f"no agent conversation {thread['thread_id']}"
-        runs = await get(parley.client(ada), "/runs")
+        runs = items(await get(parley.client(ada), "/runs"))
         hidden = await other.get(f"/api/v1/runs/{runs[0]['id']}")
         assert hidden.status_code == 404
     # A task is every person's; conversations rooted in it too.
@@ -214,7 +214,7 @@ async def test_rule_6_visibility_follows_the_root(parley: Harness, tmp_path: Pat
 
 async def _task_reports(parley: Harness, task_id: int, count: int) -> bool:
     shown = await get(parley.owner, f"/tasks/{task_id}")
-    return len([m for m in shown["messages"] if m["kind"] == "report"]) >= count
+    return len([m for m in items(shown["messages"]) if m["kind"] == "report"]) >= count
 
 
 async def test_rule_7_a_finished_task_keeps_its_agent_conversations_working(
@@ -239,7 +239,7 @@ async def test_rule_7_a_finished_task_keeps_its_agent_conversations_working(
     assert await eventually(lambda: _task_reports(parley, task["id"], 1))
     shown = await get(parley.owner, f"/tasks/{task['id']}")
     assert shown["topic"]["status"] == "done"
-    assert [m["body"] for m in shown["messages"] if m["kind"] == "report"] == [
+    assert [m["body"] for m in items(shown["messages"]) if m["kind"] == "report"] == [
         "late answer: answer to go"
     ]
 
@@ -257,7 +257,7 @@ async def test_rule_7_deleting_a_root_closes_its_agent_conversations(
     assert all(t["closed_reason"] == "conversation deleted by owner" for t in closed)
     # History stays; later text in a closed one is refused with reason 'thread'.
     kept = await get(parley.owner, f"/agent-conversations/{before[0]['thread_id']}")
-    assert len(kept["messages"]) == 2
+    assert len(items(kept["messages"])) == 2
     with pytest.raises(TextRefused) as refused:
         async with parley.context.store.transaction() as tx:
             await receive_text(tx, parley.clock, "local", before[0]["thread_id"], "a", "b", "late")
@@ -299,7 +299,7 @@ async def test_rule_10_a_run_in_an_agent_conversation_is_told_its_root(
     assert await eventually(lambda: _task_reports(parley, task["id"], 1))
     assert await eventually(lambda: _has_reports(parley, "a", 1))
     shown = await get(parley.owner, f"/tasks/{task['id']}")
-    report = next(m for m in shown["messages"] if m["kind"] == "report")
+    report = next(m for m in items(shown["messages"]) if m["kind"] == "report")
     assert report["author"] == "b"
     assert report["body"] == f"b works for: task {task['id']} (t); use report(text) to post there"
     assert await _reports(parley, "a") == [
@@ -322,8 +322,8 @@ async def test_rule_11_a_role_busy_in_many_topics_has_a_conversation_and_a_run_f
     assert sorted(t["root_id"] for t in a_and_b) == sorted(t["id"] for t in tasks)
     for thread in a_and_b:
         shown = await get(parley.owner, f"/agent-conversations/{thread['thread_id']}")
-        assert len(shown["runs"]) >= 1
-        assert all(run["topic_id"] == thread["id"] for run in shown["runs"])
+        assert len(items(shown["runs"])) >= 1
+        assert all(run["topic_id"] == thread["id"] for run in items(shown["runs"]))
 
 
 async def test_rule_12_agent_history_lists_everything_between_two_roles(
@@ -335,10 +335,13 @@ async def test_rule_12_agent_history_lists_everything_between_two_roles(
     await say(parley.client(ada), "a", "two")
     assert await eventually(lambda: _has_reports(parley, "a", 1))
     assert await eventually(lambda: _reports_of(parley, ada, "a", ["answer to q: two"]))
-    history = await get(parley.owner, "/agents/b/history/c")
+    history = items(await get(parley.owner, "/agents/b/history/c"))
     assert len(history) == 1  # the owner reads only what is rooted in their own conversation
-    assert [m["body"] for m in history[0]["messages"]] == ["q: one", "answer to q: one"]
-    assert len(await get(parley.client(ada), "/agents/c/history/b")) == 1
+    assert [m["body"] for m in oldest_first(history[0]["messages"])] == [
+        "q: one",
+        "answer to q: one",
+    ]
+    assert len(items(await get(parley.client(ada), "/agents/c/history/b"))) == 1
     missing = await parley.owner.get("/api/v1/agents/b/history/ghost")
     assert missing.status_code == 404
 

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 
 from tests.runs.support import get, script
-from tests.support import Harness, eventually
+from tests.support import Harness, eventually, items
 
 HOLDER = (
     "import os, pathlib, time\n"
@@ -69,15 +69,17 @@ async def test_every_action_works_for_the_run_behind_the_token(
 
     shown = await get(parley.owner, f"/tasks/{task['id']}")
     assert shown["topic"]["status"] == "done" and shown["topic"]["result"] == "planned"
-    assert [m["body"] for m in shown["messages"] if m["kind"] == "report"] == ["halfway there"]
-    assert [t["text"] for t in shown["subtasks"]] == ["sub job"]
-    [conversation] = shown["agent_conversations"]
+    assert [m["body"] for m in items(shown["messages"]) if m["kind"] == "report"] == [
+        "halfway there"
+    ]
+    assert [t["text"] for t in items(shown["subtasks"])] == ["sub job"]
+    [conversation] = items(shown["agent_conversations"])
     assert (conversation["sender"], conversation["agent"]) == ("boss", "helper")
     assert conversation["root_id"] == task["id"]  # derived from the run, never asked for
     memory = await get(parley.owner, "/agents/boss/memory")
-    assert [(n["note"], n["written_by"]) for n in memory] == [("Mondays are slow", None)]
+    assert [(n["note"], n["written_by"]) for n in items(memory)] == [("Mondays are slow", None)]
     exchanges = await get(parley.owner, "/nodes/local/exchanges")
-    assert [m["author"] for m in exchanges["messages"] if m["kind"] == "text"] == ["boss"]
+    assert [m["author"] for m in items(exchanges) if m["kind"] == "text"] == ["boss"]
 
 
 async def test_actions_refuse_bad_requests_clearly_and_change_nothing(
@@ -106,8 +108,8 @@ async def test_actions_refuse_bad_requests_clearly_and_change_nothing(
         result = await _act(run, action, **body)
         assert (result["status"], message in result["message"]) == (status, True), result
     shown = await get(parley.owner, f"/tasks/{task['id']}")
-    assert shown["subtasks"] == [] and shown["agent_conversations"] == []
-    assert await get(parley.owner, "/agents/boss/memory") == []
+    assert items(shown["subtasks"]) == [] and items(shown["agent_conversations"]) == []
+    assert items(await get(parley.owner, "/agents/boss/memory")) == []
 
 
 async def test_ask_node_from_a_run_brings_the_answer_back_as_new_text(
@@ -152,10 +154,11 @@ async def test_a_scripted_turn_s_actions_apply_all_or_none_with_its_outcome(
     end = await say_and_wait(parley, "keeper", "both")
     assert end["state"] == "failed"
     assert "agent gone is retired" in end["reason"]
-    assert await get(parley.owner, "/agents/keeper/memory") == []  # the remember was undone
+    assert items(await get(parley.owner, "/agents/keeper/memory")) == []  # the remember was undone
     ok = await say_and_wait(parley, "keeper", "only this")
     assert ok["state"] == "finished"
-    assert [n["note"] for n in await get(parley.owner, "/agents/keeper/memory")] == ["only this"]
+    memory = items(await get(parley.owner, "/agents/keeper/memory"))
+    assert [n["note"] for n in memory] == ["only this"]
 
 
 async def test_deferred_actions_without_the_run_s_token_are_refused(
@@ -179,7 +182,7 @@ async def test_deferred_actions_without_the_run_s_token_are_refused(
     _, end = await follow(parley.owner, queued["run_id"])
     assert end["state"] == "failed"
     assert "a role token without a run has no topic" in end["reason"]
-    assert await get(parley.owner, "/agents/napper/memory") == []
+    assert items(await get(parley.owner, "/agents/napper/memory")) == []
 
 
 async def _running(parley: Harness, run_id: int) -> bool:

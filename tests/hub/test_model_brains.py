@@ -13,7 +13,7 @@ from parley.settings import Settings
 from tests.brains.fake_openai import openai_app
 from tests.brains.fakes import Reply, Script, ToolCall, serving
 from tests.runs.support import follow, get, say
-from tests.support import Harness, ManualClock, started
+from tests.support import Harness, ManualClock, items, oldest_first, started
 
 
 @pytest.fixture
@@ -42,7 +42,7 @@ async def test_an_openai_brain_answers_and_acts_through_tool_calls(
     assert end["state"] == "finished", end
     assert end["output"] == "Noted: you like tea."
     memory = await get(parley.owner, "/agents/barista/memory")
-    assert [note["note"] for note in memory] == ["ada likes tea"]
+    assert [note["note"] for note in items(memory)] == ["ada likes tea"]
     first = script.bodies[0]
     assert first["model"] == "gpt-test"
     system = first["messages"][0]["content"]
@@ -50,4 +50,7 @@ async def test_an_openai_brain_answers_and_acts_through_tool_calls(
     assert "owner's conversation with barista" in system
     assert {tool["function"]["name"] for tool in first["tools"]} >= {"send", "remember", "report"}
     shown = await get(parley.owner, "/conversations/barista")
-    assert [m["body"] for m in shown["messages"]] == ["I like tea", "Noted: you like tea."]
+    assert [m["body"] for m in oldest_first(shown["messages"])] == [
+        "I like tea",
+        "Noted: you like tea.",
+    ]

@@ -14,13 +14,13 @@ from sqlalchemy import text
 from parley.clock import SystemClock
 from parley.settings import Settings
 from tests.runs.support import follow, get, say, script
-from tests.support import Harness, eventually, started
+from tests.support import Harness, eventually, items, oldest_first, started
 
 ECHO = "otherwise: [{reply: 'got {text}'}]"
 
 
 async def _states(parley: Harness, agent: str) -> list[str]:
-    return sorted(run["state"] for run in await get(parley.owner, f"/runs?agent={agent}"))
+    return sorted(run["state"] for run in items(await get(parley.owner, f"/runs?agent={agent}")))
 
 
 async def test_text_arriving_while_busy_is_given_to_the_next_run_together(
@@ -61,7 +61,7 @@ async def test_an_agent_runs_at_most_max_sessions_and_the_rest_waits_in_order(
     assert await eventually(
         lambda: _has_states(parley, "pair", ["queued", "queued", "running", "running"])
     )
-    runs = sorted(await get(parley.owner, "/runs?agent=pair"), key=lambda r: r["id"])
+    runs = oldest_first(await get(parley.owner, "/runs?agent=pair"))
     assert [r["state"] for r in runs] == ["running", "running", "queued", "queued"]
     # When one ends, the oldest waiting one starts.
     await parley.owner.post(f"/api/v1/runs/{runs[0]['id']}/stop")
@@ -86,12 +86,12 @@ async def test_a_node_session_answers_one_caller_at_a_time_and_remembers_who_ask
         _, end = await follow(parley.owner, queued["run_id"])
         assert end["state"] == "finished"
     exchanges = await get(parley.owner, "/nodes/local/exchanges")
-    said = [(m["author"], m["kind"], m["body"]) for m in exchanges["messages"]]
+    said = [(m["author"], m["kind"], m["body"]) for m in oldest_first(exchanges)]
     questions = [s for s in said if s[1] == "text"]
     assert questions == [("owner", "text", "disk space?"), ("ada", "text", "uptime?")]
     answers = [s for s in said if s[1] == "reply"]
     assert "I heard: disk space?" in answers[0][2] and "I heard: uptime?" in answers[1][2]
-    runs = exchanges["runs"]
+    runs = oldest_first(await get(parley.owner, "/runs?agent=node:local"))
     assert all(r["agent"] == "node:local" for r in runs)
     intervals = [(r["started_at"], r["finished_at"]) for r in runs]
     assert intervals[0][1] <= intervals[1][0]  # the second waited for the first
@@ -125,11 +125,11 @@ async def test_a_template_s_work_goes_to_clones_and_surges(parley: Harness, tmp_
     for n in range(4):
         created = await parley.owner.post("/api/v1/tasks", json={"agent": "pool", "text": f"t{n}"})
         assert created.status_code == 201, created.text
-    agents = {a["name"]: a for a in await get(parley.owner, "/agents")}
+    agents = {a["name"]: a for a in items(await get(parley.owner, "/agents"))}
     clones = sorted(name for name, a in agents.items() if a["clone_of"] == "pool")
     # The first task hired pool-1; its queue reached the threshold of 2, so pool-2 was hired.
     assert clones == ["pool-1", "pool-2"]
-    tasks = await get(parley.owner, "/tasks")
+    tasks = items(await get(parley.owner, "/tasks"))
     assert {t["addressed"] for t in tasks} == {"pool"}
     assert sorted(t["agent"] for t in tasks) == ["pool-1", "pool-1", "pool-2", "pool-2"]
     assert await eventually(lambda: _clone_active(parley, "pool-2"))

@@ -13,7 +13,7 @@ from parley.errors import Unavailable
 from parley.mesh.join_token import load_or_create_join_token
 from parley.mesh.messages import HEARTBEAT, REGISTER, Heartbeat
 from parley.mesh.node_runner import NodeRunner
-from tests.support import Harness, eventually
+from tests.support import Harness, eventually, items
 
 
 async def _status_is(parley: Harness, name: str, status: str) -> bool:
@@ -33,7 +33,7 @@ async def _node(parley: Harness, name: str) -> dict[str, Any]:
 
 
 async def test_the_local_node_registered_at_start_with_its_session(parley: Harness) -> None:
-    nodes = (await parley.owner.get("/api/v1/nodes")).json()
+    nodes = items((await parley.owner.get("/api/v1/nodes")).json())
     assert [(n["name"], n["status"], n["session"]) for n in nodes] == [
         ("local", "online", "node:local")
     ]

@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import text
 
 from parley.people.bootstrap import owner_token_path
-from tests.support import Harness
+from tests.support import Harness, items
 
 
 async def test_first_start_created_the_owner_and_saved_its_token(parley: Harness) -> None:
@@ -46,7 +46,9 @@ async def test_invalid_person_names_are_refused(parley: Harness, name: str) -> N
     response = await parley.owner.post("/api/v1/people", json={"name": name, "role": "member"})
     assert response.status_code == 400
     assert "person name" in response.json()["message"]
-    assert [p["name"] for p in (await parley.owner.get("/api/v1/people")).json()] == ["owner"]
+    assert [p["name"] for p in items((await parley.owner.get("/api/v1/people")).json())] == [
+        "owner"
+    ]
 
 
 async def test_an_unknown_role_is_refused(parley: Harness) -> None:
@@ -79,7 +81,8 @@ async def test_members_cannot_do_owner_things(
         "message": f"only an owner may {action}; ada is a member",
     }
     assert (await parley.agent("worker"))["lifecycle"] == "active"
-    assert "eve" not in [p["name"] for p in (await parley.owner.get("/api/v1/people")).json()]
+    people = items((await parley.owner.get("/api/v1/people")).json())
+    assert "eve" not in [p["name"] for p in people]
 
 
 async def test_members_can_read(parley: Harness) -> None:

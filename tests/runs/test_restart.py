@@ -9,7 +9,7 @@ import httpx
 
 from parley.settings import Settings
 from tests.runs.support import get, say
-from tests.support import Harness, ManualClock, eventually, started
+from tests.support import Harness, ManualClock, eventually, items, oldest_first, started
 
 SLOW = "otherwise: [{sleep: 60}]"
 QUICK = "otherwise: [{reply: 'handled {text}'}]"
@@ -43,7 +43,7 @@ async def test_runs_survive_a_restart(
         assert await eventually(lambda: _is(ada, waiting["run_id"], "finished"))
         assert await eventually(lambda: _replied(parley, parley.owner, ["handled first"]))
         assert await eventually(lambda: _replied(parley, ada, ["handled second"]))
-        runs = await get(parley.owner, "/runs?agent=solo")
+        runs = items(await get(parley.owner, "/runs?agent=solo"))
         retried = [r for r in runs if r["id"] not in (interrupted["run_id"], waiting["run_id"])]
         assert [r["state"] for r in retried] == ["finished"]
         inputs = (await get(parley.owner, f"/runs/{retried[0]['id']}"))["input"]
@@ -56,4 +56,4 @@ async def _is(client: httpx.AsyncClient, run_id: int, state: str) -> bool:
 
 async def _replied(parley: Harness, client: httpx.AsyncClient, expected: list[str]) -> bool:
     shown = await get(client, "/conversations/solo")
-    return [m["body"] for m in shown["messages"] if m["kind"] == "reply"] == expected
+    return [m["body"] for m in oldest_first(shown["messages"]) if m["kind"] == "reply"] == expected

@@ -56,7 +56,7 @@ def test_a_killed_server_fails_the_interrupted_turn_and_answers_its_text_after_r
         assert (shown["state"], shown["reason"]) == ("failed", "interrupted")
 
         def answered() -> bool:
-            messages = api.get("/conversations/solo").json()["messages"]
+            messages = api.get("/conversations/solo").json()["messages"]["items"]
             return [m["body"] for m in messages if m["kind"] == "reply"] == ["handled first"]
 
         assert _until(answered)

@@ -3,7 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.runs.support import get, say_and_wait, script
-from tests.support import Harness
+from tests.support import Harness, oldest_first
 
 
 async def test_a_scripted_agent_replies_in_the_conversation(
@@ -24,7 +24,7 @@ async def test_a_scripted_agent_replies_in_the_conversation(
     assert end["state"] == "finished", end
     assert end["output"] == "hi owner, you said hello there"
     shown = await get(parley.owner, "/conversations/greeter")
-    assert [m["body"] for m in shown["messages"]] == [
+    assert [m["body"] for m in oldest_first(shown["messages"])] == [
         "hello there",
         "hi owner, you said hello there",
     ]

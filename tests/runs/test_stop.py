@@ -10,7 +10,7 @@ from pathlib import Path
 
 from parley.mesh.messages import RUN_EVENTS, RunEvent
 from tests.runs.support import follow, get, say, script
-from tests.support import Harness, eventually
+from tests.support import Harness, eventually, items
 
 SLEEPER = """\
 import os, pathlib, sys, time
@@ -66,7 +66,7 @@ async def test_rule_8_stop_kills_a_command_brain_and_keeps_its_session(
     _, end = await follow(parley.owner, follow_up["run_id"])
     assert end["state"] == "finished"
     assert end["output"].splitlines() == ["stopped-notice", "heard owner: are you there"]
-    runs = await get(parley.owner, "/runs?agent=worker")
+    runs = items(await get(parley.owner, "/runs?agent=worker"))
     assert [r["state"] for r in runs] == ["finished", "stopped"]
     inputs = (await get(parley.owner, f"/runs/{follow_up['run_id']}"))["input"]
     assert [m["body"] for m in inputs] == ["are you there"]

@@ -1,14 +1,17 @@
-"""Shared shapes of request bodies."""
+"""Shared shapes: request bodies, and the page every list answers with."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from parley.reads import model
 from parley.text import refuse_nul_within
 
 ItemT = TypeVar("ItemT")
+ValueT = TypeVar("ValueT")
 
 
 class Body(BaseModel):
@@ -29,4 +32,10 @@ class Page(BaseModel, Generic[ItemT]):
     Keyset pagination: a page does not shift when rows are added meanwhile."""
 
     items: list[ItemT]
-    next: str | None = None
+    next: str | None = Field(
+        None, description="null on the last page; else pass it as ?before= for the next page"
+    )
+
+
+def page_of(found: model.Page[ValueT], convert: Callable[[ValueT], ItemT]) -> Page[ItemT]:
+    return Page[ItemT](items=[convert(item) for item in found.items], next=found.next)

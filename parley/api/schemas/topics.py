@@ -6,10 +6,11 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from parley.api.schemas.base import Body
+from parley.api.schemas.base import Body, Page, page_of
 from parley.api.schemas.runs import RunOut
 from parley.conversations.model import Message, Topic
 from parley.hub.actions import describe
+from parley.reads.model import RunDetail, TopicDetail, TopicView
 from parley.runs.queueing import Queued
 
 
@@ -93,13 +94,31 @@ class TopicOut(BaseModel):
             closed_reason=topic.closed_reason,
         )
 
+    @classmethod
+    def of_view(cls, view: TopicView) -> TopicOut:
+        return cls.of(view.topic, view.root)
+
 
 class TopicDetailOut(BaseModel):
+    """A topic with the first page (newest first) of each thing in it; each ``next`` continues
+    on its own list: /topics/ID/messages, /runs?topic=ID, /tasks?parent=ID&deleted=true,
+    /agent-conversations?root=ID&include_closed=true."""
+
     topic: TopicOut
-    messages: list[MessageOut]
-    runs: list[RunOut]
-    subtasks: list[TopicOut] = []
-    agent_conversations: list[TopicOut] = []
+    messages: Page[MessageOut]
+    runs: Page[RunOut]
+    subtasks: Page[TopicOut]
+    agent_conversations: Page[TopicOut]
+
+    @classmethod
+    def of(cls, detail: TopicDetail) -> TopicDetailOut:
+        return cls(
+            topic=TopicOut.of_view(detail.view),
+            messages=page_of(detail.messages, MessageOut.of),
+            runs=page_of(detail.runs, RunOut.of),
+            subtasks=page_of(detail.subtasks, TopicOut.of_view),
+            agent_conversations=page_of(detail.agent_conversations, TopicOut.of_view),
+        )
 
 
 class RunDetailOut(BaseModel):
@@ -107,3 +126,13 @@ class RunDetailOut(BaseModel):
     root: str
     topic: TopicOut
     input: list[MessageOut]
+
+    @classmethod
+    def of(cls, detail: RunDetail) -> RunDetailOut:
+        shown = TopicOut.of_view(detail.view)
+        return cls(
+            run=RunOut.of(detail.run),
+            root=shown.root,
+            topic=shown,
+            input=[MessageOut.of(message) for message in detail.input],
+        )

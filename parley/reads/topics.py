@@ -1,0 +1,138 @@
+"""Reading topics: conversations, tasks, agent conversations and any topic by id, each as far as
+the reader may (the store's one condition); what they may not read is absent, with the same
+message as what does not exist."""
+
+from __future__ import annotations
+
+from parley.conversations.model import LOCAL, Message, TaskStatus, Topic, TopicKind
+from parley.conversations.person import conversation_with
+from parley.errors import NotFound
+from parley.people.model import Person
+from parley.reads import cursors
+from parley.reads.model import Page, TopicView
+from parley.store import Tx
+
+
+async def readable_topic(tx: Tx, reader: Person, topic_id: int) -> Topic:
+    return await _readable(tx, reader, topic_id, None, f"no topic {topic_id}")
+
+
+async def readable_task(tx: Tx, reader: Person, task_id: int) -> Topic:
+    return await _readable(tx, reader, task_id, TopicKind.TASK, f"no task {task_id}")
+
+
+async def readable_conversation(tx: Tx, reader: Person, ref: str) -> Topic:
+    """By agent name, the reader's open conversation with that agent; by id, any conversation
+    the reader may read (an owner reads deleted ones so)."""
+    if ref.isdigit():  # agent names start with a letter
+        return await _readable(
+            tx, reader, int(ref), TopicKind.CONVERSATION, f"no conversation {ref}"
+        )
+    mine = await conversation_with(tx, reader, ref)
+    message = f"you have no conversation with {ref}"
+    return await _readable(tx, reader, mine.id, TopicKind.CONVERSATION, message)
+
+
+async def readable_thread(tx: Tx, reader: Person, thread_id: str) -> Topic:
+    topic = await tx.topics.readable_thread(reader, LOCAL, thread_id)
+    if topic is None:
+        raise NotFound(f"no agent conversation {thread_id}")
+    return topic
+
+
+async def _readable(
+    tx: Tx, reader: Person, topic_id: int, kind: TopicKind | None, absent: str
+) -> Topic:
+    topic = await tx.topics.readable(reader, topic_id, kind)
+    if topic is None:
+        raise NotFound(absent)
+    return topic
+
+
+async def conversations_page(
+    tx: Tx,
+    reader: Person,
+    deleted: bool = False,
+    limit: int | None = None,
+    before: str | None = None,
+) -> Page[TopicView]:
+    """The reader's open conversations, newest first; with ``deleted``, the deleted ones they
+    may read too (an owner's: every deleted conversation)."""
+    window = cursors.window(cursors.CONVERSATIONS, limit, before)
+    found = await tx.topics.readable_page(
+        reader, window, TopicKind.CONVERSATION, include_closed=deleted
+    )
+    return await _views_page(tx, cursors.CONVERSATIONS, found.items, found.next_key)
+
+
+async def tasks_page(
+    tx: Tx,
+    reader: Person,
+    status: TaskStatus | None = None,
+    deleted: bool = False,
+    parent: int | None = None,
+    limit: int | None = None,
+    before: str | None = None,
+) -> Page[TopicView]:
+    """Tasks, newest first, optionally in one ``status``; deleted ones too with ``deleted`` (only
+    owners read them); with ``parent``, the subtasks spawned in that topic."""
+    window = cursors.window(cursors.TASKS, limit, before)
+    if parent is not None:
+        await readable_topic(tx, reader, parent)
+    found = await tx.topics.readable_page(
+        reader,
+        window,
+        TopicKind.TASK,
+        include_closed=deleted,
+        status=status.value if status else None,
+        parent_id=parent,
+    )
+    return await _views_page(tx, cursors.TASKS, found.items, found.next_key)
+
+
+async def agent_conversations_page(
+    tx: Tx,
+    reader: Person,
+    include_closed: bool = False,
+    root: int | None = None,
+    pair: str | None = None,
+    limit: int | None = None,
+    before: str | None = None,
+) -> Page[TopicView]:
+    """Agent conversations the reader may read, newest first; closed ones too with
+    ``include_closed``; with ``root``, those rooted in that topic; with ``pair``, those between
+    two roles (``pair_key``)."""
+    window = cursors.window(cursors.AGENT_CONVERSATIONS, limit, before)
+    if root is not None:
+        await readable_topic(tx, reader, root)
+    found = await tx.topics.readable_page(
+        reader,
+        window,
+        TopicKind.AGENT_CONVERSATION,
+        include_closed=include_closed,
+        root_id=root,
+        pair=pair,
+    )
+    return await _views_page(tx, cursors.AGENT_CONVERSATIONS, found.items, found.next_key)
+
+
+async def messages_page(
+    tx: Tx, reader: Person, topic_id: int, limit: int | None = None, before: str | None = None
+) -> Page[Message]:
+    """A topic's messages, newest first."""
+    window = cursors.window(cursors.MESSAGES, limit, before)
+    await readable_topic(tx, reader, topic_id)
+    return cursors.page(cursors.MESSAGES, await tx.messages.page(topic_id, window))
+
+
+async def views(tx: Tx, topics: list[Topic]) -> list[TopicView]:
+    """Each topic with its root, read in one query."""
+    roots = await tx.topics.by_ids({topic.root_id for topic in topics} - {t.id for t in topics})
+    roots.update({topic.id: topic for topic in topics})
+    return [TopicView(topic, roots.get(topic.root_id)) for topic in topics]
+
+
+async def _views_page(
+    tx: Tx, listing: cursors.Listing, topics: list[Topic], next_key: int | str | None
+) -> Page[TopicView]:
+    return Page(await views(tx, topics), cursors.encode_next(listing, next_key))
