@@ -116,6 +116,7 @@ class WarnOut(BaseModel):
 
 
 class MemoryOut(BaseModel):
+    id: int
     note: str
     written_by: str | None = Field(description="the person who wrote it; none if a run did")
     run_id: int | None = Field(description="the run that wrote it")
@@ -126,6 +127,7 @@ class MemoryOut(BaseModel):
     @classmethod
     def of(cls, note: MemoryNote) -> MemoryOut:
         return cls(
+            id=note.id,
             note=note.note,
             written_by=note.written_by,
             run_id=note.run_id,
@@ -136,10 +138,16 @@ class MemoryOut(BaseModel):
 
 
 class WarningOut(BaseModel):
+    id: int
     reason: str
     given_by: str | None
     given_at: datetime
 
     @classmethod
     def of(cls, warning: AgentWarning) -> WarningOut:
-        return cls(reason=warning.reason, given_by=warning.given_by, given_at=warning.given_at)
+        return cls(
+            id=warning.id,
+            reason=warning.reason,
+            given_by=warning.given_by,
+            given_at=warning.given_at,
+        )
