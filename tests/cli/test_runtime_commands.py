@@ -331,3 +331,29 @@ def test_agent_conversation_stop_and_closed_ones(served: Served, tmp_path: Path)
     assert ok_items(served, "agent-conversation", "list") == []
     closed = ok_items(served, "agent-conversation", "list", "--all")
     assert [t["thread_id"] for t in closed] == [thread_id]
+
+
+def test_a_deleted_conversation_page_by_page(served: Served, tmp_path: Path) -> None:
+    hire(served, tmp_path, "echo", ECHO)
+    ok(served, "say", "echo", "hello one")
+    ok(served, "say", "echo", "hello two")
+    conversation = str(ok_json(served, "conversation", "show", "echo")["topic"]["id"])
+    ok(served, "conversation", "delete", "echo")
+    deleted = ok_items(served, "conversation", "list", "--deleted")
+    assert [(str(c["id"]), c["closed_reason"]) for c in deleted] == [
+        (conversation, "conversation deleted by owner")
+    ]
+    assert "hi owner, you said hello two" in ok(served, "conversation", "show", conversation)
+    assert ok_json(served, "topic", "show", conversation)["topic"]["kind"] == "conversation"
+    newest = ok(served, "topic", "messages", conversation, "--limit", "1")
+    assert "you said hello two" in newest and "more: --before " in newest
+    cursor = newest.strip().splitlines()[-1].split()[-1]
+    older = ok(served, "topic", "messages", conversation, "--limit", "1", "--before", cursor)
+    assert "hello two" in older and "you said" not in older
+    runs = ok_items(served, "run", "list", "--topic", conversation)
+    assert [r["state"] for r in runs] == ["finished", "finished"]
+    assert ok_items(served, "task", "list", "--deleted", "--parent", conversation) == []
+    assert ok_items(served, "agent-conversation", "list", "--all", "--root", conversation) == []
+    refused = run(served, "run", "list", "--before", "bogus")
+    assert refused.exit_code == 2
+    assert "is not a cursor of the runs list" in refused.stderr
