@@ -35,6 +35,9 @@ class NodesRepo:
         row = (await self._c.execute(select(nodes).where(nodes.c.name == name))).first()
         return _node(row) if row else None
 
+    async def all(self) -> list[Node]:
+        return [_node(row) for row in await self._c.execute(select(nodes).order_by(nodes.c.name))]
+
     async def page(self, window: Window) -> Slice[Node]:
         """Nodes by name."""
         return await sliced(self._c, select(nodes), nodes.c.name, window, _node, newest_first=False)

@@ -16,7 +16,7 @@ from tests.brains.fake_anthropic import anthropic_app
 from tests.brains.fake_openai import openai_app
 from tests.brains.fakes import Reply, Script, serving
 from tests.runs.support import follow, get, say
-from tests.support import ManualClock, started
+from tests.support import ManualClock, items, started
 
 KEY = "local-key-3f9a1c77e2"  # no known shape: only the configured value gives it away
 PROVIDERS: dict[str, tuple[Callable[[Script], FastAPI], str, str]] = {
@@ -47,7 +47,7 @@ async def test_a_refused_key_is_redacted_from_reason_notice_and_log(
     assert end["state"] == "failed"
     reason = shown["run"]["reason"]
     assert "HTTP 401" in reason and "Incorrect API key provided: [redacted]." in reason
-    [notice] = [m["body"] for m in conversation["messages"] if m["kind"] == "notice"]
+    [notice] = [m["body"] for m in items(conversation["messages"]) if m["kind"] == "notice"]
     assert "Incorrect API key provided: [redacted]." in notice
     [failed] = [r.getMessage() for r in caplog.records if r.getMessage().startswith("run ")][1:]
     assert failed.startswith(f"run {queued['run_id']} failed ") and "HTTP 401" in failed
