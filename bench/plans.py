@@ -40,7 +40,7 @@ OPTIONAL += ["pair_key", "thread_id"]  # each row names every column: one execut
 
 async def fill(store: Store, n_topics: int) -> tuple[Person, Person, int]:
     """People, agents, topics of every kind (a few deleted), a run and two messages each.
-    Returns a member, an owner and a busy topic's id."""
+    Returns a member, an owner and an open task's id (every person reads it)."""
     rng = random.Random(7)
     async with store.transaction() as tx:
         node = await tx.nodes.create_with_session("local", "node:local", "h", "/tmp", NOW)
@@ -94,7 +94,8 @@ async def fill(store: Store, n_topics: int) -> tuple[Person, Person, int]:
             await tx.connection.execute(
                 text("SELECT setval('topics_id_seq', (SELECT max(id) FROM topics))")
             )
-    return people[10], people[0], rows[-1]["id"]
+    busy = next(r for r in reversed(rows) if r["kind"] == "task" and r["closed_at"] is None)
+    return people[10], people[0], busy["id"]
 
 
 def _topic(
