@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 
 from tests.runs.support import hold_a_turn
-from tests.support import Harness
+from tests.support import Harness, items
 
 Json = dict[str, Any]
 NUL_TEXT = "a\x00b"
@@ -158,4 +158,4 @@ async def test_a_refused_nul_byte_changes_nothing(parley: Harness) -> None:
     )
     assert response.status_code == 400
     assert response.json()["field"] == "note"
-    assert (await parley.owner.get("/api/v1/agents/scribe/memory")).json() == []
+    assert items((await parley.owner.get("/api/v1/agents/scribe/memory")).json()) == []

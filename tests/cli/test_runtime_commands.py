@@ -253,8 +253,8 @@ def test_text_with_a_nul_byte_exits_2_naming_it(served: Served, tmp_path: Path) 
         result = run(served, *args, stdin="half\x00way\n")
         assert result.exit_code == 2, (args, result.output)
         assert result.stderr.startswith(f"error: {says}"), result.stderr
-    assert ok_json(served, "agent", "memory", "scribe") == []
-    assert ok_json(served, "task", "list") == []
+    assert ok_items(served, "agent", "memory", "scribe") == []
+    assert ok_items(served, "task", "list") == []
 
 
 def test_act_without_a_run_token_exits_5(served: Served) -> None:

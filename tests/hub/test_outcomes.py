@@ -21,7 +21,7 @@ from parley.hub.outcomes import Outcome
 from parley.hub.recorder import UNRECORDED, OutcomeRecorder
 from parley.mesh.messages import RUN_EVENTS, ActionCall, RunEvent
 from tests.runs.support import get, hold_a_turn, say
-from tests.support import Harness, eventually
+from tests.support import Harness, eventually, items
 
 
 async def run_of(parley: Harness, run_id: int) -> dict[str, Any]:
@@ -64,7 +64,7 @@ async def test_a_deferred_action_with_an_unexpected_argument_fails_its_turn(
     run = await ended(parley, run_id)
     assert run["state"] == "failed"
     assert "remember takes no argument 'bogus'" in run["reason"]
-    assert await get(parley.owner, "/agents/holder/memory") == []  # none of its actions
+    assert items(await get(parley.owner, "/agents/holder/memory")) == []  # none of its actions
     # The session is not wedged: the next text gets a turn of its own.
     again = await say(parley.owner, "holder", "still there?")
     assert (await ended(parley, again["run_id"]))["output"] == "back again"
@@ -80,7 +80,7 @@ async def test_a_nul_byte_in_a_brain_s_reply_is_dropped_before_the_store(
     run = await ended(parley, queued["run_id"])
     assert (run["state"], run["output"]) == ("finished", "beforeafter")
     shown = await get(parley.owner, "/conversations/nully")
-    assert [m["body"] for m in shown["messages"] if m["kind"] == "reply"] == ["beforeafter"]
+    assert [m["body"] for m in items(shown["messages"]) if m["kind"] == "reply"] == ["beforeafter"]
 
 
 async def test_a_nul_byte_in_a_deferred_argument_fails_its_turn_saying_where(
@@ -93,13 +93,13 @@ async def test_a_nul_byte_in_a_deferred_argument_fails_its_turn_saying_where(
     run = await ended(parley, run_id)
     assert run["state"] == "failed"
     assert "remember: note contains a NUL byte" in run["reason"]
-    assert await get(parley.owner, "/agents/holder/memory") == []
+    assert items(await get(parley.owner, "/agents/holder/memory")) == []
 
 
 async def test_a_malformed_report_that_names_no_run_is_ignored(parley: Harness) -> None:
     await report(parley, {"kind": "finished", "text": "whose?"})
     await parley.context.broker.publish(RUN_EVENTS, b"not json at all")
-    agents = await get(parley.owner, "/agents")
+    agents = items(await get(parley.owner, "/agents"))
     assert [agent["name"] for agent in agents] == ["node:local"]  # the hub goes on
 
 
@@ -195,7 +195,7 @@ async def test_what_cannot_be_recorded_fails_its_turn_alone_and_the_batch_goes_o
     )
     runs = {name: await run_of(parley, run_id) for name, (run_id, _) in held.items()}
     assert (runs["fine"]["state"], runs["fine"]["output"]) == ("finished", "all good")
-    assert [n["note"] for n in await get(parley.owner, "/agents/fine/memory")] == ["kept"]
+    assert [n["note"] for n in items(await get(parley.owner, "/agents/fine/memory"))] == ["kept"]
     expected = {
         "poisoned": "the store refuses poison",
         "malformed": "remember takes no argument 'bogus'",
@@ -206,7 +206,7 @@ async def test_what_cannot_be_recorded_fails_its_turn_alone_and_the_batch_goes_o
         assert reason in runs[name]["reason"]
     # Its reason is refused too: the run ends all the same, its reason in the hub's own words.
     assert (runs["arsenic"]["state"], runs["arsenic"]["reason"]) == ("failed", UNRECORDED)
-    assert await get(parley.owner, "/agents/malformed/memory") == []
+    assert items(await get(parley.owner, "/agents/malformed/memory")) == []
     for name in names:  # no session is left waiting on a run that never ends
         again = await say(parley.owner, name, "still there?")
         assert (await ended(parley, again["run_id"]))["output"] == "back again"
