@@ -237,7 +237,7 @@ def test_at_start_a_node_kills_the_groups_its_previous_life_left_before_re_runni
 
 def _running_run(api: httpx.Client, agent: str) -> int:
     def running() -> list[dict[str, Any]]:
-        runs = api.get("/runs", params={"agent": agent, "state": "running"}).json()
+        runs = api.get("/runs", params={"agent": agent, "state": "running"}).json()["items"]
         return [run for run in runs if run["state"] == "running"]
 
     assert _until(lambda: len(running()) == 1)
