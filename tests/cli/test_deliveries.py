@@ -13,7 +13,7 @@ SLOW_WORKER = "otherwise: [{sleep: 0.3}, {complete: 'late'}]"
 
 
 def _subtask_of(served: Served, task_id: str) -> int:
-    subtasks = until(lambda: ok_json(served, "task", "show", task_id)["subtasks"])
+    subtasks = until(lambda: ok_json(served, "task", "show", task_id)["subtasks"]["items"])
     subtask_id: int = subtasks[0]["id"]
     return subtask_id
 

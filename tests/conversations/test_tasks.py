@@ -134,7 +134,7 @@ async def test_a_completion_for_a_deleted_task_is_not_delivered_and_says_why(
     why = "the topic it answers was closed (task deleted by owner)"
     # Its fate is in the subtask's own log, and in the delivery list with the reason.
     subtask = await get(parley.owner, f"/tasks/{subtask_id}")
-    notices = [m["body"] for m in subtask["messages"] if m["kind"] == "notice"]
+    notices = [m["body"] for m in items(subtask["messages"]) if m["kind"] == "notice"]
     assert notices == [f"This task's result was not delivered to manager: {why}"]
     [failed] = await _deliveries(parley, "failed")
     assert (failed["key"], failed["kind"], failed["attempts"]) == (key, "task_completion", 1)
@@ -149,14 +149,14 @@ async def test_a_completion_for_a_retired_spawner_fails_visibly(
     await parley.hire("worker", brain=script(tmp_path, "worker", slow_worker))
     task = await _create(parley, "manager", "x")
     assert await eventually(lambda: _has_subtask(parley, task["id"]))
-    subtask_id = (await get(parley.owner, f"/tasks/{task['id']}"))["subtasks"][0]["id"]
+    subtask_id = items((await get(parley.owner, f"/tasks/{task['id']}"))["subtasks"])[0]["id"]
     retired = await parley.owner.post("/api/v1/agents/manager/retire", json={"force": True})
     assert retired.status_code == 200, retired.text
     assert await eventually(lambda: _status(parley, subtask_id, "done"))
     key = f"task:{subtask_id}:run:{await _only_run(parley, subtask_id)}"
     assert await eventually(lambda: _delivery_state(parley, key, DeliveryState.FAILED))
     subtask = await get(parley.owner, f"/tasks/{subtask_id}")
-    notices = [m["body"] for m in subtask["messages"] if m["kind"] == "notice"]
+    notices = [m["body"] for m in items(subtask["messages"]) if m["kind"] == "notice"]
     why = "manager takes no more work (retired)"
     assert notices == [f"This task's result was not delivered to manager: {why}"]
 
@@ -168,7 +168,7 @@ async def test_a_subtask_cancelled_by_a_person_is_keyed_by_that_person(
     await parley.hire("worker", brain=script(tmp_path, "worker", "otherwise: [{sleep: 30}]"))
     task = await _create(parley, "manager", "x")
     assert await eventually(lambda: _has_subtask(parley, task["id"]))
-    subtask_id = (await get(parley.owner, f"/tasks/{task['id']}"))["subtasks"][0]["id"]
+    subtask_id = items((await get(parley.owner, f"/tasks/{task['id']}"))["subtasks"])[0]["id"]
     cancelled = await parley.owner.post(f"/api/v1/tasks/{subtask_id}/cancel")
     assert cancelled.status_code == 200, cancelled.text
     owner_id = await _person_id(parley, "owner")

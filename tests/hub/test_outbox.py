@@ -360,7 +360,7 @@ async def test_a_node_answer_for_a_deleted_task_is_noted_in_the_node_s_topic(
     why = "the topic it answers was closed (task deleted by owner)"
     assert (failed["kind"], failed["last_error"]) == ("node_answer", why)
     exchanges = await get(parley.owner, "/nodes/local/exchanges")
-    notices = [m["body"] for m in exchanges["messages"] if m["kind"] == "notice"]
+    notices = [m["body"] for m in exchanges["items"] if m["kind"] == "notice"]
     assert notices == [f"The answer was not delivered to curious: {why}"]
 
 

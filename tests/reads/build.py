@@ -98,7 +98,7 @@ class Builder:
 
     async def _nothing_pending(self) -> bool:
         async with self.parley.context.store.transaction() as tx:
-            return not await tx.outbox.pending(1)
+            return await tx.outbox.next_due() is None
 
     async def refresh(self) -> None:
         """Runs and messages as the store has them: their states and order are not the rule
@@ -199,7 +199,8 @@ class Builder:
         status = (TaskStatus.DONE, TaskStatus.FAILED)[step.second % 2]
         task = await tx.topics.by_id(chosen.id)
         assert task is not None
-        await end_task(tx, self.parley.clock, task, status, "ended")
+        owner = next(p for p in self.people.values() if p.is_owner)
+        await end_task(tx, self.parley.clock, task, status, "ended", owner)
         chosen.status = status.value
 
     async def _finish(self, tx: Tx, step: Step) -> None:

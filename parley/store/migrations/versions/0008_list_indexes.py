@@ -2,8 +2,8 @@
 person, parent, root, pair of roles, agent or state) is one range of one index on SQLite and on
 PostgreSQL, instead of a scan of the table and a sort.
 
-Revision ID: 0005
-Revises: 0004
+Revision ID: 0008
+Revises: 0007
 Create Date: 2026-12-02
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from alembic import op
 
-revision = "0005"
-down_revision = "0004"
+revision = "0008"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 
@@ -23,7 +23,6 @@ NEW = [
     ("ix_topics_kind", "topics", ["kind", "id"]),
     ("ix_topics_kind_status", "topics", ["kind", "status", "id"]),
     ("ix_topics_person_kind", "topics", ["person_id", "kind", "id"]),
-    ("ix_topics_parent", "topics", ["reply_topic_id", "id"]),
     ("ix_topics_pair", "topics", ["pair_key", "id"]),
     ("ix_runs_agent", "runs", ["agent_id", "id"]),
     ("ix_runs_state", "runs", ["state", "id"]),
@@ -32,6 +31,7 @@ REPLACED = [
     ("ix_agent_memory_agent_id", "agent_memory", ["agent_id"], None),
     ("ix_agent_warnings_agent_id", "agent_warnings", ["agent_id"], None),
     ("ix_topics_root", "topics", ["root_topic_id"], ["root_topic_id", "id"]),
+    ("ix_topics_reply", "topics", ["reply_topic_id"], ["reply_topic_id", "id"]),
     ("ix_runs_topic", "runs", ["topic_id"], ["topic_id", "id"]),
 ]
 
