@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from parley.settings import Settings
-from tests.runs.support import follow, get, say, script
-from tests.support import Harness, ManualClock, eventually, started
+from tests.runs.support import follow, get, get_all, say, script
+from tests.support import Harness, ManualClock, eventually, items, started
 
 PING = """
     rules:
@@ -36,9 +36,7 @@ async def _hire_ping_pong(parley: Harness, tmp_path: Path, ping: str = "ping") -
 
 
 async def _runs(parley: Harness) -> list[dict[str, Any]]:
-    runs = await get(parley.owner, "/runs?limit=1000")
-    assert isinstance(runs, list)
-    return runs
+    return await get_all(parley.owner, "/runs")
 
 
 async def _settled(parley: Harness) -> bool:
@@ -50,7 +48,7 @@ async def _notices(parley: Harness, path: str) -> list[str]:
     shown = await get(parley.owner, path)
     return [
         m["body"]
-        for m in shown["messages"]
+        for m in items(shown["messages"])
         if m["kind"] == "notice" and "stopped from going on" in m["body"]
     ]
 
@@ -114,7 +112,7 @@ async def test_subtasks_spend_the_budget_of_the_root_that_set_them_off(
         await say(parley.owner, "spawner", "go")
         assert await eventually(lambda: _notice_given(parley, "/conversations/spawner"))
         assert await eventually(lambda: _settled(parley))
-        tasks = await get(parley.owner, "/tasks")
+        tasks = items(await get(parley.owner, "/tasks"))
         assert len(tasks) == 4
         runs = await _runs(parley)
         assert [r["state"] for r in runs].count("failed") == 1
@@ -194,7 +192,7 @@ async def _nothing_runs_again(parley: Harness) -> None:
     later run of another agent ran after anything the loop might still have queued."""
     assert await eventually(lambda: _settled(parley))
     before = await _runs(parley)
-    if "witness" not in {a["name"] for a in await get(parley.owner, "/agents")}:
+    if "witness" not in {a["name"] for a in items(await get(parley.owner, "/agents"))}:
         await parley.hire("witness")
     queued = await say(parley.owner, "witness", "still there?")
     _, end = await follow(parley.owner, queued["run_id"])
@@ -216,7 +214,7 @@ async def test_stopping_a_conversation_reaches_a_loop_inside_a_subtask(
         await _hire_ping_pong(parley, tmp_path)
         await say(parley.owner, "manager", "delegate")
         assert await eventually(lambda: _run_count(parley, 30))
-        [subtask] = await get(parley.owner, "/tasks")
+        [subtask] = items(await get(parley.owner, "/tasks"))
         assert (await parley.owner.post("/api/v1/conversations/manager/stop")).status_code == 200
         await _nothing_runs_again(parley)
         # Only its runs stopped: the subtask stays open.

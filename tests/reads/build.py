@@ -21,6 +21,7 @@ from parley.people.model import Person
 from parley.people.model import Role as PersonRole
 from parley.runs.model import Run as StoredRun
 from parley.runs.model import RunState
+from parley.startup import hop_budget
 from parley.store import Tx
 from tests.reads.model import AGENT_CONVERSATION, CONVERSATION, TASK, Reader, Run, Topic, World
 from tests.support import Harness, eventually
@@ -58,6 +59,7 @@ class Builder:
     def __init__(self, parley: Harness, world: World) -> None:
         self.parley, self.world = parley, world
         self.people: dict[int, Person] = {}
+        self.budget = hop_budget(parley.context.settings)
 
     async def owner(self) -> Reader:
         """The installation's first owner, as a reader of the world."""
@@ -142,7 +144,9 @@ class Builder:
         run, topic = found
         to = self._other_agent(run.agent_name, step.second)
         sender = Role(run.agent_id, run.agent_name)
-        sent = await send_from_run(tx, self.parley.clock, run, sender, topic, to, "question")
+        sent = await send_from_run(
+            tx, self.parley.clock, self.budget, run, sender, topic, to, "question"
+        )
         made = sent.conversation
         if made.id not in self.world.topics:
             roles = frozenset((run.agent_name, to))
@@ -164,7 +168,9 @@ class Builder:
             return
         run, topic = found
         agent = self._other_agent(run.agent_name, step.second)
-        subtask = await spawn_subtask(tx, self.parley.clock, run, agent, "part", False)
+        subtask = await spawn_subtask(
+            tx, self.parley.clock, self.budget, run, topic, agent, "part", False
+        )
         self._add(Topic(subtask.id, TASK, agent, None, subtask.id, parent_id=topic.id))
 
     async def _delete(self, tx: Tx, step: Step) -> None:

@@ -12,6 +12,7 @@ from parley.conversations.tasks import create_task
 from parley.people.accounts import add_person
 from parley.people.model import Role as PersonRole
 from parley.runs.model import RunState
+from parley.startup import hop_budget
 from tests.reads.build import hire_idle_agents
 from tests.runs.support import get
 from tests.support import Harness, items
@@ -32,9 +33,9 @@ async def _in_root(parley: Harness, starter: str) -> dict[str, Any]:
         [run] = await tx.runs.open_in_topics([topic_id])
         topic = await tx.topics.by_id(topic_id)
         assert topic is not None
-        sent = await send_from_run(
-            tx, parley.clock, run, Role(run.agent_id, "w0"), topic, "w1", "pass it on"
-        )
+        budget = hop_budget(parley.context.settings)
+        sender = Role(run.agent_id, "w0")
+        sent = await send_from_run(tx, parley.clock, budget, run, sender, topic, "w1", "pass it on")
         await tx.runs.finish(run.id, RunState.FINISHED, parley.clock.now(), output="done: 42")
     return {"topic": topic_id, "run": run.id, "thread": sent.conversation.thread_id}
 

@@ -81,3 +81,15 @@ async def hold_a_turn(parley: Harness, tmp_path: Path, agent: str) -> tuple[int,
 
 async def _written(path: Path) -> bool:
     return path.exists() and bool(path.read_text())
+
+
+async def get_all(client: httpx.AsyncClient, path: str) -> list[Any]:
+    """Every row of a list, page after page (newest first, as the list gives them)."""
+    rows: list[Any] = []
+    separator = "&" if "?" in path else "?"
+    page = await get(client, f"{path}{separator}limit=500")
+    while True:
+        rows += page["items"]
+        if page["next"] is None:
+            return rows
+        page = await get(client, f"{path}{separator}limit=500&before={page['next']}")
