@@ -69,7 +69,7 @@ def test_the_scripted_tour_does_what_the_readme_says(
     noted = served.run("say", "greeter", "remember the kettle is broken").stdout
     assert noted == "Noted: the kettle is broken.\n"
     assert "the kettle is broken" in served.run("agent", "memory", "greeter").stdout
-    [note] = json.loads(served.run("agent", "memory", "greeter", "--json").stdout)
+    [note] = json.loads(served.run("agent", "memory", "greeter", "--json").stdout)["items"]
     assert note["origin"].endswith("in a person's conversation")  # the README says where from
     served.run("say", "greeter", "ask the clerk what time is it")
     assert _eventually_reported(served, "The clerk says: It is always tea time.")
