@@ -8,6 +8,21 @@ from parley.errors import Invalid
 
 NUL = "\x00"
 
+# How long each kind of text may be, in characters; the API's schema and README say the same.
+MAX_TEXT = 100_000  # a message, a task, a subtask, a report, an answer, a task's result
+MAX_NOTE = 20_000  # a memory note, written by a person or by a run alike
+MAX_ENGRAM = 20_000  # an agent's or a node's engram
+MAX_REASON = 2_000  # why an agent is warned or retired
+
+
+def check_length(value: str, cap: int, what: str, *, may_be_empty: bool = False) -> str:
+    """``value`` if it is at most ``cap`` characters (and not blank, unless it may be)."""
+    if not may_be_empty and not value.strip():
+        raise Invalid(f"the {what} is empty", field=what)
+    if len(value) > cap:
+        raise Invalid(f"the {what} is longer than {cap} characters ({len(value)})", field=what)
+    return value
+
 
 def refuse_nul(value: str, where: str) -> str:
     """``value`` unchanged, or Invalid naming ``where`` (a field, a parameter) if it holds a NUL."""

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from parley.text import MAX_NOTE, MAX_TEXT
+
 # Arguments of one action once checked (see arguments.py): every parameter, defaults filled in.
 Arguments = dict[str, str | bool]
 
@@ -28,11 +30,23 @@ class Kind(Enum):
         return "boolean" if self is Kind.FLAG else "string"
 
 
+# A name, or name@connection for a peer's role: a name is at most 40 characters.
+MAX_ADDRESS = 128
+
+
 @dataclass(frozen=True)
 class Param:
     name: str
     kind: Kind
     help: str
+    # The longest a text may be, when not the kind's usual cap.
+    cap: int | None = None
+
+    @property
+    def max_length(self) -> int | None:
+        if self.kind is Kind.FLAG:
+            return None
+        return self.cap or (MAX_ADDRESS if self.kind is Kind.NAME else MAX_TEXT)
 
     @property
     def required(self) -> bool:
@@ -71,12 +85,17 @@ class Action:
         """Its parameters as a JSON schema object (a model's tool definition)."""
         return {
             "type": "object",
-            "properties": {
-                p.name: {"type": p.kind.json_type, "description": p.help} for p in self.params
-            },
+            "properties": {p.name: _property(p) for p in self.params},
             "required": [p.name for p in self.params if p.required],
             "additionalProperties": False,
         }
+
+
+def _property(param: Param) -> dict[str, Any]:
+    shown: dict[str, Any] = {"type": param.kind.json_type, "description": param.help}
+    if param.max_length is not None:
+        shown["maxLength"] = param.max_length
+    return shown
 
 
 def _table(*actions: Action) -> dict[str, Action]:
@@ -119,7 +138,7 @@ ACTIONS = _table(
     Action(
         "remember",
         "add a note to your own long-term memory, which every member reads",
-        (Param("note", Kind.TEXT, "the note"),),
+        (Param("note", Kind.TEXT, "the note", cap=MAX_NOTE),),
         node_session=True,
     ),
     Action(

@@ -11,8 +11,7 @@ from parley.clock import Clock
 from parley.errors import Conflict, Invalid
 from parley.people.model import Person
 from parley.store import Tx
-
-MAX_REASON = 2000
+from parley.text import MAX_REASON
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from parley.durations import parse_duration
 from parley.errors import Conflict
 from parley.people.accounts import require_owner
 from parley.reads.agents import agents_page, memory_page, warnings_page
+from parley.text import MAX_REASON, check_length
 
 router = APIRouter(tags=["agents"])
 
@@ -119,7 +120,8 @@ async def reassign_agent(name: str, body: ReassignIn, caller: Caller, ctx: Ctx) 
 async def retire_agent(name: str, body: RetireIn, caller: Caller, ctx: Ctx) -> AgentOut:
     """Drain (no new work, running work finishes, then retired), or with force retire now."""
     require_owner(caller, "retire agents")
-    reason = (body.reason or "").strip() or f"retired by {caller.name}"
+    given = check_length(body.reason or "", MAX_REASON, "reason", may_be_empty=True).strip()
+    reason = given or f"retired by {caller.name}"
     async with ctx.store.transaction() as tx:  # stopped turns are cancelled once committed
         agent = await agent_by_name(tx, name)
         refuse_node_session(agent, "retired")

@@ -28,7 +28,12 @@ class BrainSpec:
         return self.kind if not self.argument else f"{self.kind}:{self.argument}"
 
 
+MAX_BRAIN_SPEC = 4096
+
+
 def parse_brain_spec(text: str) -> BrainSpec:
+    if len(text) > MAX_BRAIN_SPEC:
+        raise Invalid(f"a brain spec is at most {MAX_BRAIN_SPEC} characters", field="brain")
     kind, _, argument = text.strip().partition(":")
     if kind not in BRAIN_KINDS:
         known = ", ".join(f"{k}:…" if k != "offline" else k for k in BRAIN_KINDS)

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable, Mapping
 
 from parley.actions.arguments import action_named, bind
 from parley.actions.table import AGENT_TOOLS, NODE_SESSION_TOOLS
+from parley.agents.memory import check_note
 from parley.agents.model import Agent
 from parley.clock import Clock
 from parley.conversations.agent_conversations import send_from_run
@@ -19,6 +20,7 @@ from parley.runs.model import Run
 from parley.runs.queueing import check_text
 from parley.runs.tokens import running_run
 from parley.store import Tx
+from parley.text import MAX_TEXT, check_length
 
 
 def tools_of(agent: Agent | Run) -> tuple[str, ...]:
@@ -86,12 +88,13 @@ class RunActing:
     async def complete(self, result: str, failed: bool = False) -> str:
         if self.topic.kind is not TopicKind.TASK:
             raise Invalid(f"complete ends a task; this run answers {describe(self.topic)}")
+        check_length(result, MAX_TEXT, "result", may_be_empty=True)
         status = TaskStatus.FAILED if failed else TaskStatus.DONE
         await end_task(self.tx, self.clock, self.topic, status, result, self.run)
         return f"task {self.topic.id} {status.value}"
 
     async def remember(self, note: str) -> str:
-        check_text(note, "note")
+        note = check_note(note)
         await self.tx.agents.add_memory(self.agent.id, note, None, self.clock.now(), self.run.id)
         return "remembered"
 

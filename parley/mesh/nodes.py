@@ -7,8 +7,7 @@ from parley.errors import Invalid, NotFound
 from parley.mesh.model import Node
 from parley.naming import check_name
 from parley.store import Tx
-
-MAX_ENGRAM = 20_000
+from parley.text import MAX_ENGRAM
 
 
 def node_session_name(node: str) -> str:

@@ -10,11 +10,9 @@ from typing import Any
 
 from parley.agents.model import Agent
 from parley.conversations.model import Topic
-from parley.errors import Conflict, Invalid
+from parley.errors import Conflict
 from parley.store import Tx
-from parley.text import refuse_nul
-
-MAX_TEXT = 100_000
+from parley.text import MAX_TEXT, check_length, refuse_nul
 
 
 @dataclass(frozen=True)
@@ -25,11 +23,7 @@ class Queued:
 
 
 def check_text(text: str, what: str = "text") -> str:
-    if not text.strip():
-        raise Invalid(f"the {what} is empty", field=what)
-    if len(text) > MAX_TEXT:
-        raise Invalid(f"the {what} is longer than {MAX_TEXT} characters", field=what)
-    return refuse_nul(text, what)
+    return refuse_nul(check_length(text, MAX_TEXT, what), what)
 
 
 async def queue_text(

@@ -216,3 +216,31 @@ async def test_a_value_the_store_cannot_hold_is_invalid_not_an_outage(parley: Ha
         assert "cannot be stored" in error.message
     else:
         raise AssertionError("an id past 2^63 reached the store and came back")
+
+
+async def test_every_text_field_has_a_documented_cap(parley: Harness) -> None:
+    spec = (await parley.owner.get("/openapi.json")).json()
+    uncapped = []
+    for name, schema in spec["components"]["schemas"].items():
+        if not name.endswith("In"):
+            continue  # answers, not what the API takes
+        for field, shape in schema.get("properties", {}).items():
+            shapes = [shape, *shape.get("anyOf", [])]
+            is_text = any(s.get("type") == "string" for s in shapes)
+            if is_text and not any("maxLength" in s or "enum" in s for s in shapes):
+                uncapped.append(f"{name}.{field}")
+    assert uncapped == []
+
+
+async def test_caps_hold_for_people_and_runs_alike(parley: Harness) -> None:
+    from parley.text import MAX_NOTE, MAX_REASON
+
+    await parley.hire("keeper")
+    long_note = {"note": "n" * (MAX_NOTE + 1)}
+    response = await parley.owner.post("/api/v1/agents/keeper/memory", json=long_note)
+    assert response.status_code == 400 and "memory note" in response.json()["message"]
+    long_reason = {"reason": "r" * (MAX_REASON + 1)}
+    for verb in ("warnings", "retire"):
+        response = await parley.owner.post(f"/api/v1/agents/keeper/{verb}", json=long_reason)
+        assert response.status_code == 400, (verb, response.text)
+    assert (await parley.agent("keeper"))["lifecycle"] == "active"

@@ -8,14 +8,18 @@ from typing import Any
 from pydantic import BaseModel, Field, create_model
 
 from parley.actions.table import ACTIONS, Action
-from parley.api.schemas.base import Body
+from parley.api.schemas.base import Body, capped
 
 
 def _request(action: Action) -> type[Body]:
     fields: dict[str, Any] = {
         param.name: (
             param.kind.python_type,
-            Field(... if param.required else param.default, description=param.help),
+            Field(
+                ... if param.required else param.default,
+                description=param.help,
+                json_schema_extra=capped(param.max_length),
+            ),
         )
         for param in action.params
     }

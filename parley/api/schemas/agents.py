@@ -6,24 +6,35 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from parley.agents.hiring import MAX_SESSIONS_LIMIT, MAX_SURGE_THRESHOLD
 from parley.agents.model import Agent, AgentWarning, MemoryNote
-from parley.api.schemas.base import Body
+from parley.api.schemas.base import NAME, Body, capped, ranged
+from parley.brains.spec import MAX_BRAIN_SPEC
 from parley.durations import format_duration
+from parley.text import MAX_ENGRAM, MAX_NOTE, MAX_REASON
 
 ENV_HELP = "variables for its command brain, NAME: VALUE (stored; shown by name only)"
 ENV_FROM_SERVER_HELP = "names its command brain takes from the server's environment at each turn"
 
 
 class HireIn(Body):
-    name: str
-    node: str
-    engram: str = ""
-    brain: str | None = None
-    max_sessions: int = 1
+    name: str = Field(json_schema_extra=NAME)
+    node: str = Field(json_schema_extra=NAME)
+    engram: str = Field("", json_schema_extra=capped(MAX_ENGRAM))
+    brain: str | None = Field(
+        None,
+        description="offline, scripted:FILE, openai:MODEL, anthropic:MODEL, command:LINE",
+        json_schema_extra=capped(MAX_BRAIN_SPEC),
+    )
+    max_sessions: int = Field(1, json_schema_extra=ranged(1, MAX_SESSIONS_LIMIT))
     template: bool = False
-    surge_threshold: int | None = None
-    clone_lifetime: str | None = Field(None, description="e.g. 30m, 2h, 1d")
-    human: str | None = Field(None, description="the person who answers for a human agent")
+    surge_threshold: int | None = Field(None, json_schema_extra=ranged(1, MAX_SURGE_THRESHOLD))
+    clone_lifetime: str | None = Field(
+        None, description="e.g. 30m, 2h, 1d; at most ten years", json_schema_extra=capped(64)
+    )
+    human: str | None = Field(
+        None, description="the person who answers for a human agent", json_schema_extra=NAME
+    )
     env: dict[str, str] = Field({}, description=ENV_HELP)
     env_from_server: list[str] = Field([], description=ENV_FROM_SERVER_HELP)
 
@@ -37,25 +48,25 @@ class AgentPatch(Body):
 
 
 class ReassignIn(Body):
-    node: str
+    node: str = Field(json_schema_extra=NAME)
 
 
 class RetireIn(Body):
     force: bool = False
-    reason: str | None = None
+    reason: str | None = Field(None, json_schema_extra=capped(MAX_REASON))
 
 
 class WarnIn(Body):
-    reason: str
+    reason: str = Field(json_schema_extra=capped(MAX_REASON, 1))
 
 
 class CloneIn(Body):
-    name: str | None = None
-    lifetime: str | None = None
+    name: str | None = Field(None, json_schema_extra=NAME)
+    lifetime: str | None = Field(None, json_schema_extra=capped(64))
 
 
 class NoteIn(Body):
-    note: str
+    note: str = Field(json_schema_extra=capped(MAX_NOTE, 1))
 
 
 class AgentOut(BaseModel):

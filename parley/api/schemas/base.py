@@ -26,6 +26,21 @@ class Body(BaseModel):
         return data
 
 
+# A name as the API takes it (see parley/naming.py, which checks it with a message in words).
+NAME: dict[str, Any] = {"pattern": "^(?:[a-z][a-z0-9-]{0,38}[a-z0-9]|[a-z])$", "maxLength": 40}
+
+
+def capped(max_length: int | None, min_length: int = 0) -> dict[str, Any]:
+    """A text's bounds as the schema documents them; the library enforces them with a message
+    in words (pydantic's own would say less), so they are documented here, not checked twice."""
+    bounds: dict[str, Any] = {} if max_length is None else {"maxLength": max_length}
+    return bounds | ({"minLength": min_length} if min_length else {})
+
+
+def ranged(minimum: int, maximum: int) -> dict[str, Any]:
+    return {"minimum": minimum, "maximum": maximum}
+
+
 class Page(BaseModel, Generic[ItemT]):
     """One page of a list. Every list of the API answers with one: ``?limit=N`` sets its size,
     and ``next`` (null on the last page) is passed back as ``?before=`` for the page after it.

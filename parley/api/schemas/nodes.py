@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from parley.api.schemas.base import Body
+from parley.api.schemas.base import Body, capped
 from parley.mesh.model import Node
+from parley.text import MAX_ENGRAM
 
 
 class EngramIn(Body):
-    engram: str
+    engram: str = Field(json_schema_extra=capped(MAX_ENGRAM))
 
 
 class NodeOut(BaseModel):

@@ -6,12 +6,12 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from parley.api.schemas.base import Body
+from parley.api.schemas.base import NAME, Body
 from parley.people.model import Person, Role
 
 
 class PersonIn(Body):
-    name: str
+    name: str = Field(json_schema_extra=NAME)
     role: Role = Role.MEMBER
 
 

@@ -6,12 +6,13 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from parley.api.schemas.base import Body
+from parley.api.schemas.base import Body, capped
 from parley.runs.model import Run
+from parley.text import MAX_TEXT
 
 
 class AnswerIn(Body):
-    text: str = Field(min_length=1)
+    text: str = Field(min_length=1, json_schema_extra=capped(MAX_TEXT))
     complete: bool = Field(False, description="also complete the task this turn works on")
 
 

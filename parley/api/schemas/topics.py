@@ -6,21 +6,22 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from parley.api.schemas.base import Body, Page, page_of
+from parley.api.schemas.base import NAME, Body, Page, capped, page_of
 from parley.api.schemas.runs import RunOut
 from parley.conversations.model import Message, Topic
 from parley.hub.actions import describe
 from parley.reads.model import RunDetail, TopicDetail, TopicView
 from parley.runs.queueing import Queued
+from parley.text import MAX_TEXT
 
 
 class TextIn(Body):
-    text: str = Field(min_length=1)
+    text: str = Field(min_length=1, json_schema_extra=capped(MAX_TEXT))
 
 
 class TaskIn(Body):
-    agent: str
-    text: str = Field(min_length=1)
+    agent: str = Field(json_schema_extra=NAME)
+    text: str = Field(min_length=1, json_schema_extra=capped(MAX_TEXT))
 
 
 class QueuedOut(BaseModel):
