@@ -19,6 +19,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from parley import defaults
 from parley.datafolder import DataFolder
 from parley.errors import Invalid
 from parley.naming import NAME_RULE, is_name
@@ -30,10 +31,10 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="PARLEY_", extra="forbid")
 
     data_dir: Path = Field(
-        Path("parley-data"), description="where the store, tokens and workspaces live"
+        defaults.DATA_DIR, description="where the store, tokens and workspaces live"
     )
-    host: str = Field("127.0.0.1", description="address the HTTP API listens on")
-    port: int = Field(8700, ge=1, le=65535, description="port the HTTP API listens on")
+    host: str = Field(defaults.HOST, description="address the HTTP API listens on")
+    port: int = Field(defaults.PORT, ge=1, le=65535, description="port the HTTP API listens on")
     database_url: str | None = Field(
         None,
         description="default: SQLite in data_dir/private; postgresql://… for several machines",

@@ -6,7 +6,6 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from parley.brains.scripted import load_script
 from parley.errors import Invalid
 
 # kind -> what its argument is, for the error message
@@ -51,6 +50,9 @@ async def check_brain(spec: BrainSpec) -> BrainSpec:
     scripted brain's file must be an absolute path to a valid script (the CLI makes a relative
     one absolute where the operator typed it); a command brain's line must parse."""
     if spec.kind == "scripted":
+        # Here, not at the top: the CLI reads this module and should not load YAML and pydantic.
+        from parley.brains.scripted import load_script
+
         path = Path(spec.argument)
         if not path.is_absolute():
             raise Invalid(f"scripted brain file {spec.argument!r} must be an absolute path")

@@ -17,8 +17,8 @@ from parley.actions.table import ACTIONS, Action, Kind, Param
 from parley.cli.client import ApiClient
 from parley.cli.output import console, reporting_errors, show
 from parley.cli.state import CliState, JsonOption, given_text
+from parley.cli.where import whereabouts
 from parley.errors import Unauthorized
-from parley.settings import load_settings
 
 app = typer.Typer(
     help="Act from a running turn (a command brain's process): PARLEY_RUN_TOKEN authorises.",
@@ -34,7 +34,7 @@ def _run_client(ctx: typer.Context) -> ApiClient:
         raise Unauthorized("a role token without a run has no topic: PARLEY_RUN_TOKEN is not set")
     state = ctx.find_root().obj
     url = state.url if isinstance(state, CliState) else None
-    return ApiClient(url or os.environ.get("PARLEY_URL") or load_settings().base_url, token)
+    return ApiClient(url or os.environ.get("PARLEY_URL") or whereabouts().base_url, token)
 
 
 def _act(ctx: typer.Context, action: Action, body: dict[str, Any], as_json: bool) -> None:

@@ -10,9 +10,9 @@ from typing import Any
 
 import httpx
 
+from parley.cli.where import whereabouts
+from parley.datafolder import DataFolder
 from parley.errors import ERRORS_BY_CODE, ParleyError, Unauthorized, Unavailable
-from parley.people.bootstrap import owner_token_path
-from parley.settings import load_settings
 
 TIMEOUT = httpx.Timeout(60.0, connect=5.0)
 # A followed run may think for as long as it likes: no read timeout while streaming.
@@ -86,20 +86,20 @@ def _error_from(response: httpx.Response) -> ParleyError:
 def client_from_environment(url: str | None, token: str | None) -> ApiClient:
     """URL: --url, PARLEY_URL, or host/port from settings. Token: --token, PARLEY_TOKEN, or the
     owner token file in the data directory (written at first start)."""
-    settings = load_settings()
-    base_url = url or os.environ.get("PARLEY_URL") or settings.base_url
-    token = token or os.environ.get("PARLEY_TOKEN") or _read_token_file(settings.data_dir)
+    where = whereabouts()
+    base_url = url or os.environ.get("PARLEY_URL") or where.base_url
+    token = token or os.environ.get("PARLEY_TOKEN") or _read_token_file(where.data_dir)
     if not token:
         raise Unauthorized(
             f"no API token: pass --token, set PARLEY_TOKEN, or run from where"
-            f" {owner_token_path(settings.data_dir)} exists"
+            f" {DataFolder(where.data_dir).owner_token} exists"
         )
     return ApiClient(base_url, token)
 
 
 def _read_token_file(data_dir: Path) -> str | None:
     # Where a server older than data_dir/private/ left it, until that server's next start.
-    for path in (owner_token_path(data_dir), data_dir / "owner-token"):
+    for path in (DataFolder(data_dir).owner_token, data_dir / "owner-token"):
         try:
             return path.read_text().strip() or None
         except OSError:

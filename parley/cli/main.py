@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from parley import __version__
 from parley.cli import (
     act,
     agent_conversations,
@@ -26,11 +27,20 @@ app = typer.Typer(
 )
 
 
+def _print_version(given: bool) -> None:
+    if given:
+        typer.echo(f"parley {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def options(
     ctx: typer.Context,
     url: str | None = typer.Option(None, "--url", help="Parley's URL [PARLEY_URL]"),
     token: str | None = typer.Option(None, "--token", help="your API token [PARLEY_TOKEN]"),
+    version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="print the version"
+    ),
 ) -> None:
     ctx.obj = CliState(url=url, token=token)
 

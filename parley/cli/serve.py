@@ -2,21 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import socket
 from pathlib import Path
 
 import typer
-import uvicorn
 
-from parley.app import create_app
 from parley.cli.output import reporting_errors
-from parley.clock import SystemClock
-from parley.datafolder import DataFolder, holding_server_lock
-from parley.errors import Unavailable
-from parley.settings import Settings, load_settings
-from parley.startup import running
 
 
 def serve(
@@ -32,37 +22,13 @@ def serve(
 ) -> None:
     """Start Parley: store, broker, local node and HTTP API (Ctrl-C stops it). One server per
     data folder: a second one on the same folder refuses to start."""
+    # The server (FastAPI, SQLAlchemy, uvicorn…) is loaded here only, so that every other
+    # command starts without it.
+    from parley.cli.serving import run_server
+    from parley.settings import load_settings
+
     with reporting_errors():
         settings = load_settings(
             data_dir=data_dir, host=host, port=port, database_url=database_url, log_level=log_level
         )
-        logging.basicConfig(
-            level=settings.log_level.upper(),
-            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        )
-        with holding_server_lock(DataFolder(settings.data_dir), settings.base_url):
-            listener = _listen(settings)
-            try:
-                asyncio.run(_serve(settings, listener))
-            except KeyboardInterrupt:
-                pass
-            finally:
-                listener.close()
-
-
-def _listen(settings: Settings) -> socket.socket:
-    """Take the port before starting anything, so a busy port is a plain error, not a half start."""
-    try:
-        listener = socket.create_server((settings.host, settings.port), reuse_port=False)
-    except OSError as exc:
-        raise Unavailable(
-            f"cannot listen on {settings.host}:{settings.port}: {exc.strerror}"
-        ) from exc
-    return listener
-
-
-async def _serve(settings: Settings, listener: socket.socket) -> None:
-    async with running(settings, SystemClock()) as context:
-        app = create_app(settings, context=context)
-        config = uvicorn.Config(app, log_level=settings.log_level)
-        await uvicorn.Server(config).serve(sockets=[listener])
+        run_server(settings)

@@ -1,0 +1,129 @@
+"""Start-up time of the CLI, this tree against a reference commit, measured side by side.
+
+    .venv/bin/python bench/cli_start.py                  # against main before the fast start
+    .venv/bin/python bench/cli_start.py --reference HEAD~3 --runs 20
+
+The reference is checked out with ``git worktree add`` into a temporary folder and run by the
+same interpreter (its tree first on ``PYTHONPATH``), so that both versions meet the same
+libraries and the same machine load. A real server (this tree's) answers ``agent list``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+TREE = Path(__file__).resolve().parent.parent
+COMMANDS = {
+    "python -c pass (the floor)": ["-c", "pass"],
+    "parley --version": ["-m", "parley", "--version"],
+    "parley agent list --help": ["-m", "parley", "agent", "list", "--help"],
+    "parley agent list (real server)": ["-m", "parley", "agent", "list"],
+}
+
+
+def main() -> None:
+    options = _options()
+    reference = options.reference or _before_fast_start()
+    with tempfile.TemporaryDirectory(prefix="parley-cli-start-") as scratch:
+        home = Path(scratch)
+        with _checkout(reference, home / "reference") as old_tree, _server(home) as url:
+            print(f"reference {reference[:12]}, this tree {TREE}; median of {options.runs} runs")
+            print(f"{'command':34} {'reference':>10} {'this tree':>10}")
+            for label, args in COMMANDS.items():
+                old = _median(old_tree, args, home, url, options.runs)
+                new = _median(TREE, args, home, url, options.runs)
+                print(f"{label:34} {old:>10} {new:>10}")
+
+
+def _options() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reference", help="commit to compare with (default: before the change)")
+    parser.add_argument("--runs", type=int, default=10, help="runs of each command (median)")
+    return parser.parse_args()
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(TREE), *args], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def _before_fast_start() -> str:
+    """The parent of the commit that made client commands fast (and added this file)."""
+    added = _git("log", "-n1", "--diff-filter=A", "--format=%H", "--", "bench/cli_start.py")
+    return _git("rev-parse", f"{added or 'HEAD'}^")
+
+
+@contextmanager
+def _checkout(revision: str, where: Path) -> Iterator[Path]:
+    _git("worktree", "add", "--detach", str(where), revision)
+    try:
+        yield where
+    finally:
+        _git("worktree", "remove", "--force", str(where))
+
+
+@contextmanager
+def _server(home: Path) -> Iterator[str]:
+    """This tree's server in ``home`` (where the CLI then finds the owner token)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    args = [sys.executable, "-m", "parley", "serve", "--port", str(port), "--log-level", "error"]
+    server = subprocess.Popen(
+        args, cwd=home, env=_env(TREE, url), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        _wait_for(url)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _wait_for(url: str) -> None:
+    for _ in range(600):
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.05)
+    raise SystemExit(f"the server did not come up at {url}")
+
+
+def _env(tree: Path, url: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PARLEY_")}
+    # Both versions are told the URL: the reference may not know how to find it by itself.
+    return env | {"PYTHONPATH": str(tree), "PARLEY_URL": url}
+
+
+def _median(tree: Path, args: list[str], home: Path, url: str, runs: int) -> str:
+    """Median wall time in ms, or how the command failed (an older version may lack it)."""
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, *args], cwd=home, env=_env(tree, url), capture_output=True
+        )
+        times.append(time.perf_counter() - started)
+        if done.returncode != 0:
+            return f"exit {done.returncode}"
+    return f"{statistics.median(times) * 1000:.0f} ms"
+
+
+if __name__ == "__main__":
+    main()

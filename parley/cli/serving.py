@@ -1,0 +1,49 @@
+"""The server side of ``parley serve``: hold the data folder, take the port, run until Ctrl-C."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+
+import uvicorn
+
+from parley.app import create_app
+from parley.clock import SystemClock
+from parley.datafolder import DataFolder, holding_server_lock
+from parley.errors import Unavailable
+from parley.settings import Settings
+from parley.startup import running
+
+
+def run_server(settings: Settings) -> None:
+    logging.basicConfig(
+        level=settings.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    with holding_server_lock(DataFolder(settings.data_dir), settings.base_url):
+        listener = _listen(settings)
+        try:
+            asyncio.run(_serve(settings, listener))
+        except KeyboardInterrupt:
+            pass
+        finally:
+            listener.close()
+
+
+def _listen(settings: Settings) -> socket.socket:
+    """Take the port before starting anything, so a busy port is a plain error, not a half start."""
+    try:
+        listener = socket.create_server((settings.host, settings.port), reuse_port=False)
+    except OSError as exc:
+        raise Unavailable(
+            f"cannot listen on {settings.host}:{settings.port}: {exc.strerror}"
+        ) from exc
+    return listener
+
+
+async def _serve(settings: Settings, listener: socket.socket) -> None:
+    async with running(settings, SystemClock()) as context:
+        app = create_app(settings, context=context)
+        config = uvicorn.Config(app, log_level=settings.log_level)
+        await uvicorn.Server(config).serve(sockets=[listener])

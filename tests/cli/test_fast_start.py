@@ -1,0 +1,75 @@
+"""Client commands start without the server's libraries: a command of the CLI loads typer, rich
+and httpx, never the store, the API or what they bring (seconds of start-up on a small machine).
+Checked by what a fresh interpreter holds after parsing and running commands, not by a clock."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import parley
+from parley.cli.deliveries import DeliveryState as CliDeliveryState
+from parley.deliveries.model import DeliveryState
+
+SERVER_SIDE = ("uvicorn", "sqlalchemy", "fastapi", "alembic", "asyncpg", "pydantic_settings",
+               "yaml", "parley.store", "parley.app", "parley.api", "parley.hub", "parley.startup",
+               "parley.settings", "parley.brains.scripted")  # fmt: skip
+
+PROBE = """
+import json, sys
+from parley.cli.main import app
+try:
+    app(sys.argv[1:], standalone_mode=False)
+except BaseException:
+    pass
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def _loaded_after(*args: str) -> set[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PARLEY_")}
+    env |= {"PARLEY_URL": "http://127.0.0.1:9", "PARLEY_TOKEN": "t", "PARLEY_RUN_TOKEN": "t"}
+    probe = subprocess.run(
+        [sys.executable, "-c", PROBE, *args], env=env, capture_output=True, text=True, timeout=60
+    )
+    return set(json.loads(probe.stdout.splitlines()[-1]))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["agent", "list"],
+        ["agent", "list", "--help"],
+        ["agent", "hire", "scribe", "--node", "local", "--brain", "scripted:x.yaml"],
+        ["say", "scribe", "hello"],
+        ["act", "send", "scribe", "hello"],
+        ["delivery", "list", "--state", "failed"],
+        ["--help"],
+    ],
+)
+def test_a_client_command_loads_nothing_of_the_server(args: list[str]) -> None:
+    loaded = _loaded_after(*args)
+    assert "parley.cli.client" in loaded  # the probe did load the CLI
+    heavy = sorted(m for m in loaded if m.startswith(SERVER_SIDE))
+    assert heavy == []
+
+
+def test_serve_still_loads_the_server() -> None:
+    # The probe's check would see a server module: it is not blind.
+    loaded = _loaded_after("serve", "--port", "0")
+    assert {"uvicorn", "parley.app"} <= loaded
+
+
+def test_the_cli_offers_the_delivery_states_of_the_store() -> None:
+    assert [s.value for s in CliDeliveryState] == [s.value for s in DeliveryState]
+
+
+def test_version_prints_the_package_version() -> None:
+    shown = subprocess.run(
+        [sys.executable, "-m", "parley", "--version"], capture_output=True, text=True, timeout=60
+    )
+    assert (shown.returncode, shown.stdout) == (0, f"parley {parley.__version__}\n")
