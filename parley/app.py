@@ -15,6 +15,7 @@ from parley.api import (
     conversations,
     deliveries,
     health,
+    home,
     nodes,
     people,
     runs,
@@ -59,6 +60,7 @@ def create_app(
     install_guards(app, settings.max_body_bytes)
     install_openapi(app)
     app.include_router(health.router)
+    app.include_router(home.router)
     for module in (
         people,
         nodes,

@@ -6,6 +6,7 @@
         owner-token           the first owner's API token (0600)
         join-token            the mesh's join token (0600)
         server.lock           held by the running server: one server per data folder
+        server-url            where the running server listens, for the CLI (gone once it stops)
         brains/               process groups of running command brains, one file per turn
       workspaces/AGENT/       the agents' workspaces, where their command brains run
 
@@ -61,6 +62,10 @@ class DataFolder:
         return self.private / "server.lock"
 
     @property
+    def server_url(self) -> Path:
+        return self.private / "server-url"
+
+    @property
     def brain_groups(self) -> Path:
         return self.private / "brains"
 
@@ -95,6 +100,26 @@ def write_secret(path: Path, secret: str, exclusive: bool = False) -> None:
     flags = os.O_WRONLY | os.O_CREAT | (os.O_EXCL if exclusive else os.O_TRUNC)
     with os.fdopen(os.open(path, flags, SECRET_MODE), "w") as file:
         file.write(secret + "\n")
+
+
+def write_replacing(path: Path, text: str) -> None:
+    """Write a one-line file readable by its owner only, whole: a reader sees the old line or the
+    new one, never half of it."""
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    write_secret(partial, text)
+    os.replace(partial, path)
+
+
+@contextlib.contextmanager
+def announcing_url(folder: DataFolder, url: str) -> Iterator[None]:
+    """Say where this server listens in ``server-url`` for its life; the server lock makes it
+    the only one that writes there. A server that dies leaves it, pointing where nobody answers."""
+    write_replacing(folder.server_url, url)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            folder.server_url.unlink()
 
 
 @contextlib.contextmanager

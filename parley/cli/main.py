@@ -36,7 +36,13 @@ def _print_version(given: bool) -> None:
 @app.callback()
 def options(
     ctx: typer.Context,
-    url: str | None = typer.Option(None, "--url", help="Parley's URL [PARLEY_URL]"),
+    url: str | None = typer.Option(
+        None,
+        "--url",
+        help="Parley's URL. Else PARLEY_URL, else the URL that the server running on the data"
+        " folder (./parley-data, or PARLEY_DATA_DIR) wrote in private/server-url, else"
+        " http://HOST:PORT of the settings (default http://127.0.0.1:8700)",
+    ),
     token: str | None = typer.Option(None, "--token", help="your API token [PARLEY_TOKEN]"),
     version: bool = typer.Option(
         False, "--version", callback=_print_version, is_eager=True, help="print the version"

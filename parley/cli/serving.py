@@ -10,7 +10,7 @@ import uvicorn
 
 from parley.app import create_app
 from parley.clock import SystemClock
-from parley.datafolder import DataFolder, holding_server_lock
+from parley.datafolder import DataFolder, announcing_url, holding_server_lock
 from parley.errors import Unavailable
 from parley.settings import Settings
 from parley.startup import running
@@ -46,4 +46,13 @@ async def _serve(settings: Settings, listener: socket.socket) -> None:
     async with running(settings, SystemClock()) as context:
         app = create_app(settings, context=context)
         config = uvicorn.Config(app, log_level=settings.log_level)
-        await uvicorn.Server(config).serve(sockets=[listener])
+        url = listening_url(settings.host, listener.getsockname()[1])
+        with announcing_url(DataFolder(settings.data_dir), url):
+            print(f"Parley listens on {url} (API docs: {url}/docs)", flush=True)
+            await uvicorn.Server(config).serve(sockets=[listener])
+
+
+def listening_url(host: str, port: int) -> str:
+    """The URL a client on this machine reaches: a wildcard address is reached on loopback."""
+    host = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(host, host)
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"

@@ -38,14 +38,21 @@ def serving(
         process.wait(timeout=20)
 
 
-def cli(workdir: Path, port: int | None, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PARLEY_")}
+def cli(
+    workdir: Path,
+    port: int | None,
+    *args: str,
+    env: dict[str, str] | None = None,
+    stdin: str | None = None,
+) -> subprocess.CompletedProcess[str]:
+    given = {k: v for k, v in os.environ.items() if not k.startswith("PARLEY_")} | (env or {})
     if port is not None:
-        env["PARLEY_PORT"] = str(port)  # the CLI finds the server the way serve was told
+        given["PARLEY_PORT"] = str(port)  # the CLI finds the server the way serve was told
     return subprocess.run(
         [sys.executable, "-m", "parley", *args],
         cwd=workdir,
-        env=env,
+        env=given,
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=60,
