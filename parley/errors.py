@@ -10,7 +10,8 @@ HTTP in ``api/errors.py``, the CLI in ``cli/output.py``.
     ├── Forbidden      known caller, not allowed to do this            HTTP 403, exit 5
     ├── NotFound       no such thing (or not visible to the caller)    HTTP 404, exit 3
     ├── Conflict       the thing exists but its state refuses this     HTTP 409, exit 4
-    └── Unavailable    a needed part (node, store, server) is down     HTTP 503, exit 6
+    ├── Unavailable    a needed part (node, store, server) is down     HTTP 503, exit 6
+    └── TurnFailed     a turn the CLI waited for ended failed          (CLI only), exit 7
 """
 
 from __future__ import annotations
@@ -58,6 +59,12 @@ class Conflict(ParleyError):
 
 class Unavailable(ParleyError):
     code = "unavailable"
+
+
+class TurnFailed(ParleyError):
+    """Raised by the CLI only: the server answered, the agent's turn did not."""
+
+    code = "turn_failed"
 
 
 ERRORS_BY_CODE: dict[str, type[ParleyError]] = {

@@ -9,7 +9,7 @@ import typer
 
 from parley.brains.spec import absolute_brain
 from parley.cli.output import console, fields, reporting_errors, show, show_page, table
-from parley.cli.state import BeforeOption, JsonOption, LimitOption, client
+from parley.cli.state import BeforeOption, JsonOption, LimitOption, client, given_text
 from parley.errors import Invalid
 
 app = typer.Typer(
@@ -51,7 +51,7 @@ def hire(
     ctx: typer.Context,
     name: str,
     node: str = typer.Option(..., "--node", help="the node it lives and works on"),
-    engram: str = typer.Option("", "--engram", help="its system prompt"),
+    engram: str = typer.Option("", "--engram", help='its system prompt; "-" reads it from stdin'),
     brain: str | None = typer.Option(
         None, "--brain", help="offline, scripted:FILE, openai:MODEL, …"
     ),
@@ -75,7 +75,7 @@ def hire(
         body = {
             "name": name,
             "node": node,
-            "engram": engram,
+            "engram": given_text(engram),
             "brain": absolute_brain(brain, os.getcwd()) if brain else None,
             "max_sessions": max_sessions,
             "template": template,
@@ -209,10 +209,15 @@ def clone(
 
 
 @app.command("remember")
-def remember(ctx: typer.Context, name: str, note: str, as_json: bool = JsonOption) -> None:
+def remember(
+    ctx: typer.Context,
+    name: str,
+    note: str = typer.Argument(..., help='the note; "-" reads it from stdin'),
+    as_json: bool = JsonOption,
+) -> None:
     """Add a note to an agent's memory."""
     with reporting_errors():
-        written = client(ctx).post(f"/agents/{name}/memory", {"note": note})
+        written = client(ctx).post(f"/agents/{name}/memory", {"note": given_text(note)})
         show(written, as_json, lambda _: console.print(f"{name} will remember it", markup=False))
 
 

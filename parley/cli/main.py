@@ -17,11 +17,13 @@ from parley.cli import (
     tasks,
     topics,
 )
+from parley.cli.output import EXIT_STATUS_HELP
 from parley.cli.serve import serve
 from parley.cli.state import CliState
 
 app = typer.Typer(
     help="Parley: a self-hosted home for persistent AI agents.",
+    epilog=EXIT_STATUS_HELP,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )

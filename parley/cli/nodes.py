@@ -53,10 +53,15 @@ def show_node(ctx: typer.Context, name: str, as_json: bool = JsonOption) -> None
 
 
 @app.command("engram")
-def engram(ctx: typer.Context, name: str, text: str, as_json: bool = JsonOption) -> None:
+def engram(
+    ctx: typer.Context,
+    name: str,
+    text: str = typer.Argument(..., help='the engram; "-" reads it from stdin'),
+    as_json: bool = JsonOption,
+) -> None:
     """Set the node's engram: the system prompt of its node session."""
     with reporting_errors():
-        node = client(ctx).put(f"/nodes/{name}/engram", {"engram": text})
+        node = client(ctx).put(f"/nodes/{name}/engram", {"engram": given_text(text)})
 
         def render(row: Any) -> None:
             fields(row, ["name", "engram"])

@@ -10,7 +10,7 @@ import typer
 from parley.cli.client import ApiClient
 from parley.cli.output import console, fields, reporting_errors, show, show_page, table
 from parley.cli.state import BeforeOption, JsonOption, LimitOption, client, given_text
-from parley.errors import Conflict, Unavailable
+from parley.errors import Conflict, TurnFailed, Unavailable
 from parley.runs.model import RunState
 
 app = typer.Typer(help="Runs: the turns of agents and node sessions.", no_args_is_help=True)
@@ -37,11 +37,12 @@ def outcome(run_id: int, end: Any) -> dict[str, Any]:
 
 
 def refuse_unfinished(end: Any) -> None:
-    """A stopped turn is a conflict (exit 4); a failed one, a failure to answer (exit 6)."""
+    """A stopped turn is a conflict (exit 4); a failed one has a status of its own (exit 7), apart
+    from an unreachable server (exit 6)."""
     if end["state"] == "stopped":
         raise Conflict(f"the turn was stopped ({end['reason']})")
     if end["state"] == "failed":
-        raise Unavailable(f"the turn failed: {end['reason']}")
+        raise TurnFailed(f"the turn failed: {end['reason']}")
 
 
 def say_stopped(stopped: list[int], nothing: str) -> None:
@@ -122,7 +123,7 @@ def _render_turns(details: list[Any]) -> None:
 def answer(
     ctx: typer.Context,
     run_id: int,
-    text: str,
+    text: str = typer.Argument(..., help='the answer; "-" reads it from stdin'),
     complete: bool = typer.Option(False, "--complete", help="also complete the task it works on"),
     as_json: bool = JsonOption,
 ) -> None:

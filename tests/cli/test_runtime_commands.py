@@ -222,11 +222,13 @@ def _bearer(served: Served) -> dict[str, str]:
     return {"Authorization": f"Bearer {served.owner_token}"}
 
 
-def test_say_on_a_failed_turn_exits_6(served: Served, tmp_path: Path) -> None:
+def test_say_on_a_failed_turn_exits_7_apart_from_unreachable(
+    served: Served, tmp_path: Path
+) -> None:
     hire(served, tmp_path, "echo", ECHO)
     (tmp_path / "echo.yaml").write_text("rules: 5\n")  # read at every turn: this one fails
     result = run(served, "say", "echo", "hello", "--json")
-    assert result.exit_code == 6
+    assert result.exit_code == 7  # not 6: the server answered, the turn did not
     assert json.loads(result.stdout)["state"] == "failed"
     assert result.stderr.startswith("error: the turn failed: ")
     assert "is not a valid script" in result.stderr
