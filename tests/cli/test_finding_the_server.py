@@ -63,3 +63,13 @@ def test_the_root_says_what_answers_there_without_a_token(tmp_path: Path) -> Non
     assert f"Parley {parley.__version__}" in page.text
     assert 'href="/docs"' in page.text and 'href="/openapi.json"' in page.text
     assert "/" not in docs.json()["paths"]  # not an API route
+
+
+def test_a_data_folder_named_by_a_setting_is_where_the_cli_looks_too(tmp_path: Path) -> None:
+    port, elsewhere = free_port(), {"PARLEY_DATA_DIR": "elsewhere"}
+    with serving(tmp_path, port, elsewhere):
+        found = cli(tmp_path, None, "node", "list", env=elsewhere)
+        lost = cli(tmp_path, None, "node", "list")  # ./parley-data: no token there
+    assert (tmp_path / "elsewhere" / "private" / "owner-token").exists()
+    assert found.returncode == 0, found.stderr
+    assert lost.returncode == 5 and "no API token" in lost.stderr
