@@ -68,7 +68,9 @@ async def answer(run_id: int, body: AnswerIn, caller: Caller, ctx: Ctx) -> RunOu
     """Your answer as a human agent: it ends the turn, as a brain's reply would (and with
     ``complete``, completes the task it works on)."""
     async with ctx.store.transaction() as tx:
-        run = await answer_turn(tx, ctx.clock, caller, run_id, body.text, body.complete)
+        run = await answer_turn(
+            tx, ctx.clock, ctx.runtime.budget, caller, run_id, body.text, body.complete
+        )
     return RunOut.of(run)
 
 

@@ -38,7 +38,7 @@ class Turn:
     new_text: list[Said]
     # Which person's conversation or task this run answers for, in words, and how to report there.
     root: str
-    # In an agent conversation, the other role: replying means sending to it. Else None.
+    # In an agent conversation, the other role: the reply is sent to it. Else None.
     counterpart: str | None
     # The previous turn of this session was stopped by a person.
     was_stopped: bool
@@ -58,8 +58,8 @@ class Turn:
 
 @dataclass(frozen=True)
 class TurnOutcome:
-    # The turn's own answer: shown to the person in a conversation, logged on a task, kept on
-    # the run in an agent conversation (there, answering the other role is an explicit send).
+    # The turn's own answer, for whoever the turn answers: the person in a conversation, the
+    # task's log, or in an agent conversation the other agent. Empty: nothing is sent.
     reply: str
     brain_session_id: str | None = None
 

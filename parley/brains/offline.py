@@ -10,6 +10,7 @@ class OfflineBrain:
         heard = " / ".join(said.text for said in turn.new_text)
         reply = f"{turn.agent} here (offline brain: no model configured). I heard: {heard}"
         if turn.counterpart:
-            return TurnOutcome(reply=reply)  # never answers an agent by itself: no ping-pong
+            # A reply there would go to the other agent: it never answers one, so no ping-pong.
+            return TurnOutcome(reply="")
         await stream(reply)
         return TurnOutcome(reply=reply)

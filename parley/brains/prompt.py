@@ -18,8 +18,8 @@ def system_prompt(turn: Turn) -> str:
     parts.append(f"You are {turn.agent}. This turn answers for: {turn.root}.")
     if turn.counterpart:
         parts.append(
-            f"You are in a conversation with the agent {turn.counterpart}; to answer it, "
-            f"send to {turn.counterpart}. Your plain reply is kept but not sent."
+            f"You are in a conversation with the agent {turn.counterpart}: your reply is sent"
+            f" to {turn.counterpart}. Reply with nothing to end the exchange."
         )
     if turn.memory:
         parts.append("Your memory:\n" + "\n".join(f"- {note}" for note in turn.memory))

@@ -230,12 +230,9 @@ async def _perform(
     if name == "sleep":
         await asyncio.sleep(float(argument))
     elif name == "reply":
-        text = fill(argument)
-        if turn.counterpart:
-            await actions.act("send", {"to": turn.counterpart, "text": text})
-        else:
-            await stream(f"\n{text}" if replies else text)  # the pieces add up to the reply
-            replies.append(text)
+        text = fill(argument)  # goes where every brain's reply goes (hub/outcomes.py)
+        await stream(f"\n{text}" if replies else text)  # the pieces add up to the reply
+        replies.append(text)
     else:
         await actions.act(name, _arguments(ACTIONS[name], argument, fill))
 

@@ -1,5 +1,10 @@
 """Recording how a turn ended, as its node (or its person) reported it. Only a running run takes
-an outcome: a run already stopped stays stopped, whatever arrives late."""
+an outcome: a run already stopped stays stopped, whatever arrives late.
+
+One rule for every kind of brain (scripted, command, model, a human agent's person): a turn's
+reply goes to whoever the turn answers — the person's conversation, the task's log, the run
+that asked a node, or in an agent conversation the other agent (a send, which takes a hop of the
+root's budget). An empty reply goes nowhere: that is how an agent ends an exchange."""
 
 from __future__ import annotations
 
@@ -51,13 +56,6 @@ class Outcome:
         return Outcome(self.run_id, False, without_nul(reason))
 
 
-async def record_outcome(tx: Tx, clock: Clock, outcome: Outcome) -> RunState | None:
-    """Finish or fail the run; None if it was no longer running (stopped meanwhile)."""
-    run = await tx.runs.by_id(outcome.run_id)
-    topic = await tx.topics.by_id(run.topic_id) if run else None
-    return await record_loaded_outcome(tx, clock, outcome, run, topic)
-
-
 async def record_loaded_outcome(
     tx: Tx,
     clock: Clock,
@@ -66,9 +64,10 @@ async def record_loaded_outcome(
     topic: Topic | None,
     budget: HopBudget | None = None,
 ) -> RunState | None:
-    """As ``record_outcome``, with the run and its topic already read (a batch reads them
-    together). The run's state is read in this transaction: a stopped run stays stopped and
-    none of its actions apply. A refused action raises ``ActionsRefused``."""
+    """Finish or fail the run, with the run and its topic already read (a batch reads them
+    together); None if it was no longer running (stopped meanwhile): the run's state is read
+    in this transaction, and none of a stopped run's actions apply. A refused action, or a
+    refused reply to the other agent, raises ``ActionsRefused``."""
     if run is None or topic is None or run.state is not RunState.RUNNING:
         return None
     tx.effects.wake = True
@@ -76,6 +75,9 @@ async def record_loaded_outcome(
         _check_token(run, outcome.run_token)
         assert budget is not None, "deferred actions are applied within a hop budget"
         await _apply_deferred(tx, clock, budget, run, topic, outcome.actions)
+    if outcome.succeeded and replies_to_agent(topic, outcome.text):
+        assert budget is not None, "a reply to an agent is sent within a hop budget"
+        await _reply_to_agent(tx, clock, budget, run, topic, outcome.text)
     now = clock.now()
     text = outcome.text
     if outcome.succeeded:
@@ -110,9 +112,27 @@ async def record_bare_failure(tx: Tx, clock: Clock, run_id: int, reason: str) ->
     return True
 
 
+def replies_to_agent(topic: Topic, text: str) -> bool:
+    """A reply in an agent conversation is a send to the other agent: it acts, as an action
+    does (under its root's lock, within its hop budget)."""
+    return topic.kind is TopicKind.AGENT_CONVERSATION and bool(text.strip())
+
+
+async def _reply_to_agent(
+    tx: Tx, clock: Clock, budget: HopBudget, run: Run, topic: Topic, text: str
+) -> None:
+    other = topic.other_role(run.agent_id)
+    assert other is not None, "a run in an agent conversation is one of its two roles"
+    try:
+        await RunActing(tx, clock, budget, run, topic).send(other, text)
+    except ParleyError as exc:
+        spent = exc if isinstance(exc, HopBudgetSpent) else None
+        raise ActionsRefused(run.id, exc.message, spent) from exc
+
+
 async def _deliver_reply(tx: Tx, clock: Clock, run: Run, topic: Topic, text: str) -> None:
     if not text.strip() or topic.kind is TopicKind.AGENT_CONVERSATION:
-        return  # there, answering the other role is an explicit send; the output stays on the run
+        return  # nothing to say; or said already, to the other agent (above)
     await tx.messages.add(
         topic.id, "reply", text, clock.now(), author_agent_id=run.agent_id, from_run_id=run.id
     )

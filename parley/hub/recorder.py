@@ -16,9 +16,15 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from parley.clock import Clock
 from parley.conversations.hops import HopBudgetSpent, tell_budget_spent
-from parley.conversations.model import HopBudget
+from parley.conversations.model import HopBudget, Topic
 from parley.errors import ParleyError, Unavailable
-from parley.hub.outcomes import ActionsRefused, Outcome, record_bare_failure, record_loaded_outcome
+from parley.hub.outcomes import (
+    ActionsRefused,
+    Outcome,
+    record_bare_failure,
+    record_loaded_outcome,
+    replies_to_agent,
+)
 from parley.store import Store
 
 log = logging.getLogger(__name__)
@@ -131,9 +137,11 @@ class OutcomeRecorder:
             runs = await tx.runs.by_ids(run_ids)
             topics = await tx.topics.by_ids({run.topic_id for run in runs.values()})
             acting_under = {
-                topics[run.topic_id].root_id
+                topic.root_id
                 for outcome in batch
-                if outcome.actions and (run := runs.get(outcome.run_id)) and run.topic_id in topics
+                if (run := runs.get(outcome.run_id))
+                and (topic := topics.get(run.topic_id))
+                and _acts(outcome, topic)
             }
             if acting_under:
                 # The roots of the turns that act, locked first and in one order, as a stop
@@ -153,6 +161,12 @@ class OutcomeRecorder:
     async def _bare(self, run_id: int, reason: str) -> None:
         async with self._store.transaction() as tx:
             await record_bare_failure(tx, self._clock, run_id, reason)
+
+
+def _acts(outcome: Outcome, topic: Topic) -> bool:
+    """Whether recording ``outcome`` sets anything off: its deferred actions, or a reply sent to
+    the other agent of an agent conversation."""
+    return bool(outcome.actions) or (outcome.succeeded and replies_to_agent(topic, outcome.text))
 
 
 def _why(error: BaseException) -> str:
