@@ -81,6 +81,15 @@ class Action:
         """One line for a prompt's list of tools."""
         return f"{self.signature()}: {self.help}"
 
+    def command_line(self) -> str:
+        """``parley act spawn AGENT TEXT [--thread]``: how a command brain's prompt shows it."""
+        shown = [p.name.upper() if p.required else f"[--{p.name}]" for p in self.params]
+        return " ".join(["parley act", self.path, *shown])
+
+    def described_as_command(self) -> str:
+        """One line for a command brain's list of commands."""
+        return f"{self.command_line()}: {self.help}"
+
     def json_schema(self) -> dict[str, Any]:
         """Its parameters as a JSON schema object (a model's tool definition)."""
         return {

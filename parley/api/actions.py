@@ -11,10 +11,11 @@ from fastapi import APIRouter, Depends, Request
 
 from parley.actions.table import ACTIONS, Action
 from parley.api.deps import Ctx
-from parley.api.schemas.actions import REQUESTS, ActOut
+from parley.api.schemas.actions import REQUESTS, ActOut, TurnInputOut
 from parley.api.schemas.base import Body
 from parley.errors import Unauthorized
 from parley.hub.local_actions import LocalActions
+from parley.hub.turn_input import turn_input
 
 router = APIRouter(tags=["actions"])
 
@@ -34,11 +35,18 @@ def _run_token(request: Request) -> str:
 
 
 Acting = Annotated[LocalActions, Depends(_run_actions)]
+RunToken = Annotated[str, Depends(_run_token)]
+
+
+@router.get("/act/input", summary="what this running turn answers: who said what, and where")
+async def act_input(token: RunToken, ctx: Ctx) -> TurnInputOut:
+    async with ctx.store.transaction() as tx:
+        return TurnInputOut.of(await turn_input(tx, token))
 
 
 def _endpoint(action: Action) -> Callable[..., Awaitable[ActOut]]:
     async def act(body: Body, acting: Acting) -> ActOut:
-        return ActOut(result=await acting.act(action.name, body.model_dump()))
+        return ActOut.of(await acting.acted(action.name, body.model_dump()))
 
     # FastAPI reads the body's model from the signature: this action's, from the table.
     signature = inspect.signature(act, eval_str=True)
@@ -54,6 +62,7 @@ for _action in ACTIONS.values():
         f"/act/{_action.path}",
         _endpoint(_action),
         methods=["POST"],
+        response_model_exclude_none=True,  # only the ids this action has
         name=_action.name,
         summary=_action.help,
     )

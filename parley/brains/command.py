@@ -174,7 +174,7 @@ def _session_id(session_file: Path, previous: str | None) -> str | None:
 
 
 def _prompt(turn: Turn) -> str:
-    parts = [prompt.system_prompt(turn)]
+    parts = [prompt.system_prompt(turn, commands=True)]
     # A command agent keeps its own history under its session id; without one, it has none.
     if not turn.brain_session_id and turn.history:
         parts.append(prompt.transcript(turn.history))

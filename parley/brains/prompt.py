@@ -13,7 +13,17 @@ SHARED_PLACES = {
 }
 
 
-def system_prompt(turn: Turn) -> str:
+# A command brain acts through `parley act`, its run token in its environment (brains/command.py).
+COMMANDS_INTRO = (
+    "You act only through these commands (your environment authorises them). Each prints"
+    " nothing when it works (what you print is your reply); add --json for the ids of what it"
+    " made (a subtask's task_id, a send's thread_id). A TEXT of - is read from stdin."
+    " `parley act input --json` gives this turn's input."
+)
+
+
+def system_prompt(turn: Turn, commands: bool = False) -> str:
+    """The system prompt; with ``commands``, the tools are named as ``parley act`` commands."""
     parts = [turn.engram.strip() or f"You are {turn.agent}, an agent of a Parley installation."]
     parts.append(f"You are {turn.agent}. This turn answers for: {turn.root}.")
     if turn.counterpart:
@@ -23,8 +33,13 @@ def system_prompt(turn: Turn) -> str:
         )
     if turn.memory:
         parts.append("Your memory:\n" + "\n".join(f"- {note}" for note in turn.memory))
-    tools = [ACTIONS[name].described() for name in turn.tools if name in ACTIONS]
-    parts.append("You act only through these tools:\n" + "\n".join(f"- {t}" for t in tools))
+    actions = [ACTIONS[name] for name in turn.tools if name in ACTIONS]
+    if commands:
+        lines = [action.described_as_command() for action in actions]
+        parts.append(COMMANDS_INTRO + "\n" + "\n".join(f"- {line}" for line in lines))
+    else:
+        tools = [action.described() for action in actions]
+        parts.append("You act only through these tools:\n" + "\n".join(f"- {t}" for t in tools))
     shared = [place for tool, place in SHARED_PLACES.items() if tool in turn.tools]
     if shared:
         parts.append(

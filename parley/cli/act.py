@@ -37,10 +37,18 @@ def _run_client(ctx: typer.Context) -> ApiClient:
     return ApiClient(url or os.environ.get("PARLEY_URL") or whereabouts().base_url, token)
 
 
-def _act(ctx: typer.Context, action: Action, body: dict[str, Any], as_json: bool) -> None:
+VerboseOption = typer.Option(False, "--verbose", help="print what was done, in words")
+
+
+def _act(
+    ctx: typer.Context, action: Action, body: dict[str, Any], as_json: bool, verbose: bool
+) -> None:
+    """Silent on success unless asked: a command brain's stdout is its reply, and what it does
+    must not end up in what it says. --json gives the ids of what was made or reached."""
     with reporting_errors():
         answer = _run_client(ctx).post(f"/act/{action.path}", body)
-        show(answer, as_json, lambda data: console.print(data["result"], markup=False))
+        if as_json or verbose:
+            show(answer, as_json, lambda data: console.print(data["result"], markup=False))
 
 
 def _option(param: Param) -> inspect.Parameter:
@@ -56,14 +64,14 @@ def _option(param: Param) -> inspect.Parameter:
 
 
 def _command(action: Action) -> Any:
-    def command(ctx: typer.Context, as_json: bool, **given: Any) -> None:
+    def command(ctx: typer.Context, as_json: bool, verbose: bool, **given: Any) -> None:
         body = {
             param.name: given_text(given[param.name])
             if param.kind is Kind.TEXT
             else given[param.name]
             for param in action.params
         }
-        _act(ctx, action, body, as_json)
+        _act(ctx, action, body, as_json, verbose)
 
     keyword = inspect.Parameter.KEYWORD_ONLY
     command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
@@ -71,6 +79,7 @@ def _command(action: Action) -> Any:
             inspect.Parameter("ctx", keyword, annotation=typer.Context),
             *(_option(param) for param in action.params),
             inspect.Parameter("as_json", keyword, default=JsonOption, annotation=bool),
+            inspect.Parameter("verbose", keyword, default=VerboseOption, annotation=bool),
         ]
     )
     command.__doc__ = action.help[0].upper() + action.help[1:] + "."
@@ -79,3 +88,17 @@ def _command(action: Action) -> Any:
 
 for _action in ACTIONS.values():
     app.command(_action.path)(_command(_action))
+
+
+@app.command("input")
+def show_input(ctx: typer.Context, as_json: bool = JsonOption) -> None:
+    """What this turn answers: who said what, in which topic, for which root."""
+    with reporting_errors():
+        show(_run_client(ctx).get("/act/input"), as_json, _render_input)
+
+
+def _render_input(given: dict[str, Any]) -> None:
+    console.print(f"run {given['run_id']} of {given['agent']}, in {given['topic']}", markup=False)
+    console.print(f"for: {given['root']}", markup=False)
+    for said in given["said"]:
+        console.print(f"{said['author']}: {said['text']}", markup=False)

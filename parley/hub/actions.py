@@ -4,6 +4,7 @@ the run behind a run token; the topic, and so the root, comes from that run alon
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 
 from parley.actions.arguments import action_named, bind
 from parley.actions.table import AGENT_TOOLS, NODE_SESSION_TOOLS
@@ -21,6 +22,22 @@ from parley.runs.queueing import check_text
 from parley.runs.tokens import running_run
 from parley.store import Tx
 from parley.text import MAX_TEXT, check_length
+
+
+@dataclass(frozen=True)
+class Acted:
+    """What an action did: a short confirmation (an LLM sees it as the tool's result), and the
+    ids of what it made or reached, for a program that goes on from them (``parley act --json``)."""
+
+    result: str
+    # The topic it posted or queued in (a send's agent conversation, a report's root, …).
+    topic_id: int | None = None
+    # A send's agent conversation, by its thread ID.
+    thread_id: str | None = None
+    # The subtask a spawn made, or the task a complete ended.
+    task_id: int | None = None
+    # The run that will read what was sent or asked (it may have been waiting already).
+    run_id: int | None = None
 
 
 def tools_of(agent: Agent | Run) -> tuple[str, ...]:
@@ -48,22 +65,28 @@ class RunActing:
         await acting_under_root(tx, run, topic)  # so that a stop of its root reaches it
         return cls(tx, clock, budget, run, topic)
 
-    async def act(self, name: str, arguments: Mapping[str, object]) -> str:
+    async def act(self, name: str, arguments: Mapping[str, object]) -> Acted:
         """Do the action ``name`` with ``arguments``, once the table and the run allow it."""
         action_named(name)
         if name not in tools_of(self.run):
             allowed = ", ".join(tools_of(self.run))
             raise Forbidden(f"{self.run.agent_name} is a node session; it may only {allowed}")
-        do: Callable[..., Awaitable[str]] = getattr(self, name)
+        do: Callable[..., Awaitable[Acted]] = getattr(self, name)
         return await do(**bind(name, arguments))
 
-    async def send(self, to: str, text: str) -> str:
+    async def send(self, to: str, text: str) -> Acted:
         sent = await send_from_run(
             self.tx, self.clock, self.budget, self.run, self.agent, self.topic, to, text
         )
-        return f"sent to {to} (agent conversation {sent.conversation.thread_id})"
+        thread = sent.conversation.thread_id
+        return Acted(
+            f"sent to {to} (agent conversation {thread})",
+            topic_id=sent.conversation.id,
+            thread_id=thread,
+            run_id=sent.queued.run_id,
+        )
 
-    async def report(self, text: str) -> str:
+    async def report(self, text: str) -> Acted:
         check_text(text)
         root = await self.tx.topics.by_id(self.topic.root_id)
         assert root is not None
@@ -77,30 +100,42 @@ class RunActing:
             author_agent_id=self.agent.id,
             from_run_id=self.run.id,
         )
-        return f"reported on {describe(root)}"
+        return Acted(f"reported on {describe(root)}", topic_id=root.id)
 
-    async def spawn(self, agent: str, text: str, thread: bool = False) -> str:
+    async def spawn(self, agent: str, text: str, thread: bool = False) -> Acted:
         task = await spawn_subtask(
             self.tx, self.clock, self.budget, self.run, self.topic, agent, text, thread
         )
-        return f"subtask {task.id} given to {task.agent_name}; its result will arrive as new text"
+        return Acted(
+            f"subtask {task.id} given to {task.agent_name}; its result will arrive as new text",
+            topic_id=task.id,
+            task_id=task.id,
+        )
 
-    async def complete(self, result: str, failed: bool = False) -> str:
+    async def complete(self, result: str, failed: bool = False) -> Acted:
         if self.topic.kind is not TopicKind.TASK:
             raise Invalid(f"complete ends a task; this run answers {describe(self.topic)}")
         check_length(result, MAX_TEXT, "result", may_be_empty=True)
         status = TaskStatus.FAILED if failed else TaskStatus.DONE
         await end_task(self.tx, self.clock, self.topic, status, result, self.run)
-        return f"task {self.topic.id} {status.value}"
+        return Acted(
+            f"task {self.topic.id} {status.value}", topic_id=self.topic.id, task_id=self.topic.id
+        )
 
-    async def remember(self, note: str) -> str:
+    async def remember(self, note: str) -> Acted:
         note = check_note(note)
         await self.tx.agents.add_memory(self.agent.id, note, None, self.clock.now(), self.run.id)
-        return "remembered"
+        return Acted("remembered")
 
-    async def ask_node(self, node: str, text: str) -> str:
-        await ask_node_from_run(self.tx, self.clock, self.budget, self.run, self.topic, node, text)
-        return f"asked node {node}; its answer will arrive as new text"
+    async def ask_node(self, node: str, text: str) -> Acted:
+        queued = await ask_node_from_run(
+            self.tx, self.clock, self.budget, self.run, self.topic, node, text
+        )
+        return Acted(
+            f"asked node {node}; its answer will arrive as new text",
+            topic_id=queued.topic_id,
+            run_id=queued.run_id,
+        )
 
 
 def describe(topic: Topic) -> str:

@@ -10,7 +10,7 @@ from parley.actions.arguments import bind
 from parley.clock import Clock
 from parley.conversations.hops import HopBudgetSpent, tell_budget_spent
 from parley.conversations.model import HopBudget
-from parley.hub.actions import RunActing
+from parley.hub.actions import Acted, RunActing
 from parley.store import Store
 
 
@@ -20,6 +20,10 @@ class LocalActions:
         self._budget = budget
 
     async def act(self, name: str, arguments: Mapping[str, object]) -> str:
+        return (await self.acted(name, arguments)).result
+
+    async def acted(self, name: str, arguments: Mapping[str, object]) -> Acted:
+        """As ``act``, with the ids of what the action made or reached."""
         checked = bind(name, arguments)  # before a transaction: a malformed call costs none
         try:
             async with self._store.transaction() as tx:

@@ -106,7 +106,10 @@ def test_the_hub_has_a_method_per_action_with_the_table_s_parameters() -> None:
 def test_the_api_has_a_route_per_action_with_the_table_s_body(tmp_path: Any) -> None:
     spec = create_app(Settings(data_dir=tmp_path)).openapi()
     routes = {path for path in spec["paths"] if path.startswith("/api/v1/act/")}
-    assert routes == {f"/api/v1/act/{action.path}" for action in ACTIONS.values()}
+    # And the turn's input, which is read, not done.
+    expected = {f"/api/v1/act/{action.path}" for action in ACTIONS.values()}
+    assert routes == expected | {"/api/v1/act/input"}
+    assert list(spec["paths"]["/api/v1/act/input"]) == ["get"]
     schemas = spec["components"]["schemas"]
     for action in ACTIONS.values():
         post = spec["paths"][f"/api/v1/act/{action.path}"]["post"]
@@ -123,13 +126,13 @@ def test_the_api_has_a_route_per_action_with_the_table_s_body(tmp_path: Any) -> 
 def test_parley_act_has_a_command_per_action_with_the_table_s_arguments() -> None:
     group = typer.main.get_command(act.app)
     assert isinstance(group, TyperGroup)
-    assert list(group.commands) == [action.path for action in ACTIONS.values()]
+    assert list(group.commands) == [*(action.path for action in ACTIONS.values()), "input"]
     for action in ACTIONS.values():
         offered = {}
         for param in group.commands[action.path].params:
             if isinstance(param, TyperArgument):
                 offered[param.name] = ("string", True)  # text and names are arguments
-            elif isinstance(param, TyperOption) and param.name != "as_json":
+            elif isinstance(param, TyperOption) and param.name not in ("as_json", "verbose"):
                 assert param.is_flag
                 offered[param.name] = ("boolean", False)
         assert offered == _params(action), action.name

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from parley.actions.table import ACTIONS
 from parley.brains.brain import Said, Turn
 from parley.brains.command import CommandBrain
 from parley.errors import Invalid, Unavailable
@@ -284,3 +285,15 @@ async def test_a_failing_stream_kills_the_process(tmp_path: Path, workspace: Pat
     with pytest.raises(ConnectionError, match="went away"):
         await CommandBrain(talker).think(make_turn(workspace), NoActions(), broken)
     assert await all_gone(await read_pids(pid_file))
+
+
+async def test_the_prompt_names_the_parley_act_commands_of_the_table(
+    tmp_path: Path, workspace: Path
+) -> None:
+    echo = script(tmp_path, "import sys; print(sys.stdin.read())")
+    reply, _ = await think(CommandBrain(echo), make_turn(workspace))
+    for action in ACTIONS.values():
+        assert f"- {action.command_line()}: {action.help}" in reply
+    assert "- parley act spawn AGENT TEXT [--thread]: give an agent a subtask" in reply
+    assert "parley act input --json" in reply
+    assert "spawn(agent, text, thread=false)" not in reply  # a tool's name, not a command

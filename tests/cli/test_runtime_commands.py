@@ -291,9 +291,30 @@ def test_act_from_a_running_turn(served: Served, tmp_path: Path) -> None:
     task_id = ok(served, "task", "create", "coder", "fix the bug").strip()
     token = until(lambda: token_file.exists() and token_file.read_text())
     acting = {"PARLEY_RUN_TOKEN": token, "PARLEY_TOKEN": "pk_not_used"}
-    assert ok(served, "act", "remember", "tests live in tests/", **acting).strip()
-    assert ok(served, "act", "report", "-", stdin="half way\n", **acting).strip()
-    assert ok_json(served, "act", "complete", "fixed", **acting)["result"]
+    given = ok_json(served, "act", "input", **acting)
+    assert (given["agent"], given["topic_kind"], given["topic_id"]) == (
+        "coder",
+        "task",
+        int(task_id),
+    )
+    assert (given["root_id"], given["counterpart"]) == (int(task_id), None)
+    assert [(m["author"], m["text"]) for m in given["said"]] == [("owner", "fix the bug")]
+    assert "owner: fix the bug" in ok(served, "act", "input", **acting).splitlines()
+    # Silent on success, so that nothing of it ends up in the brain's reply on stdout.
+    assert ok(served, "act", "remember", "tests live in tests/", **acting) == ""
+    said = ok(served, "act", "report", "-", "--verbose", stdin="half way\n", **acting)
+    assert said.startswith(f"reported on task {task_id}")
+    # --json gives the ids of what an action made or reached, to go on from.
+    ok(served, "agent", "hire", "helper", "--node", "local")
+    spawned = ok_json(served, "act", "spawn", "helper", "check the fix", **acting)
+    subtask = ok_json(served, "task", "show", str(spawned["task_id"]))
+    assert (subtask["topic"]["agent"], subtask["topic"]["text"]) == ("helper", "check the fix")
+    sent = ok_json(served, "act", "send", "helper", "look at this", **acting)
+    shown = ok_json(served, "agent-conversation", "show", sent["thread_id"])
+    assert shown["topic"]["id"] == sent["topic_id"]
+    assert [m["body"] for m in items(shown["messages"])] == ["look at this"]
+    completed = ok_json(served, "act", "complete", "fixed", **acting)
+    assert completed["task_id"] == int(task_id) and completed["result"] == f"task {task_id} done"
     ok(served, "task", "stop", task_id)
     notes = ok_items(served, "agent", "memory", "coder")
     assert [n["note"] for n in notes] == ["tests live in tests/"]
