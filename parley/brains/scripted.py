@@ -231,7 +231,8 @@ async def _perform(
         await asyncio.sleep(float(argument))
     elif name == "reply":
         text = fill(argument)  # goes where every brain's reply goes (hub/outcomes.py)
-        await stream(f"\n{text}" if replies else text)  # the pieces add up to the reply
+        if not turn.counterpart:  # a person may be following; another agent reads it once sent
+            await stream(f"\n{text}" if replies else text)  # the pieces add up to the reply
         replies.append(text)
     else:
         await actions.act(name, _arguments(ACTIONS[name], argument, fill))
