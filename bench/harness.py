@@ -44,12 +44,13 @@ async def _admin(sql: str) -> None:
 
 
 @contextlib.asynccontextmanager
-async def fresh_database(backend: str, work: Path) -> AsyncIterator[str]:
-    """A store URL nobody used before; a PostgreSQL database is dropped afterwards."""
+async def fresh_database(backend: str, work: Path, tag: str = "") -> AsyncIterator[str]:
+    """A store URL nobody used before (``tag`` tells several apart); a PostgreSQL database is
+    dropped afterwards."""
     if backend == "sqlite":
-        yield f"sqlite+aiosqlite:///{work / 'parley.db'}"
+        yield f"sqlite+aiosqlite:///{work / f'parley{tag}.db'}"
         return
-    name = f"parley_bench_{os.getpid()}"
+    name = f"parley_bench_{os.getpid()}{tag}"
     await _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     await _admin(f'CREATE DATABASE "{name}"')
     try:
