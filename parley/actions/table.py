@@ -159,6 +159,6 @@ ACTIONS = _table(
     ),
 )
 
-# What a hired agent's run may do, and a node session's (DESIGN §3.1.6).
+# What a hired agent's run may do, and a node session's (a narrower list).
 AGENT_TOOLS = tuple(ACTIONS)
 NODE_SESSION_TOOLS = tuple(name for name, action in ACTIONS.items() if action.node_session)

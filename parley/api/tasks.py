@@ -1,4 +1,4 @@
-"""/api/v1/tasks: work given to agents; readable by every person (DESIGN §3.2.6), a deleted one
+"""/api/v1/tasks: work given to agents; readable by every person, a deleted one
 by owners only."""
 
 from __future__ import annotations

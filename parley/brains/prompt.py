@@ -5,7 +5,7 @@ from __future__ import annotations
 from parley.actions.table import ACTIONS
 from parley.brains.brain import Said, Turn
 
-# Where a tool puts text that every member reads (DESIGN §3.2.6), whoever the turn answers for.
+# Where a tool puts text that every member reads, whoever the turn answers for.
 SHARED_PLACES = {
     "spawn": "a subtask's text",
     "remember": "your memory",

@@ -1,5 +1,5 @@
 """Hops: what a run sets off for its root (a send, a subtask, a question to a node), each of
-which may start new runs. Two agents answering each other would hop for ever (DESIGN §3.2.6):
+which may start new runs. Two agents answering each other would hop for ever:
 
 - A run acts under its root's lock, having read its own state once it held it (the outcome
   recorder for a batch of turns, ``acting_under_root`` for a single action): a stop of the root

@@ -1,4 +1,4 @@
-"""What a run may do (DESIGN §4), as ``parley.actions.table`` defines it: each action acts for
+"""What a run may do, as ``parley.actions.table`` defines it: each action acts for
 the run behind a run token; the topic, and so the root, comes from that run alone."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Human agents (DESIGN §3.1.4): same category, other modality. Their turn is not run on a node:
+"""Human agents: same category, other modality. Their turn is not run on a node:
 it waits as a notice to their person, and the person's answer ends it, like a brain's reply."""
 
 from __future__ import annotations

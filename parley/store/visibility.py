@@ -1,4 +1,4 @@
-"""Who reads what (DESIGN §3.2.6), as one SQL condition that every list and every single read
+"""Who reads what (it follows the root), as one SQL condition that every list and every single read
 uses (a single read is the condition plus ``id = …``).
 
 Visibility follows the root (an agent conversation's root topic; any other topic is its own):

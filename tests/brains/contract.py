@@ -86,7 +86,7 @@ class BrainContract:
         assert tools["spawn"]["required"] == ["agent", "text"]
 
     async def test_says_which_places_every_member_reads(self, fake: Fake) -> None:
-        # DESIGN §3.2.6: whatever the turn answers for (here a person's own conversation), what
+        # Whatever the turn answers for (here a person's own conversation), what
         # it puts into a subtask, its memory or a node question is shared.
         fake.script.replies = [Reply(text="ok"), Reply(text="ok")]
         await self.brain(fake.url).think(a_turn(), RecordingActions(), Chunks())

@@ -1,4 +1,5 @@
-"""DESIGN §3.2 for connection ``local``: each rule has a test named after it, through the API."""
+"""Agent conversations per topic, for connection ``local``, through the API: each rule has a
+test named ``test_rule_N_…`` after it (docs/architecture.md names the main ones)."""
 
 from __future__ import annotations
 

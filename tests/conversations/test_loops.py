@@ -1,4 +1,4 @@
-"""DESIGN §3.2.6, runaway loops: a root's hop budget cuts off agents that answer each other for
+"""Runaway loops: a root's hop budget cuts off agents that answer each other for
 ever and tells the person once; a stop of a conversation or a task reaches every agent's work
 under it, at any depth, and nothing runs again afterwards."""
 

@@ -1,4 +1,4 @@
-"""Actions (DESIGN §4) over HTTP with a run token, as a command brain's `parley act` uses them.
+"""Actions over HTTP with a run token, as a command brain's `parley act` uses them.
 The topic, and so the root, is the run's; nothing in a request can choose it."""
 
 from __future__ import annotations

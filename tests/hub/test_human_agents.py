@@ -1,4 +1,4 @@
-"""Human agents (DESIGN §3.1.4): their turn is a notice to their person; the answer ends it."""
+"""Human agents: their turn is a notice to their person; the answer ends it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A small pure model of who reads what (DESIGN §3.2.6), kept by the tests from what they built:
+"""A small pure model of who reads what, kept by the tests from what they built:
 the rule in a few lines of Python, and every list and single read of the API in its terms."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Deleted roots (DESIGN §3.2.6): a deleted conversation or task, and everything rooted in it,
+"""Deleted roots: a deleted conversation or task, and everything rooted in it,
 runs included, is readable by owners only."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Who reads what, on random worlds (DESIGN §3.2.6): people (owners and members),
+"""Who reads what, on random worlds: people (owners and members),
 conversations, tasks, subtasks, agent conversations, runs and deletions, built through the
 library; then every list and every single read of the API, for every reader, against the pure
 model of the rule in ``model.py``: no leak, nothing over-hidden."""

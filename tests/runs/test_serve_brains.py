@@ -1,4 +1,4 @@
-"""Command brains under a real `parley serve`: what they can see and reach (DESIGN §4: a brain's
+"""Command brains under a real `parley serve`: what they can see and reach (a brain's
 authority is its run token, nothing more), and that none outlives the server that hosts it."""
 
 from __future__ import annotations

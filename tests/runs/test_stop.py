@@ -1,4 +1,4 @@
-"""DESIGN §3.2.8, stop: the turn is cancelled and its process ends, the session is kept, the
+"""Stop: the turn is cancelled and its process ends, the session is kept, the
 turn's text counts as handled, the next text continues the session with a notice. Idempotent;
 a late 'finished' never overwrites 'stopped'."""
 
