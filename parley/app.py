@@ -23,6 +23,7 @@ from parley.api import (
     topics,
 )
 from parley.api.deps import refuse_nul_in_url
+from parley.api.docs_ui import install_docs
 from parley.api.errors import install_error_handlers
 from parley.api.guards import install_guards
 from parley.api.openapi import install_openapi
@@ -53,12 +54,14 @@ def create_app(
         title="Parley",
         version=__version__,
         lifespan=lifespan,
-        docs_url="/docs",
+        docs_url=None,  # served from the installed package by install_docs, not from a CDN
+        redoc_url=None,
         dependencies=[Depends(refuse_nul_in_url)],
     )
     install_error_handlers(app)
     install_guards(app, settings.max_body_bytes)
     install_openapi(app)
+    install_docs(app)
     app.include_router(health.router)
     app.include_router(home.router)
     for module in (

@@ -41,6 +41,8 @@ class Param:
     help: str
     # The longest a text may be, when not the kind's usual cap.
     cap: int | None = None
+    # A value as /docs shows it; a flag's is its default.
+    example: str | bool = False
 
     @property
     def max_length(self) -> int | None:
@@ -116,23 +118,28 @@ ACTIONS = _table(
         "send",
         "send text to another agent; answers arrive as new text",
         (
-            Param("to", Kind.NAME, "a local agent's name, or name@connection for a peer's role"),
-            Param("text", Kind.TEXT, "what to send"),
+            Param(
+                "to",
+                Kind.NAME,
+                "a local agent's name, or name@connection for a peer's role",
+                example="clerk",
+            ),
+            Param("text", Kind.TEXT, "what to send", example="How many spoons are there?"),
         ),
         node_session=True,
     ),
     Action(
         "report",
         "post text where this work comes from (the person's conversation or the task)",
-        (Param("text", Kind.TEXT, "what to post"),),
+        (Param("text", Kind.TEXT, "what to post", example="The clerk counted 42 spoons."),),
     ),
     Action(
         "spawn",
         "give an agent a subtask of this run's work; its result arrives as new text. A subtask"
         " is a topic of its own: every member reads it",
         (
-            Param("agent", Kind.NAME, "the agent to give it to"),
-            Param("text", Kind.TEXT, "the subtask"),
+            Param("agent", Kind.NAME, "the agent to give it to", example="clerk"),
+            Param("text", Kind.TEXT, "the subtask", example="count the spoons"),
             Param("thread", Kind.FLAG, "bind the subtask to a thread of its own"),
         ),
     ),
@@ -140,21 +147,24 @@ ACTIONS = _table(
         "complete",
         "finish the task this run works on, with its result",
         (
-            Param("result", Kind.TEXT, "the task's result"),
+            Param("result", Kind.TEXT, "the task's result", example="42 spoons"),
             Param("failed", Kind.FLAG, "the task failed"),
         ),
     ),
     Action(
         "remember",
         "add a note to your own long-term memory, which every member reads",
-        (Param("note", Kind.TEXT, "the note", cap=MAX_NOTE),),
+        (Param("note", Kind.TEXT, "the note", cap=MAX_NOTE, example="The kettle is broken."),),
         node_session=True,
     ),
     Action(
         "ask_node",
         "ask a node's own session; its answer arrives as new text. Every member reads what a"
         " node is asked",
-        (Param("node", Kind.NAME, "the node"), Param("text", Kind.TEXT, "the question")),
+        (
+            Param("node", Kind.NAME, "the node", example="local"),
+            Param("text", Kind.TEXT, "the question", example="How much disk is free?"),
+        ),
         node_session=True,
     ),
 )

@@ -64,5 +64,5 @@ for _action in ACTIONS.values():
         methods=["POST"],
         response_model_exclude_none=True,  # only the ids this action has
         name=_action.name,
-        summary=_action.help,
+        description=_action.help,
     )

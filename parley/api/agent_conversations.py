@@ -25,7 +25,8 @@ async def list_agent_conversations(
     limit: Limit = DEFAULT_LIMIT,
     before: Before = None,
 ) -> Page[TopicOut]:
-    """Newest first; with ``root``, those rooted in that topic."""
+    """Agent conversations you may read, newest first; with ``root``, those rooted in that
+    topic."""
     async with ctx.store.transaction() as tx:
         found = await agent_conversations_page(
             tx, caller, include_closed, root, limit=limit, before=before
@@ -35,6 +36,7 @@ async def list_agent_conversations(
 
 @router.get("/agent-conversations/{thread_id}")
 async def show_agent_conversation(thread_id: str, caller: Caller, ctx: Ctx) -> TopicDetailOut:
+    """One agent conversation by its thread ID, with its text."""
     async with ctx.store.transaction() as tx:
         conversation = await readable_thread(tx, caller, thread_id)
         return TopicDetailOut.of(await topic_detail(tx, caller, conversation))
@@ -42,6 +44,7 @@ async def show_agent_conversation(thread_id: str, caller: Caller, ctx: Ctx) -> T
 
 @router.post("/agent-conversations/{thread_id}/stop")
 async def stop_agent_conversation(thread_id: str, caller: Caller, ctx: Ctx) -> StoppedOut:
+    """Stop the turn in an agent conversation; the session is kept."""
     async with ctx.store.transaction() as tx:
         conversation = await readable_thread(tx, caller, thread_id)
         reason = f"stopped by {caller.name}"

@@ -49,6 +49,7 @@ async def _provisioned(ctx: Context, agent: Agent) -> AgentOut:
 
 @router.post("/agents", status_code=201)
 async def hire_agent(body: HireIn, caller: Caller, ctx: Ctx) -> AgentOut:
+    """Hire an agent onto a node (owners); it is active once its workspace is made."""
     require_owner(caller, "hire agents")
     lifetime = (
         parse_duration(body.clone_lifetime, "clone lifetime") if body.clone_lifetime else None
@@ -95,12 +96,14 @@ async def list_agents(
 
 @router.get("/agents/{name}")
 async def show_agent(name: str, caller: Caller, ctx: Ctx) -> AgentOut:
+    """One agent, retired ones included."""
     async with ctx.store.transaction() as tx:
         return AgentOut.of(await agent_by_name(tx, name))
 
 
 @router.delete("/agents/{name}", status_code=204)
 async def delete_agent(name: str, caller: Caller, ctx: Ctx) -> None:
+    """An agent cannot be deleted: retire it instead (it stays readable)."""
     require_owner(caller, "remove agents")
     async with ctx.store.transaction() as tx:
         agent = await agent_by_name(tx, name)
@@ -110,6 +113,7 @@ async def delete_agent(name: str, caller: Caller, ctx: Ctx) -> None:
 
 @router.post("/agents/{name}/reassign")
 async def reassign_agent(name: str, body: ReassignIn, caller: Caller, ctx: Ctx) -> AgentOut:
+    """Move an idle agent to another node (owners); refused while it has work."""
     require_owner(caller, "reassign agents")
     async with ctx.store.transaction() as tx:
         agent = await reassign(tx, name, body.node)
@@ -136,6 +140,7 @@ async def retire_agent(name: str, body: RetireIn, caller: Caller, ctx: Ctx) -> A
 
 @router.post("/agents/{name}/warnings")
 async def warn_agent(name: str, body: WarnIn, caller: Caller, ctx: Ctx) -> WarnOut:
+    """Warn an agent with a reason (owners); at the configured count it is dismissed."""
     require_owner(caller, "warn agents")
     async with ctx.store.transaction() as tx:  # a dismissal stops the agent's turns
         outcome = await warn(
@@ -150,7 +155,7 @@ async def warn_agent(name: str, body: WarnIn, caller: Caller, ctx: Ctx) -> WarnO
 async def list_warnings(
     name: str, caller: Caller, ctx: Ctx, limit: Limit = DEFAULT_LIMIT, before: Before = None
 ) -> Page[WarningOut]:
-    """Newest first."""
+    """An agent's warnings, newest first."""
     async with ctx.store.transaction() as tx:
         found = await warnings_page(tx, name, limit, before)
     return page_of(found, WarningOut.of)
@@ -158,6 +163,7 @@ async def list_warnings(
 
 @router.post("/agents/{name}/clones", status_code=201)
 async def clone_agent(name: str, body: CloneIn, caller: Caller, ctx: Ctx) -> AgentOut:
+    """Hire a clone of a template, with a lifetime (owners)."""
     require_owner(caller, "clone templates")
     lifetime = parse_duration(body.lifetime, "lifetime") if body.lifetime else None
     async with ctx.store.transaction() as tx:
@@ -167,7 +173,7 @@ async def clone_agent(name: str, body: CloneIn, caller: Caller, ctx: Ctx) -> Age
 
 @router.post("/agents/{name}/memory", status_code=201)
 async def add_memory(name: str, body: NoteIn, caller: Caller, ctx: Ctx) -> MemoryOut:
-    """Append a note; answers with it."""
+    """Add a note to an agent's memory; answers with it."""
     async with ctx.store.transaction() as tx:
         return MemoryOut.of(await remember(tx, ctx.clock, name, body.note, caller))
 
@@ -176,7 +182,7 @@ async def add_memory(name: str, body: NoteIn, caller: Caller, ctx: Ctx) -> Memor
 async def read_memory(
     name: str, caller: Caller, ctx: Ctx, limit: Limit = DEFAULT_LIMIT, before: Before = None
 ) -> Page[MemoryOut]:
-    """Newest first."""
+    """An agent's memory, newest first, each note with its origin."""
     async with ctx.store.transaction() as tx:
         found = await memory_page(tx, name, limit, before)
     return page_of(found, MemoryOut.of)

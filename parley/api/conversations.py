@@ -52,6 +52,7 @@ async def show_conversation(ref: str, caller: Caller, ctx: Ctx) -> TopicDetailOu
 
 @router.delete("/conversations/{agent}", status_code=204)
 async def delete(agent: str, caller: Caller, ctx: Ctx) -> None:
+    """Delete your conversation with the agent: its runs end, its agent conversations close."""
     async with ctx.store.transaction() as tx:
         await delete_conversation(tx, ctx.clock, caller, agent)
 

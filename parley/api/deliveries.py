@@ -21,7 +21,8 @@ async def deliveries(
     limit: int = Query(100, ge=1, le=MAX_PAGE),
     before: str | None = Query(None, description="the `next` of the previous page"),
 ) -> Page[DeliveryOut]:
-    """Newest first: key, kind, state, attempts, next attempt, last error."""
+    """The outbox (owners), newest first: key, kind, state, attempts, next attempt, last
+    error."""
     async with ctx.store.transaction() as tx:
         page = await list_deliveries(tx, caller, state or [], limit, before)
     return Page(items=[DeliveryOut.of(item) for item in page.items], next=page.next)

@@ -39,12 +39,14 @@ async def list_nodes(
 
 @router.get("/nodes/{name}")
 async def show_node(name: str, caller: Caller, ctx: Ctx) -> NodeOut:
+    """One node: its status, last heartbeat and engram."""
     async with ctx.store.transaction() as tx:
         return _out(ctx, await node_by_name(tx, name))
 
 
 @router.put("/nodes/{name}/engram")
 async def put_engram(name: str, body: EngramIn, caller: Caller, ctx: Ctx) -> NodeOut:
+    """Set a node's engram, the system prompt of its node session (owners)."""
     require_owner(caller, "set a node's engram")
     async with ctx.store.transaction() as tx:
         return _out(ctx, await set_node_engram(tx, name, body.engram))
@@ -70,6 +72,7 @@ async def exchanges(
 
 @router.delete("/nodes/{name}/session", status_code=204)
 async def delete_node_session(name: str, caller: Caller, ctx: Ctx) -> None:
+    """A node session cannot be deleted: every node keeps its one, always."""
     async with ctx.store.transaction() as tx:
         node = await node_by_name(tx, name)
     raise Conflict(

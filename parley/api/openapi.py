@@ -1,9 +1,11 @@
 """The OpenAPI document as the API really answers: every error is the error tree's body with the
-status its class maps to (never FastAPI's 422), and the API's routes say they take a bearer
-token, so that /docs has a place to enter one."""
+status its class maps to (never FastAPI's 422), the API's routes say they take a bearer
+token, so that /docs has a place to enter one, and each operation's summary is the first clause
+of its description (the route's docstring), not FastAPI's title-cased function name."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from fastapi import FastAPI
@@ -43,6 +45,16 @@ def install_openapi(app: FastAPI) -> None:
     app.openapi = openapi  # type: ignore[method-assign]
 
 
+# Where a docstring's first clause ends: a full stop, semicolon or colon before a space or the end.
+CLAUSE_END = re.compile(r"(?<!e\.g)(?<!i\.e)[.;:](?=\s|$)")
+
+
+def first_clause(description: str) -> str:
+    text = " ".join(description.split())
+    clause = CLAUSE_END.split(text, maxsplit=1)[0]
+    return clause[:1].upper() + clause[1:]
+
+
 def documented(spec: dict[str, Any]) -> dict[str, Any]:
     components = spec.setdefault("components", {})
     schemas = components.setdefault("schemas", {})
@@ -60,6 +72,8 @@ def documented(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _document(operation: dict[str, Any], errors: dict[str, str], on_api: bool) -> None:
+    if operation.get("description"):
+        operation["summary"] = first_clause(operation["description"])
     responses = operation.setdefault("responses", {})
     responses.pop("422", None)
     for status, description in errors.items():

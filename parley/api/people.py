@@ -16,11 +16,13 @@ router = APIRouter(tags=["people"])
 
 @router.get("/me")
 async def me(caller: Caller) -> PersonOut:
+    """Who you are: the person behind the token."""
     return PersonOut.of(caller)
 
 
 @router.post("/people", status_code=201)
 async def create_person(body: PersonIn, caller: Caller, ctx: Ctx) -> NewPersonOut:
+    """Add a person (owners); the answer holds their API token, shown only once."""
     require_owner(caller, "add people")
     async with ctx.store.transaction() as tx:
         created = await add_person(tx, ctx.clock, body.name, body.role)

@@ -40,6 +40,7 @@ async def list_runs(
 
 @router.get("/runs/{run_id}")
 async def show_run(run_id: int, caller: Caller, ctx: Ctx) -> RunDetailOut:
+    """One run: its state, topic, root, input and output."""
     async with ctx.store.transaction() as tx:
         return RunDetailOut.of(await run_detail(tx, await readable_run(tx, caller, run_id)))
 
@@ -76,8 +77,8 @@ async def answer(run_id: int, body: AnswerIn, caller: Caller, ctx: Ctx) -> RunOu
 
 @router.get("/runs/{run_id}/events")
 async def follow_run(run_id: int, caller: Caller, ctx: Ctx) -> StreamingResponse:
-    """Newline-delimited JSON: ``{"kind": "chunk", "text"}`` as the reply is produced, then
-    ``{"kind": "end", "state", "output", "reason"}``."""
+    """Follow a run as it happens: newline-delimited JSON, ``{"kind": "chunk", "text"}`` as the
+    reply is produced, then ``{"kind": "end", "state", "output", "reason"}``."""
     async with ctx.store.transaction() as tx:
         await readable_run(tx, caller, run_id)
     return StreamingResponse(_events(ctx, run_id), media_type="application/x-ndjson")

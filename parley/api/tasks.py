@@ -21,6 +21,7 @@ router = APIRouter(tags=["tasks"])
 
 @router.post("/tasks", status_code=201)
 async def create(body: TaskIn, caller: Caller, ctx: Ctx) -> TopicOut:
+    """Give an agent a task; it runs as a topic every member reads."""
     async with ctx.store.transaction() as tx:
         task = await create_task(tx, ctx.clock, caller, body.agent, body.text)
         (view,) = await views(tx, [task])
@@ -54,6 +55,7 @@ async def show(task_id: int, caller: Caller, ctx: Ctx) -> TopicDetailOut:
 
 @router.post("/tasks/{task_id}/cancel")
 async def cancel(task_id: int, caller: Caller, ctx: Ctx) -> TopicOut:
+    """Cancel the task: it ends cancelled and every agent's work under it stops."""
     async with ctx.store.transaction() as tx:
         await cancel_task(tx, ctx.clock, await task_by_id(tx, task_id), caller)
         (view,) = await views(tx, [await task_by_id(tx, task_id)])

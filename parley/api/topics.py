@@ -17,6 +17,7 @@ router = APIRouter(tags=["topics"])
 
 @router.get("/topics/{topic_id}")
 async def show_topic(topic_id: int, caller: Caller, ctx: Ctx) -> TopicDetailOut:
+    """Any topic by id, as far as you may read it."""
     async with ctx.store.transaction() as tx:
         topic = await readable_topic(tx, caller, topic_id)
         return TopicDetailOut.of(await topic_detail(tx, caller, topic))

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, Field, create_model
 
 from parley.actions.table import ACTIONS, Action
-from parley.api.schemas.base import Body, capped
+from parley.api.schemas.base import Body, capped, example
 from parley.hub.actions import Acted
 from parley.hub.turn_input import TurnInput
 
@@ -26,7 +26,10 @@ def _request(action: Action) -> type[Body]:
         for param in action.params
     }
     name = "".join(part.title() for part in action.name.split("_")) + "In"
-    return create_model(name, __base__=Body, __doc__=action.help, **fields)
+    model = create_model(name, __base__=Body, __doc__=action.help, **fields)
+    model.model_config.update(example(**{param.name: param.example for param in action.params}))
+    model.model_rebuild(force=True)  # the schema is made with the example
+    return model
 
 
 # The body of /act/<path> for each action, by the action's name.

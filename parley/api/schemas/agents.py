@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from parley.agents.hiring import MAX_SESSIONS_LIMIT, MAX_SURGE_THRESHOLD
 from parley.agents.model import Agent, AgentWarning, MemoryNote
-from parley.api.schemas.base import NAME, Body, capped, ranged
+from parley.api.schemas.base import NAME, Body, capped, example, ranged
 from parley.brains.spec import MAX_BRAIN_SPEC
 from parley.durations import format_duration
 from parley.text import MAX_ENGRAM, MAX_NOTE, MAX_REASON
@@ -18,6 +18,10 @@ ENV_FROM_SERVER_HELP = "names its command brain takes from the server's environm
 
 
 class HireIn(Body):
+    model_config = example(
+        name="scribe", node="local", engram="You keep the minutes.", brain="offline", max_sessions=2
+    )
+
     name: str = Field(json_schema_extra=NAME)
     node: str = Field(json_schema_extra=NAME)
     engram: str = Field("", json_schema_extra=capped(MAX_ENGRAM))
@@ -42,30 +46,44 @@ class HireIn(Body):
 class AgentPatch(Body):
     """``PATCH /agents/{name}``: what is given changes, what is left out stays."""
 
+    model_config = example(
+        env={"MINUTES_DIR": "/srv/minutes"}, env_from_server=["OPENAI_API_KEY"], unset_env=[]
+    )
+
     env: dict[str, str] = Field({}, description=ENV_HELP)
     env_from_server: list[str] = Field([], description=ENV_FROM_SERVER_HELP)
     unset_env: list[str] = Field([], description="names of variables no longer declared")
 
 
 class ReassignIn(Body):
+    model_config = example(node="beta")
+
     node: str = Field(json_schema_extra=NAME)
 
 
 class RetireIn(Body):
+    model_config = example(force=False, reason="The project is over.")
+
     force: bool = False
     reason: str | None = Field(None, json_schema_extra=capped(MAX_REASON))
 
 
 class WarnIn(Body):
+    model_config = example(reason="Sent the minutes to the wrong list.")
+
     reason: str = Field(json_schema_extra=capped(MAX_REASON, 1))
 
 
 class CloneIn(Body):
+    model_config = example(name="researcher-7", lifetime="2h")
+
     name: str | None = Field(None, json_schema_extra=NAME)
     lifetime: str | None = Field(None, json_schema_extra=capped(64))
 
 
 class NoteIn(Body):
+    model_config = example(note="Minutes go to the shared folder by Friday.")
+
     note: str = Field(json_schema_extra=capped(MAX_NOTE, 1))
 
 

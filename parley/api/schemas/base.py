@@ -30,6 +30,11 @@ class Body(BaseModel):
 NAME: dict[str, Any] = {"pattern": "^(?:[a-z][a-z0-9-]{0,38}[a-z0-9]|[a-z])$", "maxLength": 40}
 
 
+def example(**values: Any) -> ConfigDict:
+    """A body's example, shown by /docs and checked against the body by the tests."""
+    return ConfigDict(json_schema_extra={"examples": [values]})
+
+
 def capped(max_length: int | None, min_length: int = 0) -> dict[str, Any]:
     """A text's bounds as the schema documents them; the library enforces them with a message
     in words (pydantic's own would say less), so they are documented here, not checked twice."""

@@ -6,12 +6,14 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel, Field
 
-from parley.api.schemas.base import Body, capped
+from parley.api.schemas.base import Body, capped, example
 from parley.mesh.model import Node
 from parley.text import MAX_ENGRAM
 
 
 class EngramIn(Body):
+    model_config = example(engram="Patient, precise, a little dry.")
+
     engram: str = Field(json_schema_extra=capped(MAX_ENGRAM))
 
 

@@ -6,11 +6,13 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from parley.api.schemas.base import NAME, Body
+from parley.api.schemas.base import NAME, Body, example
 from parley.people.model import Person, Role
 
 
 class PersonIn(Body):
+    model_config = example(name="ada", role="member")
+
     name: str = Field(json_schema_extra=NAME)
     role: Role = Role.MEMBER
 

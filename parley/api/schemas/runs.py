@@ -6,12 +6,14 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from parley.api.schemas.base import Body, capped
+from parley.api.schemas.base import Body, capped, example
 from parley.runs.model import Run
 from parley.text import MAX_TEXT
 
 
 class AnswerIn(Body):
+    model_config = example(text="42 spoons, counted twice.", complete=True)
+
     text: str = Field(min_length=1, json_schema_extra=capped(MAX_TEXT))
     complete: bool = Field(False, description="also complete the task this turn works on")
 

@@ -6,7 +6,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from parley.api.schemas.base import NAME, Body, Page, capped, page_of
+from parley.api.schemas.base import NAME, Body, Page, capped, example, page_of
 from parley.api.schemas.runs import RunOut
 from parley.conversations.model import Message, Topic
 from parley.hub.actions import describe
@@ -16,15 +16,21 @@ from parley.text import MAX_TEXT
 
 
 class TextIn(Body):
+    model_config = example(text="hello")
+
     text: str = Field(min_length=1, json_schema_extra=capped(MAX_TEXT))
 
 
 class TaskIn(Body):
+    model_config = example(agent="clerk", text="count the spoons")
+
     agent: str = Field(json_schema_extra=NAME)
     text: str = Field(min_length=1, json_schema_extra=capped(MAX_TEXT))
 
 
 class QueuedOut(BaseModel):
+    model_config = example(topic_id=7, message_id=31, run_id=12)
+
     topic_id: int
     message_id: int
     run_id: int = Field(description="the run that takes this text; follow it at /runs/ID/events")
