@@ -77,8 +77,10 @@ async def answer(run_id: int, body: AnswerIn, caller: Caller, ctx: Ctx) -> RunOu
 
 @router.get("/runs/{run_id}/events")
 async def follow_run(run_id: int, caller: Caller, ctx: Ctx) -> StreamingResponse:
-    """Follow a run as it happens: newline-delimited JSON, ``{"kind": "chunk", "text"}`` as the
-    reply is produced, then ``{"kind": "end", "state", "output", "reason"}``."""
+    """Follow a run as it happens: newline-delimited JSON, while the run is open
+    ``{"kind": "state", "state"}`` first (queued or running) and again when it starts,
+    ``{"kind": "chunk", "text"}`` as the reply is produced, then ``{"kind": "end", "state",
+    "output", "reason"}``. Clients skip kinds they do not know."""
     async with ctx.store.transaction() as tx:
         await readable_run(tx, caller, run_id)
     return StreamingResponse(_events(ctx, run_id), media_type="application/x-ndjson")
@@ -87,10 +89,14 @@ async def follow_run(run_id: int, caller: Caller, ctx: Ctx) -> StreamingResponse
 async def _events(ctx: Context, run_id: int) -> AsyncIterator[bytes]:
     with ctx.runtime.watch.watching(run_id) as queue:
         run = await _run_now(ctx, run_id)  # after subscribing, so no ending slips between
+        if run.is_open:
+            yield _line({"kind": "state", "state": run.state.value})
         while run.is_open:
             event = await queue.get()
             if event.kind == "chunk":
                 yield _line({"kind": "chunk", "text": event.text})
+            elif event.kind == "state":
+                yield _line({"kind": "state", "state": event.text})
             else:
                 run = await _run_now(ctx, run_id)
     yield _line(

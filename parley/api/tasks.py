@@ -3,15 +3,20 @@ by owners only."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import AsyncIterator
+
 from fastapi import APIRouter
+from fastapi.responses import StreamingResponse
 
 from parley.api.deps import Caller, Ctx
 from parley.api.paging import DEFAULT_LIMIT, Before, Limit
 from parley.api.schemas.base import Page, page_of
 from parley.api.schemas.runs import StoppedOut
 from parley.api.schemas.topics import TaskIn, TopicDetailOut, TopicOut
+from parley.context import Context
 from parley.conversations.lifetime import stop_root
-from parley.conversations.model import TaskStatus
+from parley.conversations.model import TaskStatus, Topic
 from parley.conversations.tasks import cancel_task, create_task, delete_task, task_by_id
 from parley.reads.details import topic_detail
 from parley.reads.topics import readable_task, tasks_page, views
@@ -77,3 +82,36 @@ async def delete(task_id: int, caller: Caller, ctx: Ctx) -> None:
     """Close the task: its runs end, its agent conversations close; history stays for owners."""
     async with ctx.store.transaction() as tx:
         await delete_task(tx, ctx.clock, await task_by_id(tx, task_id), caller)
+
+
+@router.get("/tasks/{task_id}/events")
+async def follow_task(task_id: int, caller: Caller, ctx: Ctx) -> StreamingResponse:
+    """Newline-delimited JSON: ``{"kind": "end", "task"}`` once the task has ended (done, failed,
+    cancelled) or was deleted, at once if it already had; until then the line does not come."""
+    async with ctx.store.transaction() as tx:
+        await readable_task(tx, caller, task_id)
+    return StreamingResponse(_task_events(ctx, task_id), media_type="application/x-ndjson")
+
+
+async def _task_events(ctx: Context, task_id: int) -> AsyncIterator[bytes]:
+    with ctx.runtime.topic_watch.watching(task_id) as ended:
+        # Read after subscribing, so no ending slips between the read and the wait.
+        while (found := await _ended_task(ctx, task_id)) is None:
+            await ended.wait()
+            ended.clear()
+    end = {"kind": "end", "task": found.model_dump(mode="json")}
+    yield json.dumps(end).encode() + b"\n"
+
+
+async def _ended_task(ctx: Context, task_id: int) -> TopicOut | None:
+    async with ctx.store.transaction() as tx:
+        task = await tx.topics.by_id(task_id)  # readable when the caller came
+        assert task is not None  # topics are closed, never removed
+        if _is_open(task):
+            return None
+        (view,) = await views(tx, [task])
+    return TopicOut.of_view(view)
+
+
+def _is_open(task: Topic) -> bool:
+    return task.status == TaskStatus.OPEN.value and not task.is_closed

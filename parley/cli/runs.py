@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import typer
 
-from parley.cli.client import ApiClient
-from parley.cli.output import console, fields, reporting_errors, show, show_page, table
+from parley.cli.following import (
+    follow,
+    leaving_on_interrupt,
+    outcome,
+    refuse_unfinished,
+    stream_reply,
+)
+from parley.cli.output import (
+    console,
+    errors,
+    fields,
+    reporting_errors,
+    show,
+    show_json,
+    show_page,
+    table,
+)
 from parley.cli.state import BeforeOption, JsonOption, LimitOption, client, given_text
-from parley.errors import Conflict, TurnFailed, Unavailable
 from parley.runs.model import RunState
 
 app = typer.Typer(help="Runs: the turns of agents and node sessions.", no_args_is_help=True)
@@ -20,29 +33,6 @@ RUN_FIELDS = [
     "id", "state", "agent", "node", "root", "topic", "input", "output", "reason",
     "created_at", "started_at", "finished_at",
 ]  # fmt: skip
-
-
-def follow(api: ApiClient, run_id: int, on_chunk: Callable[[str], None] | None = None) -> Any:
-    """Follow a run's events, handing each chunk of its reply to ``on_chunk``; the end event."""
-    for event in api.stream_lines(f"/runs/{run_id}/events"):
-        if event.get("kind") == "end":
-            return event
-        if event.get("kind") == "chunk" and on_chunk is not None:
-            on_chunk(event["text"])
-    raise Unavailable(f"the events of run {run_id} stopped before the run ended")
-
-
-def outcome(run_id: int, end: Any) -> dict[str, Any]:
-    return {"run": run_id, "state": end["state"], "reply": end["output"], "reason": end["reason"]}
-
-
-def refuse_unfinished(end: Any) -> None:
-    """A stopped turn is a conflict (exit 4); a failed one has a status of its own (exit 7), apart
-    from an unreachable server (exit 6)."""
-    if end["state"] == "stopped":
-        raise Conflict(f"the turn was stopped ({end['reason']})")
-    if end["state"] == "failed":
-        raise TurnFailed(f"the turn failed: {end['reason']}")
 
 
 def say_stopped(stopped: list[int], nothing: str) -> None:
@@ -87,6 +77,22 @@ def show_run(ctx: typer.Context, run_id: int, as_json: bool = JsonOption) -> Non
     """One run: its state, agent, root, the text it took and what it answered."""
     with reporting_errors():
         show(client(ctx).get(f"/runs/{run_id}"), as_json, _render_run)
+
+
+@app.command("follow")
+def follow_run(ctx: typer.Context, run_id: int, as_json: bool = JsonOption) -> None:
+    """Follow a run you may read: its reply as it comes, then how it ended (an ended run's at
+    once). Exits 4 if it was stopped, 6 if it failed. Ctrl-C stops following, not the run."""
+    with reporting_errors(), leaving_on_interrupt(f"run {run_id} goes on"):
+        api = client(ctx)
+        if as_json:
+            end = follow(api, run_id)
+            show_json(outcome(run_id, end))
+        else:
+            end = stream_reply(api, run_id)
+        if end["state"] == "finished" and not as_json:
+            errors.print(f"run {run_id} finished")
+        refuse_unfinished(end)
 
 
 def stop(ctx: typer.Context, run_id: int, as_json: bool = JsonOption) -> None:

@@ -8,6 +8,14 @@ from typing import Any
 import typer
 
 from parley.cli.client import ApiClient
+from parley.cli.following import (
+    INTERRUPTED,
+    follow,
+    outcome,
+    refuse_unfinished,
+    stopping_on_interrupt,
+    stream_reply,
+)
 from parley.cli.output import (
     console,
     errors,
@@ -19,8 +27,9 @@ from parley.cli.output import (
     show_page,
     table,
 )
-from parley.cli.runs import follow, outcome, refuse_unfinished, say_stopped
+from parley.cli.runs import say_stopped
 from parley.cli.state import BeforeOption, JsonOption, LimitOption, client, given_text
+from parley.cli.typed import TypedLines
 from parley.errors import ParleyError
 
 conversation_app = typer.Typer(
@@ -71,13 +80,15 @@ def _section(title: str, page: Any, columns: list[str], more_command: str) -> No
 
 
 def converse(api: ApiClient, path: str, text: str, as_json: bool) -> None:
-    """Post text where a run answers it, wait for that run, show its reply."""
+    """Post text where a run answers it and stream its reply (a spinner while it waits, on a
+    terminal); with ``as_json``, its outcome once it ends. Ctrl-C stops the run."""
     run_id = api.post(path, {"text": text})["run_id"]
-    end = follow(api, run_id)
-    if as_json:
-        show_json(outcome(run_id, end))
-    elif end["state"] == "finished":
-        console.print(end["output"] or "(no reply)", markup=False)
+    with stopping_on_interrupt(api, run_id):
+        if as_json:
+            end = follow(api, run_id)
+            show_json(outcome(run_id, end))
+        else:
+            end = stream_reply(api, run_id)
     refuse_unfinished(end)
 
 
@@ -87,7 +98,10 @@ def say(
     text: str = typer.Argument(..., help=TEXT_HELP),
     as_json: bool = JsonOption,
 ) -> None:
-    """Say something to an agent in your conversation with it and print its reply."""
+    """Say something to an agent in your conversation with it and print its reply as it comes.
+
+    On a terminal a spinner shows the run while it is queued or running. Ctrl-C stops the run
+    and exits 130."""
     with reporting_errors():
         converse(client(ctx), f"/conversations/{agent}/messages", given_text(text), as_json)
 
@@ -95,47 +109,49 @@ def say(
 def chat(ctx: typer.Context, agent: str) -> None:
     """Talk with an agent line by line, its replies streamed as they come.
 
-    /stop stops its current turn; /quit or the end of input leaves. Ctrl-C during a reply stops
-    that turn.
+    /stop, typed at any time, stops its current turn; /quit or the end of input leaves. Ctrl-C
+    stops the current turn and leaves (exit 130).
     """
     with reporting_errors():
         api = client(ctx)
         api.get(f"/agents/{agent}")  # an unknown agent ends the chat before it starts
-    while (line := _read_line()) is not None:
+    typed = TypedLines(client(ctx))
+    while (line := _next_line(typed)) is not None:
         if line == "/quit":
             break
         if line:
-            _chat_turn(api, agent, line)
+            _chat_turn(api, typed, agent, line)
 
 
-def _read_line() -> str | None:
+def _next_line(typed: TypedLines) -> str | None:
+    sys.stdout.write("you> ")
+    sys.stdout.flush()
     try:
-        return input("you> ").strip()
-    except (EOFError, KeyboardInterrupt):
+        line = typed.next()
+    except KeyboardInterrupt:
         sys.stdout.write("\n")
-        return None
+        raise typer.Exit(INTERRUPTED) from None
+    if line is None:
+        sys.stdout.write("\n")
+    return line
 
 
-def _chat_turn(api: ApiClient, agent: str, line: str) -> None:
+def _chat_turn(api: ApiClient, typed: TypedLines, agent: str, line: str) -> None:
     try:
         if line == "/stop":
             _stop(api, agent)
         else:
-            _stream_reply(api, agent, line)
+            _stream_reply(api, typed, agent, line)
     except ParleyError as exc:
         errors.print(f"error: {exc.message}", markup=False)
 
 
-def _stream_reply(api: ApiClient, agent: str, text: str) -> None:
+def _stream_reply(api: ApiClient, typed: TypedLines, agent: str, text: str) -> None:
     run_id = api.post(f"/conversations/{agent}/messages", {"text": text})["run_id"]
     sys.stdout.write(f"{agent}> ")
     chunks: list[str] = []
-    try:
+    with typed.during(run_id), stopping_on_interrupt(api, run_id):
         end = follow(api, run_id, lambda chunk: _write_chunk(chunks, chunk))
-    except KeyboardInterrupt:
-        sys.stdout.write("\n")
-        _stop(api, agent)
-        return
     if not chunks and end["output"]:
         sys.stdout.write(end["output"])  # it ended before we were watching
     sys.stdout.write("\n")

@@ -6,14 +6,18 @@ from typing import Any
 
 import typer
 
+from parley.cli.client import ApiClient
+from parley.cli.following import Spinner, leaving_on_interrupt
 from parley.cli.output import console, reporting_errors, show, show_page, table
 from parley.cli.runs import say_stopped
 from parley.cli.state import BeforeOption, JsonOption, LimitOption, client, given_text
 from parley.cli.talk import TEXT_HELP, render_detail
 from parley.conversations.model import TaskStatus
+from parley.errors import Conflict, Unavailable
 
 app = typer.Typer(help="Tasks: work given to agents.", no_args_is_help=True)
 
+_WAITING = "is open: waiting for it to end …"
 TASK_COLUMNS = ["id", "agent", "status", "person", "text", "result"]
 
 
@@ -22,12 +26,45 @@ def create(
     ctx: typer.Context,
     agent: str,
     text: str = typer.Argument(..., help=TEXT_HELP),
+    wait: bool = typer.Option(
+        False,
+        "--wait",
+        help="wait for the task to end and print its result; exits 4 if it was cancelled or"
+        " deleted, 6 if it failed. Ctrl-C stops waiting, not the task.",
+    ),
     as_json: bool = JsonOption,
 ) -> None:
-    """Give an agent a task; prints its id."""
+    """Give an agent a task; prints its id (with --wait, its result once it ends)."""
     with reporting_errors():
-        task = client(ctx).post("/tasks", {"agent": agent, "text": given_text(text)})
-        show(task, as_json, lambda row: console.print(str(row["id"])))
+        api = client(ctx)
+        task = api.post("/tasks", {"agent": agent, "text": given_text(text)})
+        if not wait:
+            show(task, as_json, lambda row: console.print(str(row["id"])))
+            return
+        with leaving_on_interrupt(f"task {task['id']} goes on (parley task show {task['id']})"):
+            ended = _wait_for_end(api, task["id"])
+        show(ended, as_json, lambda row: console.print(row["result"] or "(no result)"))
+        _refuse_unfinished(ended)
+
+
+def _wait_for_end(api: ApiClient, task_id: int) -> Any:
+    spinner = Spinner(f"task {task_id} {_WAITING}")
+    try:
+        for event in api.stream_lines(f"/tasks/{task_id}/events"):
+            if event.get("kind") == "end":
+                return event["task"]
+    finally:
+        spinner.done()
+    raise Unavailable(f"the events of task {task_id} stopped before the task ended")
+
+
+def _refuse_unfinished(task: Any) -> None:
+    if task["status"] == TaskStatus.FAILED.value:
+        raise Unavailable(f"task {task['id']} failed: {task['result']}")
+    if task["status"] == TaskStatus.CANCELLED.value:
+        raise Conflict(f"task {task['id']} was cancelled: {task['result']}")
+    if task["status"] == TaskStatus.OPEN.value:
+        raise Conflict(f"task {task['id']} was closed: {task['closed_reason']}")
 
 
 @app.command("list")

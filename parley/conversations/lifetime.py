@@ -51,6 +51,7 @@ async def close_root(tx: Tx, now: datetime, root: Topic, reason: str) -> list[Ru
     rooted = [topic.id for topic in await tx.topics.rooted_in(root.id) if not topic.is_closed]
     closing = [root.id, *rooted]
     await tx.topics.close(closing, reason, now)
+    tx.effects.ended_topics.extend(closing)
     return await stop_topics(tx, closing, now, reason)
 
 

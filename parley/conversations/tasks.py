@@ -90,6 +90,7 @@ async def end_task(
     if not await tx.topics.set_status(task.id, status.value, result, clock.now()):
         current = await tx.topics.by_id(task.id)
         raise Conflict(f"task {task.id} already ended: {current.status if current else '?'}")
+    tx.effects.ended_topics.append(task.id)
     if task.reply_agent_id is None or task.reply_topic_id is None:
         return
     completion = TaskCompletion(

@@ -1,6 +1,7 @@
 """The hub's running parts for runs, wired once at start: the scheduler, the outbox worker, run
-watching, the run log, the stop sender and the provisioner each subscribe to the store's
-commits, so that whatever a transaction sets in motion is acted on however it was opened."""
+watching, task waiting, the run log, the stop sender and the provisioner each subscribe to the
+store's commits, so that whatever a transaction sets in motion is acted on however it was
+opened."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from parley.errors import ParleyError
 from parley.hub.outbox import OutboxWorker
 from parley.hub.run_log import log_run_changes
 from parley.hub.scheduler import Scheduler
+from parley.hub.topic_watch import TopicWatch
 from parley.hub.watch import RunWatch
 from parley.mesh.broker import Broker
 from parley.mesh.messages import StopTurn, stop_subject
@@ -35,6 +37,7 @@ class Runtime:
         self.store, self.broker, self.clock = store, broker, clock
         self.budget = budget  # what runs may set off per origin (the hop_budget settings)
         self.watch = RunWatch()
+        self.topic_watch = TopicWatch()
         self.scheduler = Scheduler(store, broker, clock, parley_url, self.watch, budget)
         self.outbox = OutboxWorker(store, clock, local_deliverers())
         self._background: set[asyncio.Task[None]] = set()
@@ -47,6 +50,7 @@ class Runtime:
                 self.scheduler.on_commit,
                 self.outbox.on_commit,
                 self.watch.on_commit,
+                self.topic_watch.on_commit,
                 log_run_changes,
                 self._send_stops,
                 self._provision_hired,

@@ -1,6 +1,6 @@
-"""Watching a run as it happens, for `parley chat` and `parley say`: the pieces of its reply,
-then how it ended. A watcher who comes while the run is going first gets the pieces so far.
-In memory only; the store holds the result for anyone who comes later."""
+"""Watching a run as it happens, for `parley chat` and `parley say`: its start, the pieces of
+its reply, then how it ended. A watcher who comes while the run is going first gets the pieces
+so far. In memory only; the store holds the result for anyone who comes later."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from parley.store.effects import Effects
 
 @dataclass(frozen=True)
 class WatchEvent:
-    kind: str  # "chunk" or "end"
-    text: str
+    kind: str  # "state" (it started), "chunk" or "end"
+    text: str  # the chunk, or the state it moved to
 
 
 class RunWatch:
@@ -41,6 +41,8 @@ class RunWatch:
         for change in effects.changed:
             if change.is_end:
                 self.end(change.run.id, change.state.value)
+            else:
+                self._put(change.run.id, WatchEvent("state", change.state.value))
 
     def chunk(self, run_id: int, text: str) -> None:
         self._so_far.setdefault(run_id, []).append(text)

@@ -23,10 +23,19 @@ class Effects:
     stopped: list[Run] = field(default_factory=list)
     # Runs that started or ended here (finished, failed, stopped): for watchers and the log.
     changed: list[RunChange] = field(default_factory=list)
+    # Topics that ended (a task done, failed, cancelled) or closed here: for whoever waits.
+    ended_topics: list[int] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
-        return not (self.wake or self.outbox or self.hired or self.stopped or self.changed)
+        return not (
+            self.wake
+            or self.outbox
+            or self.hired
+            or self.stopped
+            or self.changed
+            or self.ended_topics
+        )
 
 
 # One part of the hub acting on a committed transaction's effects.

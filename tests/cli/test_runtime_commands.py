@@ -107,9 +107,11 @@ def test_chat_streams_the_reply_and_quits(served: Served, tmp_path: Path) -> Non
 
 def test_chat_stop_and_end_of_input(served: Served, tmp_path: Path) -> None:
     hire(served, tmp_path, "echo", ECHO)
-    out = ok(served, "chat", "echo", stdin="hello\n/stop\n")
+    ok(served, "say", "echo", "hello")
+    # A /stop typed while a reply streams stops that run: here it comes first, nothing runs.
+    out = ok(served, "chat", "echo", stdin="/stop\nhello\n")
     assert (
-        out == "you> echo> hi owner, you said hello\nyou> echo was not working on anything\nyou> \n"
+        out == "you> echo was not working on anything\nyou> echo> hi owner, you said hello\nyou> \n"
     )
 
 

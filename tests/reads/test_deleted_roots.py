@@ -56,6 +56,7 @@ async def test_a_member_cannot_read_a_deleted_task_nor_its_runs(parley: Harness)
 
     for path, absent in [
         (f"/tasks/{task}", f"no task {task}"),
+        (f"/tasks/{task}/events", f"no task {task}"),
         (f"/topics/{task}", f"no topic {task}"),
         (f"/topics/{task}/messages", f"no topic {task}"),
         (f"/runs/{run}", f"no run {run}"),

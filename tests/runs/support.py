@@ -39,7 +39,7 @@ async def follow(client: httpx.AsyncClient, run_id: int) -> tuple[list[str], dic
             event = json.loads(line)
             if event["kind"] == "chunk":
                 chunks.append(event["text"])
-            else:
+            elif event["kind"] == "end":
                 return chunks, event
     raise AssertionError("the event stream ended without an end event")
 

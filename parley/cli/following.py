@@ -1,0 +1,127 @@
+"""Waiting on a run from the CLI: its events followed, a spinner while it is queued or running
+(on a terminal only), its reply written as it comes, and Ctrl-C handled the conventional way."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import typer
+from rich.status import Status
+
+from parley.cli.client import ApiClient
+from parley.cli.output import console, errors
+from parley.errors import Conflict, ParleyError, TurnFailed, Unavailable
+
+# What a shell expects of a command that SIGINT ended (128 + 2).
+INTERRUPTED = 130
+
+
+def follow(
+    api: ApiClient,
+    run_id: int,
+    on_chunk: Callable[[str], None] | None = None,
+    on_state: Callable[[str], None] | None = None,
+) -> Any:
+    """Follow a run's events, handing each chunk of its reply to ``on_chunk`` and each state it
+    is in while open to ``on_state``; the end event."""
+    for event in api.stream_lines(f"/runs/{run_id}/events"):
+        kind = event.get("kind")
+        if kind == "end":
+            return event
+        if kind == "chunk" and on_chunk is not None:
+            on_chunk(event["text"])
+        if kind == "state" and on_state is not None:
+            on_state(event["state"])
+    raise Unavailable(f"the events of run {run_id} stopped before the run ended")
+
+
+def outcome(run_id: int, end: Any) -> dict[str, Any]:
+    return {"run": run_id, "state": end["state"], "reply": end["output"], "reason": end["reason"]}
+
+
+def refuse_unfinished(end: Any) -> None:
+    """A stopped turn is a conflict (exit 4); a failed one has a status of its own (exit 7), apart
+    from an unreachable server (exit 6)."""
+    if end["state"] == "stopped":
+        raise Conflict(f"the turn was stopped ({end['reason']})")
+    if end["state"] == "failed":
+        raise TurnFailed(f"the turn failed: {end['reason']}")
+
+
+class Spinner:
+    """A transient spinner on stdout while nothing is written, only when stdout is a terminal:
+    scripts reading our output get no control characters."""
+
+    def __init__(self, text: str) -> None:
+        self._status: Status | None = None
+        if sys.stdout.isatty():
+            self._status = console.status(text)
+            self._status.start()
+
+    def say(self, text: str) -> None:
+        if self._status is not None:
+            self._status.update(text)
+
+    def done(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+
+def stream_reply(api: ApiClient, run_id: int) -> Any:
+    """Write a run's reply to stdout as it comes, a spinner naming the run until it does; then
+    its end event. A run that ended before we watched has its output written whole."""
+    spinner = Spinner(f"run {run_id} …")
+    written: list[str] = []
+
+    def write(chunk: str) -> None:
+        spinner.done()
+        written.append(chunk)
+        sys.stdout.write(chunk)
+        sys.stdout.flush()
+
+    try:
+        end = follow(api, run_id, write, lambda state: spinner.say(f"run {run_id} {state} …"))
+    finally:
+        spinner.done()
+    if not written and end["state"] == "finished":
+        written.append(end["output"] or "(no reply)")
+        sys.stdout.write(written[-1])
+    if written and not written[-1].endswith("\n"):
+        sys.stdout.write("\n")
+    sys.stdout.flush()
+    return end
+
+
+@contextmanager
+def stopping_on_interrupt(api: ApiClient, run_id: int) -> Iterator[None]:
+    """Ctrl-C stops the run, says so and exits 130; a second Ctrl-C while the stop is being sent
+    leaves at once."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+        try:
+            stopped = api.post(f"/runs/{run_id}/stop", {})["stopped"]
+        except KeyboardInterrupt:
+            errors.print(f"left without stopping run {run_id}")
+        except ParleyError as exc:
+            errors.print(f"error: run {run_id} was not stopped: {exc.message}", markup=False)
+        else:
+            errors.print(f"stopped run {run_id}" if stopped else f"run {run_id} had ended")
+        raise typer.Exit(INTERRUPTED) from None
+
+
+@contextmanager
+def leaving_on_interrupt(what_goes_on: str) -> Iterator[None]:
+    """Ctrl-C stops waiting (exit 130), not what we waited on."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        sys.stdout.write("\n")
+        errors.print(f"stopped waiting; {what_goes_on}", markup=False)
+        raise typer.Exit(INTERRUPTED) from None
