@@ -103,9 +103,9 @@ def stopping_on_interrupt(api: ApiClient, run_id: int) -> Iterator[None]:
     try:
         yield
     except KeyboardInterrupt:
-        sys.stdout.write("\n")
-        sys.stdout.flush()
-        try:
+        try:  # at once: a second Ctrl-C may come any time from here
+            sys.stdout.write("\n")
+            sys.stdout.flush()
             stopped = api.post(f"/runs/{run_id}/stop", {})["stopped"]
         except KeyboardInterrupt:
             errors.print(f"left without stopping run {run_id}")
