@@ -24,8 +24,8 @@ __all__ = ["served"]  # a fixture shared by tests/cli and the README test
 
 ADMIN_URL = os.environ.get("PARLEY_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 TABLES = (
-    "people, nodes, agents, agent_memory, agent_warnings, agent_env, topics, sessions, runs,"
-    " messages, outbox, hop_counts"
+    "people, nodes, agents, agent_memory, agent_warnings, agent_env, agent_changes, topics,"
+    " sessions, runs, messages, outbox, hop_counts"
 )
 
 

@@ -115,3 +115,17 @@ class AgentWarning:
     reason: str
     given_by: str | None
     given_at: datetime
+
+
+@dataclass(frozen=True)
+class SettingChange:
+    """One setting of an agent changed by an owner (``agent set``): what it was and became
+    (variables by name only), who changed it and when."""
+
+    id: int
+    agent_name: str
+    setting: str
+    old: str | None
+    new: str | None
+    changed_by: str | None
+    changed_at: datetime

@@ -1,4 +1,4 @@
-"""/api/v1/agents: hiring, lifecycle, templates, policy and memory."""
+"""/api/v1/agents: hiring, changes, lifecycle, templates, policy and memory."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from parley.api.paging import DEFAULT_LIMIT, Before, Limit
 from parley.api.schemas.agents import (
     AgentOut,
     AgentPatch,
+    ChangeOut,
     CloneIn,
     HireIn,
     MemoryOut,
@@ -30,11 +31,14 @@ from parley.api.schemas.agents import (
     WarnOut,
 )
 from parley.api.schemas.base import Page, page_of
+from parley.brains.keys import key_notices
+from parley.brains.spec import parse_brain_spec
 from parley.context import Context
 from parley.durations import parse_duration
 from parley.errors import Conflict
 from parley.people.accounts import require_owner
-from parley.reads.agents import agents_page, memory_page, warnings_page
+from parley.reads.agents import agents_page, changes_page, memory_page, warnings_page
+from parley.settings import Settings
 from parley.text import MAX_REASON, check_length
 
 router = APIRouter(tags=["agents"])
@@ -68,7 +72,18 @@ async def hire_agent(body: HireIn, caller: Caller, ctx: Ctx) -> AgentOut:
     )
     async with ctx.store.transaction() as tx:
         agent = await hire(tx, ctx.clock, order, caller, ctx.settings.default_brain)
-    return await _provisioned(ctx, agent)
+        # After the hire's own checks, so that those speak first; a refusal undoes the hire.
+        notices = (
+            [] if body.human else _key_notices(agent.brain, ctx.settings, body.allow_missing_key)
+        )
+    hired = await _provisioned(ctx, agent)
+    return hired.model_copy(update={"notices": notices})
+
+
+def _key_notices(brain: str, settings: Settings, allow_missing_key: bool) -> list[str]:
+    """A model brain without its API key is refused, or accepted with a notice when allowed."""
+    spec = parse_brain_spec(brain)
+    return key_notices(spec, settings, allow_missing_key)
 
 
 @router.patch("/agents/{name}")
@@ -76,8 +91,26 @@ async def set_agent(name: str, body: AgentPatch, caller: Caller, ctx: Ctx) -> Ag
     """Change what is given of an agent's settings; what is left out stays as it is."""
     require_owner(caller, "change agents")
     env = EnvChange(values=body.env, from_server=body.env_from_server, unset=body.unset_env)
+    change = AgentChange(
+        env=env, engram=body.engram, brain=body.brain, max_sessions=body.max_sessions
+    )
     async with ctx.store.transaction() as tx:
-        return AgentOut.of(await change_agent(tx, name, AgentChange(env=env)))
+        changed = await change_agent(tx, ctx.clock, name, change, caller)
+        notices = []
+        if body.brain is not None:  # a refusal undoes the change
+            notices = _key_notices(changed.brain, ctx.settings, body.allow_missing_key)
+    return AgentOut.of(changed).model_copy(update={"notices": notices})
+
+
+@router.get("/agents/{name}/changes")
+async def list_changes(
+    name: str, caller: Caller, ctx: Ctx, limit: Limit = DEFAULT_LIMIT, before: Before = None
+) -> Page[ChangeOut]:
+    """What owners changed of its settings (``PATCH``), newest first: who, when, old and new
+    (variables by name only)."""
+    async with ctx.store.transaction() as tx:
+        found = await changes_page(tx, name, limit, before)
+    return page_of(found, ChangeOut.of)
 
 
 @router.get("/agents")

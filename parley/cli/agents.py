@@ -8,12 +8,12 @@ from typing import Any
 import typer
 
 from parley.brains.spec import absolute_brain
-from parley.cli.output import console, fields, reporting_errors, show, show_page, table
+from parley.cli.output import console, errors, fields, reporting_errors, show, show_page, table
 from parley.cli.state import BeforeOption, JsonOption, LimitOption, client, given_text
 from parley.errors import Invalid
 
 app = typer.Typer(
-    help="Agents: hire, move, retire, warn, clone; their memory.", no_args_is_help=True
+    help="Agents: hire, change, move, retire, warn, clone; their memory.", no_args_is_help=True
 )
 
 AGENT_FIELDS = [
@@ -26,10 +26,19 @@ LIST_COLUMNS = ["name", "lifecycle", "node", "brain", "max_sessions", "template"
 
 ENV_HELP = "NAME=VALUE for its command brain (NAME alone: the value in your environment)"
 ENV_FROM_SERVER_HELP = "NAME its command brain takes from the server's environment at each turn"
+BRAIN_HELP = "offline, scripted:FILE, openai:MODEL, anthropic:MODEL, command:LINE"
+ALLOW_MISSING_KEY_HELP = "accept an openai:/anthropic: brain whose API key the server lacks"
 
 
 def _show_agent(row: Any) -> None:
     fields(row, AGENT_FIELDS)
+
+
+def _show_changed(row: Any, as_json: bool) -> None:
+    """The agent, then on stderr what the server warned of (a missing API key)."""
+    show(row, as_json, _show_agent)
+    for notice in row.get("notices", []):
+        errors.print(notice, markup=False)
 
 
 def _env_values(given: list[str] | None) -> dict[str, str]:
@@ -52,9 +61,7 @@ def hire(
     name: str,
     node: str = typer.Option(..., "--node", help="the node it lives and works on"),
     engram: str = typer.Option("", "--engram", help='its system prompt; "-" reads it from stdin'),
-    brain: str | None = typer.Option(
-        None, "--brain", help="offline, scripted:FILE, openai:MODEL, …"
-    ),
+    brain: str | None = typer.Option(None, "--brain", help=BRAIN_HELP),
     max_sessions: int = typer.Option(1, "--max-sessions", help="sessions it may run at once"),
     template: bool = typer.Option(False, "--template", help="a blueprint that is only cloned"),
     surge_threshold: int | None = typer.Option(
@@ -67,6 +74,9 @@ def hire(
     env: list[str] | None = typer.Option(None, "--env", help=ENV_HELP),
     env_from_server: list[str] | None = typer.Option(
         None, "--env-from-server", help=ENV_FROM_SERVER_HELP
+    ),
+    allow_missing_key: bool = typer.Option(
+        False, "--allow-missing-key", help=ALLOW_MISSING_KEY_HELP
     ),
     as_json: bool = JsonOption,
 ) -> None:
@@ -84,14 +94,22 @@ def hire(
             "human": human,
             "env": _env_values(env),
             "env_from_server": env_from_server or [],
+            "allow_missing_key": allow_missing_key,
         }
-        show(client(ctx).post("/agents", body), as_json, _show_agent)
+        _show_changed(client(ctx).post("/agents", body), as_json)
 
 
 @app.command("set")
 def set_agent(
     ctx: typer.Context,
     name: str,
+    engram: str | None = typer.Option(
+        None, "--engram", help='its system prompt; "-" reads it from stdin'
+    ),
+    brain: str | None = typer.Option(None, "--brain", help=BRAIN_HELP),
+    max_sessions: int | None = typer.Option(
+        None, "--max-sessions", help="sessions it may run at once (running ones are not stopped)"
+    ),
     env: list[str] | None = typer.Option(None, "--env", help=ENV_HELP),
     env_from_server: list[str] | None = typer.Option(
         None, "--env-from-server", help=ENV_FROM_SERVER_HELP
@@ -99,16 +117,43 @@ def set_agent(
     unset_env: list[str] | None = typer.Option(
         None, "--unset-env", help="NAME no longer given to its command brain"
     ),
+    allow_missing_key: bool = typer.Option(
+        False, "--allow-missing-key", help=ALLOW_MISSING_KEY_HELP
+    ),
     as_json: bool = JsonOption,
 ) -> None:
-    """Change an agent's settings; what is not given stays (owners)."""
+    """Change an agent's settings from its next turn on; what is not given stays (owners). A
+    node session (node:NAME) takes only --brain and variables. See them with: agent changes."""
     with reporting_errors():
-        body = {
+        body: dict[str, Any] = {
             "env": _env_values(env),
             "env_from_server": env_from_server or [],
             "unset_env": unset_env or [],
+            "allow_missing_key": allow_missing_key,
         }
-        show(client(ctx).patch(f"/agents/{name}", body), as_json, _show_agent)
+        if engram is not None:
+            body["engram"] = given_text(engram)
+        if brain is not None:
+            body["brain"] = absolute_brain(brain, os.getcwd())
+        if max_sessions is not None:
+            body["max_sessions"] = max_sessions
+        _show_changed(client(ctx).patch(f"/agents/{name}", body), as_json)
+
+
+@app.command("changes")
+def changes(
+    ctx: typer.Context,
+    name: str,
+    limit: int | None = LimitOption,
+    before: str | None = BeforeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """What owners changed of an agent's settings (agent set), newest first: who, when, the old
+    and new value (variables by name only)."""
+    with reporting_errors():
+        page = client(ctx).get(f"/agents/{name}/changes", limit=limit, before=before)
+        columns = ["changed_at", "changed_by", "setting", "old", "new"]
+        show_page(page, as_json, lambda rows: table(rows, columns, "no changes"))
 
 
 @app.command("list")

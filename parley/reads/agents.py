@@ -1,11 +1,11 @@
-"""Reading agents, their memory and their warnings: every person reads them."""
+"""Reading agents, their memory, their warnings and their changes: every person reads them."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from parley.agents.lookup import agent_by_name
-from parley.agents.model import Agent, AgentWarning, Lifecycle, MemoryNote
+from parley.agents.model import Agent, AgentWarning, Lifecycle, MemoryNote, SettingChange
 from parley.reads import cursors
 from parley.reads.model import Page
 from parley.store import Tx
@@ -38,3 +38,12 @@ async def warnings_page(
     window = cursors.window(cursors.WARNINGS, limit, before)
     found = await agent_by_name(tx, agent)
     return cursors.page(cursors.WARNINGS, await tx.agents.warnings_page(found.id, window))
+
+
+async def changes_page(
+    tx: Tx, agent: str, limit: int | None = None, before: str | None = None
+) -> Page[SettingChange]:
+    """What owners changed of an agent's settings, newest first."""
+    window = cursors.window(cursors.CHANGES, limit, before)
+    found = await agent_by_name(tx, agent)
+    return cursors.page(cursors.CHANGES, await tx.agent_changes.page(found.id, window))

@@ -241,6 +241,10 @@ class AgentsRepo:
         )
         return result.rowcount == 1
 
+    async def set_settings(self, agent_id: int, **values: Any) -> None:
+        """Change the engram, brain or max sessions; the next turn reads them."""
+        await self._c.execute(update(agents).where(agents.c.id == agent_id).values(**values))
+
     async def set_workspace(self, agent_id: int, workspace: str) -> None:
         await self._c.execute(
             update(agents).where(agents.c.id == agent_id).values(workspace=workspace)

@@ -20,6 +20,7 @@ from sqlalchemy.exc import (
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from parley.errors import Invalid, Unavailable
+from parley.store.agent_changes import AgentChangesRepo
 from parley.store.agents import AgentsRepo
 from parley.store.connection import Connection, InlineConnection
 from parley.store.effects import AfterCommit, Effects
@@ -47,6 +48,7 @@ class Tx:
         self.people = PeopleRepo(connection)
         self.nodes = NodesRepo(connection)
         self.agents = AgentsRepo(connection)
+        self.agent_changes = AgentChangesRepo(connection)
         self.runs = RunsRepo(connection)
         self.topics = TopicsRepo(connection)
         self.messages = MessagesRepo(connection)

@@ -125,6 +125,21 @@ agent_warnings = Table(
     Index("ix_agent_warnings_agent", "agent_id", "id"),
 )
 
+# What an owner changed of a hired agent (``agent set``), one row per setting: its old and new
+# value (variables by name only, never by value), who changed it and when.
+agent_changes = Table(
+    "agent_changes",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("agent_id", Integer, ForeignKey("agents.id"), nullable=False),
+    Column("setting", String(32), nullable=False),
+    Column("old", Text, nullable=True),
+    Column("new", Text, nullable=True),
+    Column("changed_by_person_id", Integer, ForeignKey("people.id"), nullable=True),
+    Column("changed_at", UTCDateTime, nullable=False),
+    Index("ix_agent_changes_agent", "agent_id", "id"),
+)
+
 # Variables an owner declared for an agent's command brain: a value, or (from_server) a name
 # whose value the node's environment gives at each turn. Shown by name only, never by value.
 agent_env = Table(

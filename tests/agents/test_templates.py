@@ -16,6 +16,7 @@ async def _template(parley: Harness) -> None:
         template=True,
         engram="digs deep",
         brain="openai:small",
+        allow_missing_key=True,  # tests have no API key
         max_sessions=2,
         surge_threshold=4,
         clone_lifetime="2h",

@@ -7,7 +7,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from parley.agents.hiring import MAX_SESSIONS_LIMIT, MAX_SURGE_THRESHOLD
-from parley.agents.model import Agent, AgentWarning, MemoryNote
+from parley.agents.model import Agent, AgentWarning, MemoryNote, SettingChange
 from parley.api.schemas.base import NAME, Body, capped, example, ranged
 from parley.brains.spec import MAX_BRAIN_SPEC
 from parley.durations import format_duration
@@ -15,6 +15,9 @@ from parley.text import MAX_ENGRAM, MAX_NOTE, MAX_REASON
 
 ENV_HELP = "variables for its command brain, NAME: VALUE (stored; shown by name only)"
 ENV_FROM_SERVER_HELP = "names its command brain takes from the server's environment at each turn"
+ALLOW_MISSING_KEY_HELP = (
+    "accept an openai: or anthropic: brain whose API key this server lacks (with a notice)"
+)
 
 
 class HireIn(Body):
@@ -41,18 +44,37 @@ class HireIn(Body):
     )
     env: dict[str, str] = Field({}, description=ENV_HELP)
     env_from_server: list[str] = Field([], description=ENV_FROM_SERVER_HELP)
+    allow_missing_key: bool = Field(False, description=ALLOW_MISSING_KEY_HELP)
 
 
 class AgentPatch(Body):
-    """``PATCH /agents/{name}``: what is given changes, what is left out stays."""
+    """``PATCH /agents/{name}``: what is given changes, what is left out stays; it applies from
+    the agent's next turn. A node session takes only ``brain`` and variables."""
 
     model_config = example(
-        env={"MINUTES_DIR": "/srv/minutes"}, env_from_server=["OPENAI_API_KEY"], unset_env=[]
+        engram="You keep the minutes of the team's meetings.",
+        max_sessions=2,
+        env={"MINUTES_DIR": "/srv/minutes"},
+        env_from_server=["OPENAI_API_KEY"],
+        unset_env=[],
     )
 
+    engram: str | None = Field(None, json_schema_extra=capped(MAX_ENGRAM))
+    brain: str | None = Field(
+        None,
+        description="offline, scripted:FILE, openai:MODEL, anthropic:MODEL, command:LINE",
+        json_schema_extra=capped(MAX_BRAIN_SPEC),
+    )
+    max_sessions: int | None = Field(
+        None,
+        description="lowered below the sessions running, it stops none: no new turn starts"
+        " until fewer run",
+        json_schema_extra=ranged(1, MAX_SESSIONS_LIMIT),
+    )
     env: dict[str, str] = Field({}, description=ENV_HELP)
     env_from_server: list[str] = Field([], description=ENV_FROM_SERVER_HELP)
     unset_env: list[str] = Field([], description="names of variables no longer declared")
+    allow_missing_key: bool = Field(False, description=ALLOW_MISSING_KEY_HELP)
 
 
 class ReassignIn(Body):
@@ -109,6 +131,9 @@ class AgentOut(BaseModel):
     warnings: int
     env: list[str] = Field(description="its command brain's declared variables, by name")
     env_from_server: list[str] = Field(description="those it takes from the server's environment")
+    notices: list[str] = Field(
+        [], description="warnings about the request just made, such as a missing API key"
+    )
 
     @classmethod
     def of(cls, agent: Agent) -> AgentOut:
@@ -179,4 +204,28 @@ class WarningOut(BaseModel):
             reason=warning.reason,
             given_by=warning.given_by,
             given_at=warning.given_at,
+        )
+
+
+class ChangeOut(BaseModel):
+    """A setting an owner changed: variables by name only, never by value."""
+
+    id: int
+    agent: str
+    setting: str
+    old: str | None
+    new: str | None
+    changed_by: str | None
+    changed_at: datetime
+
+    @classmethod
+    def of(cls, change: SettingChange) -> ChangeOut:
+        return cls(
+            id=change.id,
+            agent=change.agent_name,
+            setting=change.setting,
+            old=change.old,
+            new=change.new,
+            changed_by=change.changed_by,
+            changed_at=change.changed_at,
         )
