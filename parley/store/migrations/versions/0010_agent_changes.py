@@ -1,8 +1,8 @@
 """The history of changes to hired agents (``agent set``): which setting, what it was and became,
 who changed it and when. Variables are recorded by name only, never by value.
 
-Revision ID: 0009
-Revises: 0008
+Revision ID: 0010
+Revises: 0009
 Create Date: 2026-12-01
 """
 
@@ -13,8 +13,8 @@ from alembic import op
 
 from parley.store.types import UTCDateTime
 
-revision = "0009"
-down_revision = "0008"
+revision = "0010"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 
