@@ -38,8 +38,10 @@ Acting = Annotated[LocalActions, Depends(_run_actions)]
 RunToken = Annotated[str, Depends(_run_token)]
 
 
-@router.get("/act/input", summary="what this running turn answers: who said what, and where")
+@router.get("/act/input")
 async def act_input(token: RunToken, ctx: Ctx) -> TurnInputOut:
+    """What this running turn answers: who said what, in which topic, under which root (with
+    the run's own token, as the other acts)."""
     async with ctx.store.transaction() as tx:
         return TurnInputOut.of(await turn_input(tx, token))
 

@@ -179,7 +179,7 @@ def test_a_rule_file_broken_after_hiring_fails_the_turn_in_one_line(
     ok(served, "agent", "hire", "rules", "--node", "local", "--brain", brain)
     (tmp_path / "rules.yaml").write_text("rules:\n  - when: {text: '(?P<x'}\n    do: []\n")
     result = run(served, "say", "rules", "hello")
-    assert result.exit_code == 6
+    assert result.exit_code == 7  # a failed turn
     assert result.stderr.count("\n") == 1
     assert f"scripted brain file {tmp_path / 'rules.yaml'} is not a valid script: line 2" in (
         result.stderr
