@@ -30,6 +30,12 @@ print("second part", flush=True)
 WITHIN = 60.0
 
 
+def _hear_ctrl_c() -> None:
+    """A suite started in the background (``cmd &`` without job control) ignores SIGINT, and a
+    child inherits that: the CLI under test must hear Ctrl-C as a person's terminal sends it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Cli:
     """``python -m parley …`` with its output collected as it comes (from a pipe or a pty)."""
 
@@ -41,13 +47,23 @@ class Cli:
         if tty:
             master, slave = pty.openpty()
             self.process = subprocess.Popen(
-                command, stdin=stdin, stdout=slave, stderr=subprocess.PIPE, env=env
+                command,
+                stdin=stdin,
+                stdout=slave,
+                stderr=subprocess.PIPE,
+                env=env,
+                preexec_fn=_hear_ctrl_c,
             )
             os.close(slave)
             self._reader = threading.Thread(target=self._drain_pty, args=(master,))
         else:
             self.process = subprocess.Popen(
-                command, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+                command,
+                stdin=stdin,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                preexec_fn=_hear_ctrl_c,
             )
             assert self.process.stdout is not None
             self._reader = threading.Thread(target=self._drain, args=(self.process.stdout,))
