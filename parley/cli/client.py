@@ -1,85 +1,114 @@
-"""The CLI's HTTP client: where Parley is, who we are, and errors turned back into our tree."""
+"""The CLI's HTTP client: where Parley is, who we are, and errors turned back into our tree.
+
+It speaks HTTP with the standard library's ``http.client``: a client command's start-up is
+mostly imports, and an HTTP library with its own stack costs more at each start (about 70 ms
+here) than a one-shot command ever gains from it. One connection per request: the server is
+usually on loopback, and a stream being followed never blocks a second call (``/stop``)."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode, urlsplit
 
-import httpx
-
+from parley import __version__
 from parley.cli.where import whereabouts
 from parley.datafolder import DataFolder
-from parley.errors import ERRORS_BY_CODE, ParleyError, Unauthorized, Unavailable
+from parley.errors import ERRORS_BY_CODE, Invalid, ParleyError, Unauthorized, Unavailable
 
-TIMEOUT = httpx.Timeout(60.0, connect=5.0)
-# A followed run may think for as long as it likes: no read timeout while streaming.
-STREAM_TIMEOUT = httpx.Timeout(60.0, connect=5.0, read=None)
+CONNECT_TIMEOUT, READ_TIMEOUT = 5.0, 60.0
+API = "/api/v1"
 
 
 class ApiClient:
-    def __init__(
-        self, base_url: str, token: str | None, transport: httpx.BaseTransport | None = None
-    ) -> None:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
+    def __init__(self, base_url: str, token: str | None) -> None:
         self.base_url = base_url
-        self._http = httpx.Client(
-            base_url=base_url, headers=headers, timeout=TIMEOUT, transport=transport
-        )
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise Invalid(f"not an http(s) URL for Parley: {base_url!r}", field="url")
+        self._secure = parts.scheme == "https"
+        self._host, self._port = parts.hostname, parts.port
+        self._prefix = parts.path.rstrip("/") + API
+        self._headers = {"Accept": "application/json", "User-Agent": f"parley/{__version__}"}
+        if token:
+            self._headers["Authorization"] = f"Bearer {token}"
 
     def get(self, path: str, **params: Any) -> Any:
         """GET with query parameters; those given as None are left out."""
         given = {name: value for name, value in params.items() if value is not None}
-        return self._call("GET", path, params=given)
+        return self._call("GET", path + (f"?{urlencode(given, doseq=True)}" if given else ""))
 
     def post(self, path: str, body: dict[str, Any]) -> Any:
-        return self._call("POST", path, json=body)
+        return self._call("POST", path, body)
 
     def put(self, path: str, body: dict[str, Any]) -> Any:
-        return self._call("PUT", path, json=body)
+        return self._call("PUT", path, body)
 
     def patch(self, path: str, body: dict[str, Any]) -> Any:
-        return self._call("PATCH", path, json=body)
+        return self._call("PATCH", path, body)
 
     def delete(self, path: str) -> Any:
         return self._call("DELETE", path)
 
     def stream_lines(self, path: str) -> Iterator[Any]:
-        """GET newline-delimited JSON and yield each object as soon as its line arrives."""
-        try:
-            with self._http.stream("GET", "/api/v1" + path, timeout=STREAM_TIMEOUT) as response:
-                if not response.is_success:
-                    response.read()
-                    raise _error_from(response)
-                for line in response.iter_lines():
-                    if line.strip():
-                        yield json.loads(line)
-        except httpx.TransportError as exc:
-            raise self._unreachable(exc) from exc
+        """GET newline-delimited JSON and yield each object as soon as its line arrives. A
+        followed run may think for as long as it likes: no read timeout once connected."""
+        with self._exchange("GET", path, None, streaming=True) as response:
+            if response.status >= 300:
+                raise _error_from(response.status, response.read())
+            while line := response.readline():
+                if line.strip():
+                    yield json.loads(line)
 
-    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
-        try:
-            response = self._http.request(method, "/api/v1" + path, **kwargs)
-        except httpx.TransportError as exc:
-            raise self._unreachable(exc) from exc
-        if response.is_success:
-            return response.json() if response.content else None
-        raise _error_from(response)
+    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        with self._exchange(method, path, body) as response:
+            content = response.read()
+        if response.status >= 300:
+            raise _error_from(response.status, content)
+        return json.loads(content) if content else None
 
-    def _unreachable(self, exc: httpx.TransportError) -> Unavailable:
+    @contextmanager
+    def _exchange(
+        self, method: str, path: str, body: dict[str, Any] | None, *, streaming: bool = False
+    ) -> Iterator[http.client.HTTPResponse]:
+        """One request on a connection of its own; transport trouble becomes ``Unavailable``."""
+        kind = http.client.HTTPSConnection if self._secure else http.client.HTTPConnection
+        connection = kind(self._host, self._port, timeout=CONNECT_TIMEOUT)
+        headers = dict(self._headers)
+        payload = None
+        if body is not None:
+            payload = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        try:
+            connection.connect()
+            if connection.sock is not None:
+                connection.sock.settimeout(None if streaming else READ_TIMEOUT)
+            connection.request(method, self._prefix + path, body=payload, headers=headers)
+            yield connection.getresponse()
+        except (OSError, http.client.HTTPException) as exc:
+            raise self._unreachable(exc) from exc
+        finally:
+            connection.close()
+
+    def _unreachable(self, exc: BaseException) -> Unavailable:
+        detail = str(exc) or type(exc).__name__
         return Unavailable(
-            f"cannot reach Parley at {self.base_url} ({exc}); is 'parley serve' running?"
+            f"cannot reach Parley at {self.base_url} ({detail}); is 'parley serve' running?"
         )
 
 
-def _error_from(response: httpx.Response) -> ParleyError:
+def _error_from(status: int, content: bytes) -> ParleyError:
     try:
-        body = response.json()
+        body = json.loads(content)
         code, message = body["error"], body["message"]
     except (ValueError, KeyError, TypeError):
-        return ParleyError(f"HTTP {response.status_code}: {response.text[:500]}")
+        text = content.decode(errors="replace")[:500]
+        return ParleyError(f"HTTP {status}: {text}")
     return ERRORS_BY_CODE.get(code, ParleyError)(message)
 
 

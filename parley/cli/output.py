@@ -36,7 +36,8 @@ EXIT_CODES: dict[type[ParleyError], int] = {
 # What each exit status means, for `parley --help` (the README has the same table).
 EXIT_STATUS_HELP = """Exit status: 0 done; 1 an unexpected error; 2 invalid input or usage;
 3 not found; 4 conflict with the current state (a stopped turn too); 5 not allowed, or no valid
-token; 6 server or node unreachable; 7 the turn failed (its reason on stderr)."""
+token; 6 server or node unreachable; 7 the turn or task waited for failed
+(its reason on stderr)."""
 
 console = Console(highlight=False, soft_wrap=True)
 errors = Console(stderr=True, highlight=False, soft_wrap=True)

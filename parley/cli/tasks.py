@@ -13,7 +13,7 @@ from parley.cli.runs import say_stopped
 from parley.cli.state import BeforeOption, JsonOption, LimitOption, client, given_text
 from parley.cli.talk import TEXT_HELP, render_detail
 from parley.conversations.model import TaskStatus
-from parley.errors import Conflict, Unavailable
+from parley.errors import Conflict, TurnFailed, Unavailable
 
 app = typer.Typer(help="Tasks: work given to agents.", no_args_is_help=True)
 
@@ -60,7 +60,7 @@ def _wait_for_end(api: ApiClient, task_id: int) -> Any:
 
 def _refuse_unfinished(task: Any) -> None:
     if task["status"] == TaskStatus.FAILED.value:
-        raise Unavailable(f"task {task['id']} failed: {task['result']}")
+        raise TurnFailed(f"task {task['id']} failed: {task['result']}")
     if task["status"] == TaskStatus.CANCELLED.value:
         raise Conflict(f"task {task['id']} was cancelled: {task['result']}")
     if task["status"] == TaskStatus.OPEN.value:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 
 from tests.cli.test_runtime_commands import ok, ok_items, ok_json, run, running_run
+from tests.cli.test_waiting import Cli
 from tests.runs.support import script
 from tests.served import Served
 
@@ -87,14 +87,12 @@ def test_a_new_brain_answers_from_the_next_turn_never_the_running_one(
     )
     ok(served, "agent", "hire", "shifty", "--node", "local", "--brain",
        f"command:{sys.executable} {program}")  # fmt: skip
-    replies: list[str] = []
-    saying = threading.Thread(target=lambda: replies.append(ok(served, "say", "shifty", "first")))
-    saying.start()
+    # In a process of its own: the CLI runner's captured output is one per interpreter.
+    saying = Cli(served, "say", "shifty", "first")
     running_run(served, "shifty")
     ok(served, "agent", "set", "shifty", "--brain", script(tmp_path, "new", SAYS_TWO))
     go.touch()
-    saying.join(timeout=60)
-    assert replies == ["old brain\n"]
+    assert saying.finish()[:2] == (0, "old brain\n")
     assert ok(served, "say", "shifty", "second") == "two\n"
 
 

@@ -1,5 +1,5 @@
-"""Client commands start without the server's libraries: a command of the CLI loads typer, rich
-and httpx, never the store, the API or what they bring (seconds of start-up on a small machine).
+"""Client commands start without the server's libraries: a command of the CLI loads typer and
+rich, never the store, the API or what they bring (seconds of start-up on a small machine).
 Checked by what a fresh interpreter holds after parsing and running commands, not by a clock."""
 
 from __future__ import annotations
@@ -18,6 +18,10 @@ from parley.deliveries.model import DeliveryState
 SERVER_SIDE = ("uvicorn", "sqlalchemy", "fastapi", "alembic", "asyncpg", "pydantic_settings",
                "yaml", "parley.store", "parley.app", "parley.api", "parley.hub", "parley.startup",
                "parley.settings", "parley.brains.scripted")  # fmt: skip
+# Libraries a client command does without, each tens of milliseconds of start-up: the standard
+# library's http.client speaks to the server, and typer stays below the version that validates
+# every parameter with pydantic.
+CLIENT_SPARES = ("httpx", "httpcore", "pydantic", "pydantic_core")
 
 PROBE = """
 import json, sys
@@ -56,6 +60,8 @@ def test_a_client_command_loads_nothing_of_the_server(args: list[str]) -> None:
     assert "parley.cli.client" in loaded  # the probe did load the CLI
     heavy = sorted(m for m in loaded if m.startswith(SERVER_SIDE))
     assert heavy == []
+    spared = sorted(m for m in loaded if m.split(".")[0] in CLIENT_SPARES)
+    assert spared == []
 
 
 def test_serve_still_loads_the_server() -> None:

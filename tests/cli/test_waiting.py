@@ -216,6 +216,19 @@ def test_task_create_wait_prints_the_result(served: Served, tmp_path: Path) -> N
     assert (task["status"], task["result"]) == ("done", "summed: again")
 
 
+def test_task_create_wait_on_a_failed_task_exits_7(served: Served, tmp_path: Path) -> None:
+    hire(
+        served,
+        tmp_path,
+        "quitter",
+        "otherwise:\n  - complete: {result: 'no spoons', failed: true}\n",
+    )
+    cli = Cli(served, "task", "create", "quitter", "count the spoons", "--wait")
+    code, out, err = cli.finish()
+    assert (code, out) == (7, "no spoons\n")
+    assert "failed: no spoons" in err
+
+
 def test_task_create_wait_on_a_cancelled_task_exits_4(served: Served, tmp_path: Path) -> None:
     workspace = hire_slow(served, tmp_path)
     cli = Cli(served, "task", "create", "slow", "nap", "--wait")
