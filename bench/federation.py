@@ -1,0 +1,94 @@
+"""Federation: durable messages/s and one-way latency between two Parley installations on
+loopback, beside the same exchange through the a2a-sdk reference (its server and client, an
+echo agent with its in-memory task store), in the same run and at the same concurrencies.
+
+Run as ``.venv/bin/python bench/federation.py [--messages N] [--concurrency 1,8,32]
+[--warmup N]``. Progress goes to stderr, the table to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+if not __package__:  # run as a script: make ``bench`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.a2a_reference import measure_reference
+from bench.figures import Figures
+
+
+async def measure_parley(messages: int, concurrency: int, warmup: int) -> Figures:
+    """THE PARLEY SIDE, still to be written (issue 10): two installations on loopback (separate
+    ``parley serve`` processes, separate stores), connected by an invite; ``concurrency`` agent
+    conversations each sending ``messages / concurrency`` texts to a peer role, after ``warmup``
+    unmeasured ones. Messages/s counts texts accepted durably by the receiving installation;
+    a latency is a text's sending commit → its acceptance in the receiver's store."""
+    raise NotImplementedError("the Parley side of the federation bench is not written yet")
+
+
+Rows = list[tuple[str, Figures]]
+
+
+PARLEY, REFERENCE = "Parley federation", "a2a-sdk reference"
+Side = Callable[[int, int, int], Awaitable[Figures]]
+SIDES: dict[str, Side] = {PARLEY: measure_parley, REFERENCE: measure_reference}
+
+
+async def measure(names: list[str], messages: int, concurrencies: list[int], warmup: int) -> Rows:
+    """Each side at each concurrency, the sides in turn so that the machine's other load falls
+    on both alike; a side that is not written yet is left out with a note."""
+    rows: Rows = []
+    for concurrency in concurrencies:
+        for name in names:
+            _progress(f"{name}: {messages} messages at concurrency {concurrency}…")
+            try:
+                rows.append((name, await SIDES[name](messages, concurrency, warmup)))
+            except NotImplementedError as exc:
+                _progress(f"{name}: left out, {exc}")
+                names = [other for other in names if other != name]
+    return rows
+
+
+def report(rows: Rows, messages: int) -> None:
+    """One line per side and concurrency; Parley's messages/s also as a multiple of the
+    reference's at the same concurrency."""
+    print(f"\n## One-way exchange on loopback, {messages} measured messages per line\n")
+    print("| exchange | concurrency | msgs/s | p50 ms | p99 ms | vs reference |")
+    print("|---|---:|---:|---:|---:|---:|")
+    reference = {figures.concurrency: figures for name, figures in rows if name == REFERENCE}
+    for name, figures in rows:
+        base = reference.get(figures.concurrency)
+        ratio = f"{figures.per_second / base.per_second:.1f}x" if name == PARLEY and base else ""
+        print(
+            f"| {name} | {figures.concurrency} | {figures.per_second:.0f} |"
+            f" {figures.p50_ms:.2f} | {figures.p99_ms:.2f} | {ratio} |"
+        )
+    if not any(name == PARLEY for name, _ in rows):
+        print(f"\n{PARLEY}: not measured yet (the reference alone)")
+
+
+async def main(args: argparse.Namespace) -> int:
+    concurrencies = [int(c) for c in args.concurrency.split(",")]
+    rows = await measure([PARLEY, REFERENCE], args.messages, concurrencies, args.warmup)
+    report(rows, args.messages)
+    return 0
+
+
+def _progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=2000, help="measured messages per line")
+    parser.add_argument("--concurrency", default="1,8,32", help="senders at once, one line each")
+    parser.add_argument("--warmup", type=int, default=50, help="unmeasured messages first")
+    return parser.parse_args()
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main(_arguments())))

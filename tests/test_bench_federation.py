@@ -1,0 +1,60 @@
+"""The federation bench's smoke test, at a small size and without timing thresholds: the a2a-sdk
+reference really echoes through its own server and client and gives sane figures, and
+bench/federation.py runs as a script, printing the reference while the Parley side is missing."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.a2a_reference import measure_reference
+from bench.federation import PARLEY, REFERENCE, report
+from bench.figures import Figures
+
+ROOT = Path(__file__).parent.parent
+
+
+async def test_the_reference_echoes_and_its_figures_are_sane() -> None:
+    figures = await measure_reference(messages=20, concurrency=4, warmup=2)
+    assert (figures.messages, figures.concurrency) == (20, 4)
+    assert figures.per_second > 0
+    assert 0 < figures.p50_ms <= figures.p99_ms
+
+
+def test_the_bench_runs_as_a_script_with_the_reference_alone() -> None:
+    command = ["bench/federation.py", "--messages", "8", "--concurrency", "1,2", "--warmup", "0"]
+    done = subprocess.run(
+        [sys.executable, *command],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.startswith(f"| {REFERENCE} |")]
+    assert [line.split("|")[2].strip() for line in lines] == ["1", "2"]
+    assert f"{PARLEY}: not measured yet" in done.stdout
+    assert "not written yet" in done.stderr
+
+
+def test_percentiles_are_nearest_rank() -> None:
+    figures = Figures.of([n / 1000 for n in range(100, 0, -1)], seconds=2.0, concurrency=1)
+    assert (figures.p50_ms, figures.p99_ms) == pytest.approx((50, 99))
+    assert figures.per_second == 50
+    with pytest.raises(ValueError, match="no message"):
+        Figures.of([], seconds=1.0, concurrency=1)
+
+
+def test_parley_is_reported_as_a_multiple_of_the_reference(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    reference = Figures(messages=100, concurrency=8, seconds=1.0, p50_ms=10, p99_ms=20)
+    parley = Figures(messages=100, concurrency=8, seconds=0.25, p50_ms=2, p99_ms=5)
+    report([(PARLEY, parley), (REFERENCE, reference)], messages=100)
+    table = capsys.readouterr().out
+    assert f"| {PARLEY} | 8 | 400 | 2.00 | 5.00 | 4.0x |" in table
+    assert f"| {REFERENCE} | 8 | 100 | 10.00 | 20.00 |  |" in table
+    assert "not measured yet" not in table
