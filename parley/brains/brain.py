@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from parley.actions.table import AGENT_TOOLS
+from parley.brains.stderr import StderrTail
 
 # Called with each piece of the reply as the brain produces it (for `parley chat`).
 Stream = Callable[[str], Awaitable[None]]
@@ -54,6 +55,9 @@ class Turn:
     # values the node's environment gives at this turn.
     env: Mapping[str, str] = field(default_factory=dict)
     env_from_server: tuple[str, ...] = ()
+    # Where a brain with a process (command) puts what it writes on stderr: the node keeps it
+    # on the run however the turn ends, even when it is cancelled.
+    stderr: StderrTail = field(default_factory=StderrTail, compare=False)
 
 
 @dataclass(frozen=True)

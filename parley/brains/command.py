@@ -29,10 +29,12 @@ from parley.brains.confinement import ProcessPolicy
 from parley.brains.environment import allowed_from, from_server
 from parley.brains.launcher import END_EVERYTHING
 from parley.brains.spec import command_argv
+from parley.brains.stderr import StderrTail
 from parley.errors import Invalid, Unavailable
 
 _CHUNK = 4096
-_STDERR_TAIL = 4096
+# A failed turn's reason quotes the end of its stderr; the run keeps much more (stderr.py).
+_REASON_TAIL = 4096
 # How long the launcher may take to end what a stopped brain started, before SIGKILL.
 _END_SECONDS = 5.0
 
@@ -56,16 +58,23 @@ class CommandBrain:
             self._check_program(workspace, env["PATH"])
             process = await self._start(workspace, env)
             noted = groups.record(self.policy.groups, turn.run_id, process.pid, turn.run_token)
+            assert process.stderr is not None
+            reading = asyncio.create_task(_read_stderr(process.stderr, turn.stderr))
             try:
-                reply, stderr = await _converse(process, _prompt(turn), stream)
+                reply = await _converse(process, _prompt(turn), stream)
                 code = await process.wait()
             finally:
-                # Also on success: a turn is one process, nothing it left behind outlives it.
-                await self._stop_group(process)
-                groups.forget(noted)
+                try:
+                    # Also on success: a turn is one process, nothing it left behind outlives it.
+                    await self._stop_group(process)
+                    groups.forget(noted)
+                finally:
+                    # Stopped or killed, what it wrote up to then is kept: the pipe ends with it.
+                    await _drained(reading)
             if code != 0:
                 raise Unavailable(
-                    f"command brain {self.command_line!r} exited with {code}: {stderr}",
+                    f"command brain {self.command_line!r} exited with {code}: "
+                    + _last(turn.stderr.text() or "", _REASON_TAIL),
                     exit_code=code,
                 )
             return TurnOutcome(reply, _session_id(session_file, turn.brain_session_id))
@@ -191,19 +200,17 @@ def _signal_group(pgid: int, sig: signal.Signals) -> bool:
     return True
 
 
-async def _converse(
-    process: asyncio.subprocess.Process, text: str, stream: Stream
-) -> tuple[str, str]:
-    """Feed stdin while reading stdout and stderr, so no pipe can fill up and deadlock."""
-    assert process.stdin and process.stdout and process.stderr
+async def _converse(process: asyncio.subprocess.Process, text: str, stream: Stream) -> str:
+    """Feed stdin while reading stdout (stderr is read alongside), so no pipe can fill up and
+    deadlock."""
+    assert process.stdin and process.stdout
     try:
         async with asyncio.TaskGroup() as group:
             group.create_task(_feed(process.stdin, text.encode()))
             reply = group.create_task(_read_reply(process.stdout, stream))
-            stderr = group.create_task(_read_tail(process.stderr))
     except BaseExceptionGroup as failed:
         raise failed.exceptions[0] from None  # callers see the error itself, not a group
-    return reply.result(), stderr.result()
+    return reply.result()
 
 
 async def _feed(stdin: asyncio.StreamWriter, data: bytes) -> None:
@@ -229,9 +236,20 @@ async def _read_reply(stdout: asyncio.StreamReader, stream: Stream) -> str:
             return "".join(pieces).strip()
 
 
-async def _read_tail(stderr: asyncio.StreamReader) -> str:
-    tail = bytearray()
+async def _read_stderr(stderr: asyncio.StreamReader, tail: StderrTail) -> None:
     while data := await stderr.read(_CHUNK):
-        tail += data
-        del tail[:-_STDERR_TAIL]
-    return tail.decode(errors="replace").strip()
+        tail.add(data)
+
+
+async def _drained(reading: asyncio.Task[None]) -> None:
+    """Let the stderr reader take what is left in the pipe: its writers are gone once the
+    group is ended, so it ends at once, unless something escaped the group, which is not
+    waited for."""
+    try:
+        await asyncio.wait([reading], timeout=_END_SECONDS)
+    finally:
+        reading.cancel()  # done already, or given up on (also when cancelled meanwhile)
+
+
+def _last(text: str, characters: int) -> str:
+    return text[-characters:].strip()

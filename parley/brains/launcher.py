@@ -272,7 +272,9 @@ def _wait_for(brain: int) -> int:
 def _exit_like(status: int) -> None:
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
-        signal.signal(number, signal.SIG_DFL)
+        # SIGKILL's disposition cannot be set (nor needs to be): the launcher dies of it too.
+        with contextlib.suppress(OSError):
+            signal.signal(number, signal.SIG_DFL)
         os.kill(os.getpid(), number)
         os._exit(128 + number)
     os._exit(os.waitstatus_to_exitcode(status))

@@ -70,11 +70,16 @@ def _render_run(detail: Any) -> None:
         "input": " / ".join(f"{m['author']}: {m['body']}" for m in detail["input"]) or None,
     }
     fields(row, RUN_FIELDS)
+    if detail.get("stderr"):
+        # Last, as it was written: it can be long, and its lines are the process's own.
+        console.out("\nstderr", highlight=False)
+        console.out(detail["stderr"], highlight=False)
 
 
 @app.command("show")
 def show_run(ctx: typer.Context, run_id: int, as_json: bool = JsonOption) -> None:
-    """One run: its state, agent, root, the text it took and what it answered."""
+    """One run: its state, agent, root, the text it took and what it answered; then what a
+    command brain wrote on stderr, if anything."""
     with reporting_errors():
         show(client(ctx).get(f"/runs/{run_id}"), as_json, _render_run)
 

@@ -37,6 +37,10 @@ class Outcome:
     # authority of the run's token, which comes with them.
     actions: tuple[ActionCall, ...] = ()
     run_token: str | None = None
+    # The end of what the brain's process wrote on stderr, kept on the run however it ended.
+    stderr: str | None = None
+    # The node ended a turn the hub had stopped: only its stderr is left to keep.
+    stopped: bool = False
 
     @classmethod
     def of(cls, event: RunEvent) -> Outcome:
@@ -49,11 +53,13 @@ class Outcome:
             brain_session_id=None if session is None else without_nul(session),
             actions=tuple(event.actions),
             run_token=event.run_token,
+            stderr=None if event.stderr is None else without_nul(event.stderr),
+            stopped=event.kind == "stopped",
         )
 
     def failed(self, reason: str) -> Outcome:
-        """This turn failed with ``reason``, and none of its actions apply."""
-        return Outcome(self.run_id, False, without_nul(reason))
+        """This turn failed with ``reason``, and none of its actions apply; its stderr stays."""
+        return Outcome(self.run_id, False, without_nul(reason), stderr=self.stderr)
 
 
 async def record_loaded_outcome(
@@ -68,7 +74,13 @@ async def record_loaded_outcome(
     together); None if it was no longer running (stopped meanwhile): the run's state is read
     in this transaction, and none of a stopped run's actions apply. A refused action, or a
     refused reply to the other agent, raises ``ActionsRefused``."""
-    if run is None or topic is None or run.state is not RunState.RUNNING:
+    if run is None or topic is None:
+        return None
+    # Shown to people like the reason: a command's stderr may print its token or a key.
+    stderr = None if outcome.stderr is None else redact(outcome.stderr)
+    if run.state is not RunState.RUNNING or outcome.stopped:
+        if stderr is not None:  # stopped meanwhile: nothing applies, what it wrote is kept
+            await tx.runs.keep_stderr(run.id, stderr)
         return None
     tx.effects.wake = True
     if outcome.succeeded and outcome.actions:
@@ -81,7 +93,7 @@ async def record_loaded_outcome(
     now = clock.now()
     text = outcome.text
     if outcome.succeeded:
-        await tx.runs.finish(run.id, RunState.FINISHED, now, output=text)
+        await tx.runs.finish(run.id, RunState.FINISHED, now, output=text, stderr=stderr)
         if outcome.brain_session_id is not None:
             await tx.runs.update_session(run.session_id, brain_session_id=outcome.brain_session_id)
         await _deliver_reply(tx, clock, run, topic, text)
@@ -90,7 +102,7 @@ async def record_loaded_outcome(
     # The reason is shown to people and logged: whatever a brain quoted (a provider's error, a
     # command's stderr) loses its keys and tokens here, whichever node it came from.
     reason = redact(text)
-    await tx.runs.finish(run.id, RunState.FAILED, now, reason=reason)
+    await tx.runs.finish(run.id, RunState.FAILED, now, reason=reason, stderr=stderr)
     notice = f"{run.agent_name} could not finish this turn: {reason}"
     await tx.messages.add(topic.id, "notice", notice, now, from_run_id=run.id)
     if topic.kind is TopicKind.NODE:

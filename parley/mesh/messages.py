@@ -107,8 +107,11 @@ class ActionCall(Message):
 
 class RunEvent(Message):
     run_id: int
-    kind: Literal["chunk", "finished", "failed"]
+    # "stopped": the node ended a turn the hub had stopped (it brings the turn's stderr).
+    kind: Literal["chunk", "finished", "failed", "stopped"]
     text: str = ""
+    # The last of what the brain's process wrote on stderr (command brains), on an ending.
+    stderr: str | None = None
     brain_session_id: str | None = None
     # Actions the brain deferred to the end of its turn, applied with the outcome under the
     # authority of the run's token, which comes with them.

@@ -9,6 +9,7 @@ import logging
 import traceback
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 from pydantic import ValidationError
 
@@ -75,30 +76,48 @@ class TurnHost:
         async def stream(chunk: str) -> None:
             await self._report(RunEvent(run_id=start.run_id, kind="chunk", text=chunk))
 
+        def ended(kind: Literal["failed", "stopped"], text: str = "") -> RunEvent:
+            return RunEvent(run_id=start.run_id, kind=kind, text=text, stderr=turn.stderr.text())
+
         deferred = DeferredActions()
+        turn = _turn(start)
         try:
             brain = self._brain_for(start.brain)
             acts_at_end = getattr(brain, "acts_at_end", False)
             actions = deferred if acts_at_end else self._actions_for(start.run_token)
-            outcome = await brain.think(_turn(start), actions, stream)
+            outcome = await brain.think(turn, actions, stream)
+        except asyncio.CancelledError:
+            await self._report_stopped(ended("stopped"))
+            raise
         except ParleyError as exc:
-            await self._report(RunEvent(run_id=start.run_id, kind="failed", text=exc.message))
+            await self._report(ended("failed", exc.message))
         except Exception as exc:  # a brain's bug fails its turn, never the node
             text = redact(f"the brain failed: {exc!r}")
             # The traceback is for whoever fixes the brain; its last line may quote a key.
             trace = redact("".join(traceback.format_exception(exc)))
             log.error("run %s: the brain failed\n%s", start.run_id, trace)
-            await self._report(RunEvent(run_id=start.run_id, kind="failed", text=text))
+            await self._report(ended("failed", text))
         else:
             event = RunEvent(
                 run_id=start.run_id,
                 kind="finished",
                 text=outcome.reply,
+                stderr=turn.stderr.text(),
                 brain_session_id=outcome.brain_session_id,
                 actions=[ActionCall(name=n, arguments=a) for n, a in deferred.calls],
                 run_token=start.run_token if deferred.calls else None,
             )
             await self._report(event)
+
+    async def _report_stopped(self, event: RunEvent) -> None:
+        """A stopped turn's stderr, if it wrote any, is kept on the run. Best effort: the node
+        may be shutting down, broker and all."""
+        if event.stderr is None:
+            return
+        try:
+            await self._report(event)
+        except Exception as exc:
+            log.warning("run %s: its stderr could not be reported: %s", event.run_id, exc)
 
     async def _report(self, event: RunEvent) -> None:
         await self._broker.publish(RUN_EVENTS, event.model_dump_json().encode())

@@ -67,3 +67,5 @@ class RunDetail:
     run: Run
     view: TopicView
     input: list[Message]
+    # The last of what its command brain's process wrote on stderr; None for other brains.
+    stderr: str | None = None

@@ -46,7 +46,8 @@ async def run_detail(tx: Tx, run: Run) -> RunDetail:
     topic = await tx.topics.by_id(run.topic_id)
     assert topic is not None
     (view,) = await views(tx, [topic])
-    return RunDetail(run, view, await tx.messages.inputs(run.id))
+    stderr = await tx.runs.stderr_of(run.id)
+    return RunDetail(run, view, await tx.messages.inputs(run.id), stderr)
 
 
 async def turns_page(

@@ -35,7 +35,8 @@ _OPEN = [state.value for state in OPEN_STATES]
 def _query() -> Select[Any]:
     return (
         select(
-            runs,
+            # A run's stderr can be 64 KiB: read only where one run is shown (``stderr_of``).
+            *(column for column in runs.c if column.key != "stderr"),
             agents.c.name.label("agent_name"),
             agents.c.kind.label("agent_kind"),
             nodes.c.name.label("node_name"),
@@ -144,8 +145,14 @@ _FINISH = (
         finished_at=bindparam("now"),
         reason=bindparam("why"),
         output=bindparam("text"),
+        # A stopped turn's stderr may have been kept before a late end: never unset it.
+        stderr=func.coalesce(bindparam("stderr"), runs.c.stderr),
     )
 )
+_KEEP_STDERR = (
+    update(runs).where(runs.c.id == bindparam("run_id")).values(stderr=bindparam("stderr"))
+)
+_STDERR = select(runs.c.stderr).where(runs.c.id == bindparam("run_id"))
 _BY_ID = _query().where(runs.c.id == bindparam("run_id"))
 _STATE = select(runs.c.state).where(runs.c.id == bindparam("run_id"))
 _BY_IDS = _query().where(runs.c.id.in_(bindparam("run_ids", expanding=True)))
@@ -242,6 +249,7 @@ class RunsRepo:
         now: datetime,
         reason: str | None = None,
         output: str | None = None,
+        stderr: str | None = None,
     ) -> bool:
         """Move an open run to a final state; a run already final stays as it is."""
         parameters = {
@@ -250,8 +258,18 @@ class RunsRepo:
             "now": now,
             "why": reason,
             "text": output,
+            "stderr": stderr,
         }
         return (await self._c.execute(_FINISH, parameters)).rowcount == 1
+
+    async def keep_stderr(self, run_id: int, stderr: str) -> None:
+        """Keep what a turn's process wrote on stderr, whatever state its run is in."""
+        await self._c.execute(_KEEP_STDERR, {"run_id": run_id, "stderr": stderr})
+
+    async def stderr_of(self, run_id: int) -> str | None:
+        found = await self._c.execute(_STDERR, {"run_id": run_id})
+        stderr: str | None = found.scalar_one_or_none()
+        return stderr
 
     # reading
 

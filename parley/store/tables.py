@@ -285,6 +285,8 @@ runs = Table(
     Column("state", String(16), nullable=False),
     Column("reason", Text, nullable=True),
     Column("output", Text, nullable=True),
+    # The last of what a command brain's process wrote on stderr (brains/stderr.py).
+    Column("stderr", Text, nullable=True),
     Column("token_hash", String(64), nullable=True, unique=True),
     Column("created_at", UTCDateTime, nullable=False),
     Column("started_at", UTCDateTime, nullable=True),

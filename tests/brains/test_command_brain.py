@@ -206,6 +206,47 @@ async def test_a_failing_command_is_unavailable_with_its_stderr(
         await think(CommandBrain(failing), make_turn(workspace))
 
 
+async def test_a_killed_process_leaves_what_it_wrote_on_stderr(
+    tmp_path: Path, workspace: Path
+) -> None:
+    crashing = script(
+        tmp_path,
+        """
+        import os, signal, sys
+        sys.stderr.write("segfault ahead\\n")
+        sys.stderr.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+        """,
+    )
+    turn = make_turn(workspace)
+    with pytest.raises(Unavailable, match="exited with -9: segfault ahead"):
+        await think(CommandBrain(crashing), turn)
+    assert turn.stderr.text() == "segfault ahead"
+
+
+async def test_a_cancelled_turn_leaves_what_it_wrote_on_stderr(
+    tmp_path: Path, workspace: Path
+) -> None:
+    marker = tmp_path / "wrote"
+    waiting = script(
+        tmp_path,
+        f"""
+        import pathlib, sys, time
+        sys.stderr.write("thinking hard\\n")
+        sys.stderr.flush()
+        pathlib.Path({str(marker)!r}).write_text("\\n")
+        time.sleep(60)
+        """,
+    )
+    turn = make_turn(workspace)
+    task = asyncio.create_task(think(CommandBrain(waiting), turn))
+    await read_pids(marker)  # the file exists: stderr was written before it
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert turn.stderr.text() == "thinking hard"
+
+
 async def test_a_missing_program_is_invalid(workspace: Path) -> None:
     with pytest.raises(Invalid, match="'no-such-agent-program' was not found"):
         await think(CommandBrain("no-such-agent-program --flag"), make_turn(workspace))

@@ -133,6 +133,14 @@ class RunDetailOut(BaseModel):
     root: str
     topic: TopicOut
     input: list[MessageOut]
+    stderr: str | None = Field(
+        None,
+        description=(
+            "the last 64 KiB of what a command brain's process wrote on stderr, however the run"
+            " ended (a cut tail says so on its first line); null for other brains"
+        ),
+        examples=["warning: no session id given, starting a new one\nError: quota exceeded"],
+    )
 
     @classmethod
     def of(cls, detail: RunDetail) -> RunDetailOut:
@@ -142,4 +150,5 @@ class RunDetailOut(BaseModel):
             root=shown.root,
             topic=shown,
             input=[MessageOut.of(message) for message in detail.input],
+            stderr=detail.stderr,
         )
