@@ -41,6 +41,8 @@ class Served:
 @pytest.fixture
 def served(settings: Settings) -> Iterator[Served]:
     port = free_port()
+    # The settings' port is the URL a command brain's `parley act` is given: the real one.
+    settings = settings.model_copy(update={"port": port})
     config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
