@@ -12,6 +12,7 @@ from parley.api import (
     actions,
     agent_conversations,
     agents,
+    bindings,
     conversations,
     deliveries,
     health,
@@ -75,6 +76,7 @@ def create_app(
         topics,
         actions,
         deliveries,
+        bindings,
     ):
         app.include_router(module.router, prefix="/api/v1")
     return app

@@ -26,7 +26,7 @@ __all__ = ["fault_proxy", "served"]  # fixtures shared by several test folders
 ADMIN_URL = os.environ.get("PARLEY_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 TABLES = (
     "people, nodes, agents, agent_memory, agent_warnings, agent_env, agent_changes, topics,"
-    " sessions, runs, messages, outbox, hop_counts"
+    " sessions, runs, messages, outbox, hop_counts, channel_bindings"
 )
 
 

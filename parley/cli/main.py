@@ -9,6 +9,7 @@ from parley.cli import (
     act,
     agent_conversations,
     agents,
+    bindings,
     deliveries,
     nodes,
     people,
@@ -68,6 +69,7 @@ app.command("turns")(runs.turns)
 app.command("answer")(runs.answer)
 app.add_typer(agent_conversations.app, name="agent-conversation")
 app.add_typer(deliveries.app, name="delivery")
+app.add_typer(bindings.app, name="binding")
 app.add_typer(topics.app, name="topic")
 app.add_typer(act.app, name="act")
 

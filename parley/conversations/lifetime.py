@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from parley.channels.model import SESSION_DELETED, session_key
 from parley.conversations.model import Topic
 from parley.runs.model import Run
 from parley.runs.stop import stop_runs, stop_topics
@@ -51,6 +52,8 @@ async def close_root(tx: Tx, now: datetime, root: Topic, reason: str) -> list[Ru
     rooted = [topic.id for topic in await tx.topics.rooted_in(root.id) if not topic.is_closed]
     closing = [root.id, *rooted]
     await tx.topics.close(closing, reason, now)
+    # Their sessions are gone: so are the channel bindings to them, in this same transaction.
+    await tx.bindings.end(now, SESSION_DELETED, sessions=[session_key(t) for t in closing])
     tx.effects.ended_topics.extend(closing)
     return await stop_topics(tx, closing, now, reason)
 

@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from parley.errors import Invalid, Unavailable
 from parley.store.agent_changes import AgentChangesRepo
 from parley.store.agents import AgentsRepo
+from parley.store.bindings import BindingsRepo
 from parley.store.connection import Connection, InlineConnection
 from parley.store.effects import AfterCommit, Effects
 from parley.store.engine import create_engine
@@ -54,6 +55,7 @@ class Tx:
         self.messages = MessagesRepo(connection)
         self.outbox = OutboxRepo(connection)
         self.hops = HopsRepo(connection)
+        self.bindings = BindingsRepo(connection)
         # What this transaction set in motion; the store's subscribers act on it after commit.
         self.effects = Effects()
 

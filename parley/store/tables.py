@@ -374,3 +374,45 @@ outbox = Table(
     ),
     Index("ix_outbox_state", "state", "id"),
 )
+
+# A channel conversation bound to a session (``topic:ID``): what is said there goes to that
+# session, what it completes comes back there. At most one live binding per conversation.
+channel_bindings = Table(
+    "channel_bindings",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("target_session_key", String(64), nullable=False),
+    Column("target_kind", String(16), nullable=False),
+    Column("channel", String(200), nullable=False),
+    Column("account_id", String(200), nullable=False),
+    Column("conversation_id", String(200), nullable=False),
+    Column("parent_conversation_id", String(200), nullable=True),
+    Column("status", String(16), nullable=False, server_default="active"),
+    Column("bound_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=True),
+    Column("bound_by", String(200), nullable=False),
+    Column("last_activity_at", UTCDateTime, nullable=False),
+    Column("idle_timeout_seconds", Integer, nullable=True),
+    Column("max_age_seconds", Integer, nullable=True),
+    Column("ended_at", UTCDateTime, nullable=True),
+    Column("ended_reason", Text, nullable=True),
+    Column("metadata_json", Text, nullable=False, server_default="{}"),
+    CheckConstraint("status IN ('active', 'ending', 'ended')", name="binding_status"),
+    CheckConstraint("target_kind IN ('subagent', 'session')", name="binding_target_kind"),
+    Index(
+        "uq_channel_bindings_live_conversation",
+        "channel",
+        "account_id",
+        "conversation_id",
+        unique=True,
+        sqlite_where=text("status <> 'ended'"),
+        postgresql_where=text("status <> 'ended'"),
+    ),
+    Index(
+        "ix_channel_bindings_live_session",
+        "target_session_key",
+        sqlite_where=text("status <> 'ended'"),
+        postgresql_where=text("status <> 'ended'"),
+    ),
+    Index("ix_channel_bindings_status", "status", "id"),
+)

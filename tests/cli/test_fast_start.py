@@ -12,6 +12,8 @@ import sys
 import pytest
 
 import parley
+from parley.channels.model import BindingStatus
+from parley.cli.bindings import BindingStatus as CliBindingStatus
 from parley.cli.deliveries import DeliveryState as CliDeliveryState
 from parley.deliveries.model import DeliveryState
 
@@ -52,6 +54,7 @@ def _loaded_after(*args: str) -> set[str]:
         ["say", "scribe", "hello"],
         ["act", "send", "scribe", "hello"],
         ["delivery", "list", "--state", "failed"],
+        ["binding", "list", "--status", "active"],
         ["--help"],
     ],
 )
@@ -72,6 +75,10 @@ def test_serve_still_loads_the_server() -> None:
 
 def test_the_cli_offers_the_delivery_states_of_the_store() -> None:
     assert [s.value for s in CliDeliveryState] == [s.value for s in DeliveryState]
+
+
+def test_the_cli_offers_the_binding_statuses_of_the_store() -> None:
+    assert [s.value for s in CliBindingStatus] == [s.value for s in BindingStatus]
 
 
 def test_version_prints_the_package_version() -> None:
