@@ -35,7 +35,10 @@ def follow(
             on_chunk(event["text"])
         if kind == "state" and on_state is not None:
             on_state(event["state"])
-    raise Unavailable(f"the events of run {run_id} stopped before the run ended")
+    raise Unavailable(
+        f"Parley at {api.base_url} stopped sending the events of run {run_id} before it ended;"
+        " is 'parley serve' still running?"
+    )
 
 
 def outcome(run_id: int, end: Any) -> dict[str, Any]:

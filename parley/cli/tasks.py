@@ -55,7 +55,10 @@ def _wait_for_end(api: ApiClient, task_id: int) -> Any:
                 return event["task"]
     finally:
         spinner.done()
-    raise Unavailable(f"the events of task {task_id} stopped before the task ended")
+    raise Unavailable(
+        f"Parley at {api.base_url} stopped sending the events of task {task_id} before it ended;"
+        " is 'parley serve' still running?"
+    )
 
 
 def _refuse_unfinished(task: Any) -> None:
