@@ -69,8 +69,17 @@ def until(check: Callable[[], Any], within: float = 10.0) -> Any:
 
 
 def running_run(served: Served, agent: str) -> int:
-    rows = until(lambda: ok_items(served, "run", "list", "--agent", agent, "--state", "running"))
-    run_id: int = rows[0]["id"]
+    """The agent's running run, asked over HTTP, not through the CLI: a CLI command in another
+    thread (``say`` waiting for this run) swaps the process's stdout when it begins, and a
+    CliRunner invocation it overlaps here would lose its output to it."""
+    headers = {"Authorization": f"Bearer {served.owner_token}"}
+    query = {"agent": agent, "state": "running"}
+
+    def running() -> list[Any]:
+        answer = httpx.get(f"{served.url}/api/v1/runs", params=query, headers=headers)
+        return items(answer.json())
+
+    run_id: int = until(running)[0]["id"]
     return run_id
 
 
