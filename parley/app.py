@@ -13,8 +13,10 @@ from parley.api import (
     agent_conversations,
     agents,
     bindings,
+    connections,
     conversations,
     deliveries,
+    federation,
     health,
     home,
     nodes,
@@ -60,11 +62,12 @@ def create_app(
         dependencies=[Depends(refuse_nul_in_url)],
     )
     install_error_handlers(app)
-    install_guards(app, settings.max_body_bytes)
+    install_guards(app, settings.max_body_bytes, settings.federation_max_body_bytes)
     install_openapi(app)
     install_docs(app)
     app.include_router(health.router)
     app.include_router(home.router)
+    app.include_router(federation.router)
     for module in (
         people,
         nodes,
@@ -77,6 +80,7 @@ def create_app(
         actions,
         deliveries,
         bindings,
+        connections,
     ):
         app.include_router(module.router, prefix="/api/v1")
     return app

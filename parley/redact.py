@@ -16,8 +16,8 @@ MIN_SECRET = 8
 # Each keeps its first group (what kind of secret it was) and drops the rest.
 _SHAPES = [
     # Provider keys (sk-…, sk-ant-…, masked ones too) and Parley's own tokens: people's (pk_),
-    # runs' (prt_), the mesh's join token (pj_).
-    re.compile(r"\b((?:sk|pk|prt|pj)[-_])[A-Za-z0-9_*-]{8,}"),
+    # runs' (prt_), the mesh's join token (pj_), peer installations' (ppt_).
+    re.compile(r"\b((?:sk|pk|prt|pj|ppt)[-_])[A-Za-z0-9_*-]{8,}"),
     # A bearer token may be a JWT (dotted); a sentence's full stop after it is not part of it.
     re.compile(r"\b(Bearer\s+)[A-Za-z0-9._~+/=-]{7,}[A-Za-z0-9_~+/=-]", re.IGNORECASE),
     # api_key=…, "api_key": "…", x-api-key: …, access_token=…, password=…

@@ -56,7 +56,9 @@ class Settings(BaseSettings):
     )
     default_brain: str = Field("offline", description="brain of agents hired without --brain")
     public_url: str | None = Field(
-        None, description="the API's address as brains reach it; default http://HOST:PORT"
+        None,
+        description="the API's address as brains and peer installations reach it;"
+        " default http://HOST:PORT",
     )
     openai_base_url: str = Field(
         "https://api.openai.com/v1",
@@ -72,6 +74,18 @@ class Settings(BaseSettings):
         ge=1024,
         le=1_000_000_000,
         description="largest request body the API reads; larger ones are answered 413",
+    )
+    federation_max_frames: int = Field(
+        1000, ge=1, le=100_000, description="most frames a peer's batch may hold"
+    )
+    federation_max_body_bytes: int = Field(
+        4 * 1024 * 1024,
+        ge=1024,
+        le=1_000_000_000,
+        description="largest batch of frames (bytes) a peer may send; larger ones get 413",
+    )
+    federation_send_frames: int = Field(
+        500, ge=1, le=100_000, description="most frames this side sends a peer in one batch"
     )
     hop_budget: int = Field(
         200,

@@ -38,7 +38,14 @@ async def running(settings: Settings, clock: Clock) -> AsyncIterator[Context]:
     folder.prepare(default_store=settings.database_url is None)
     store = await Store.open(settings.resolved_database_url)
     broker = LocalBroker()
-    runtime = Runtime(store, broker, clock, settings.base_url, hop_budget(settings))
+    runtime = Runtime(
+        store,
+        broker,
+        clock,
+        settings.base_url,
+        hop_budget(settings),
+        settings.federation_send_frames,
+    )
     context = Context(settings=settings, store=store, broker=broker, clock=clock, runtime=runtime)
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(store.close)

@@ -26,7 +26,8 @@ __all__ = ["fault_proxy", "served"]  # fixtures shared by several test folders
 ADMIN_URL = os.environ.get("PARLEY_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 TABLES = (
     "people, nodes, agents, agent_memory, agent_warnings, agent_env, agent_changes, topics,"
-    " sessions, runs, messages, outbox, hop_counts, channel_bindings"
+    " sessions, runs, messages, outbox, hop_counts, channel_bindings, connections, invites,"
+    " exposures, received_frames"
 )
 
 
@@ -39,7 +40,7 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
     monkeypatch.setenv("PARLEY_CONFIG", str(tmp_path / "absent-parley.toml"))
 
 
-async def _create_database(name: str) -> str:
+async def create_database(name: str) -> str:
     admin = await asyncpg.connect(ADMIN_URL, timeout=5)
     try:
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
@@ -49,7 +50,7 @@ async def _create_database(name: str) -> str:
     return ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
 
 
-async def _drop_database(name: str) -> None:
+async def drop_database(name: str) -> None:
     admin = await asyncpg.connect(ADMIN_URL, timeout=5)
     try:
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
@@ -61,17 +62,17 @@ async def _drop_database(name: str) -> None:
 def postgres_url() -> Iterator[str]:
     name = f"parley_test_{os.getpid()}"
     try:
-        url = asyncio.run(_create_database(name))
+        url = asyncio.run(create_database(name))
     except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
         reason = f"PostgreSQL not reachable at {ADMIN_URL}: {exc}"
         if os.environ.get("CI") == "true":
             pytest.fail(f"{reason} (CI=true: PostgreSQL is required)")
         pytest.skip(reason)
     yield url
-    asyncio.run(_drop_database(name))
+    asyncio.run(drop_database(name))
 
 
-async def _empty_tables(url: str) -> None:
+async def empty_tables(url: str) -> None:
     connection = await asyncpg.connect(url.replace("+asyncpg", ""))
     try:
         exists = await connection.fetchval("SELECT to_regclass('public.agents') IS NOT NULL")
@@ -86,7 +87,7 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'parley.db'}"
     url: str = request.getfixturevalue("postgres_url")
-    asyncio.run(_empty_tables(url))
+    asyncio.run(empty_tables(url))
     return url
 
 

@@ -6,6 +6,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import httpx
@@ -15,6 +16,7 @@ from typer.testing import CliRunner, Result
 
 from parley.app import create_app
 from parley.cli.main import app as cli_app
+from parley.clock import Clock
 from parley.people.bootstrap import owner_token_path
 from parley.settings import Settings
 
@@ -40,18 +42,31 @@ class Served:
 
 @pytest.fixture
 def served(settings: Settings) -> Iterator[Served]:
-    port = free_port()
+    with serving(settings) as server:
+        yield server
+
+
+@contextmanager
+def serving(
+    settings: Settings, clock: Clock | None = None, port: int | None = None
+) -> Iterator[Served]:
+    """A real server for ``settings`` on a loopback port (``port``, or a free one), on a
+    thread of its own with its own event loop, until the block ends."""
+    port = port or free_port()
     # The settings' port is the URL a command brain's `parley act` is given: the real one.
     settings = settings.model_copy(update={"port": port})
-    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
+    app = create_app(settings, clock)
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{port}"
     _wait_until_healthy(url)
-    yield Served(url, owner_token_path(settings.data_dir).read_text().strip())
-    server.should_exit = True
-    thread.join(timeout=10)
+    try:
+        yield Served(url, owner_token_path(settings.data_dir).read_text().strip())
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
 
 
 def _wait_until_healthy(url: str) -> None:

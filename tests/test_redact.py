@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from parley.federation.tokens import new_peer_token
 from parley.mesh.join_token import load_or_create_join_token
 from parley.people.tokens import new_token
 from parley.redact import redact
@@ -34,7 +35,8 @@ def test_key_shapes_are_redacted(text: str, expected: str) -> None:
 
 
 def test_parley_s_own_tokens_are_redacted(tmp_path: Path) -> None:
-    for token in (new_token(), new_run_token(), load_or_create_join_token(tmp_path)):
+    tokens = (new_token(), new_run_token(), load_or_create_join_token(tmp_path), new_peer_token())
+    for token in tokens:
         shown = redact(f"the command printed {token} on stderr")
         assert token not in shown
         assert shown.endswith("[redacted] on stderr")

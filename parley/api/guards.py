@@ -14,22 +14,27 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from parley.api.errors import error_response
 from parley.context import Context
 from parley.errors import ParleyError, TooLarge, Unauthorized, Unavailable
+from parley.federation.model import ConnectionState
+from parley.federation.tokens import peer_token_hash
 from parley.people.accounts import authenticate
 from parley.runs.tokens import running_run
 
 API = "/api/v1/"
 ACTIONS = "/api/v1/act/"
+FRAMES = "/federation/v1/frames"
 
 
 class Authenticate:
-    """A person's token on the API, a running turn's token on /act/: checked before anything
-    else; the person found is kept on the request for the route's dependency."""
+    """A person's token on the API, a running turn's token on /act/, a peer's on the frames
+    route: checked before anything else; the person (or connection) found is kept on the
+    request for the route."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not scope["path"].startswith(API):
+        path = scope["path"] if scope["type"] == "http" else ""
+        if not (path.startswith(API) or path == FRAMES):
             await self.app(scope, receive, send)
             return
         request = Request(scope)
@@ -46,11 +51,23 @@ async def _authenticate(request: Request) -> None:
     if not isinstance(context, Context):
         raise Unavailable("Parley is still starting")
     token = bearer_token(request)
+    if request.url.path == FRAMES:
+        request.state.peer = await _peer(context, token)
+        return
     if request.url.path.startswith(ACTIONS):
         async with context.store.transaction() as tx:
             await running_run(tx, token)
         return
     request.state.person = await authenticate(context.store, token)
+
+
+async def _peer(context: Context, token: str | None) -> object:
+    token_hash = peer_token_hash(token)
+    async with context.store.transaction() as tx:
+        connection = await tx.connections.by_issued_token_hash(token_hash)
+    if connection is None or connection.state is ConnectionState.REVOKED:
+        raise Unauthorized("this peer token is not known here")
+    return connection
 
 
 def bearer_token(request: Request) -> str | None:
@@ -62,39 +79,43 @@ def bearer_token(request: Request) -> str | None:
 
 
 class BodyLimit:
-    """Requests whose body is larger than ``limit`` bytes are answered 413: at once when they
-    say so (Content-Length), or as soon as what arrives passes the limit."""
+    """Requests whose body is larger than ``limit`` bytes (a batch of frames: ``frames_limit``)
+    are answered 413: at once when they say so (Content-Length), or as soon as what arrives
+    passes the limit."""
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
-        self.app, self.limit = app, limit
+    def __init__(self, app: ASGIApp, limit: int, frames_limit: int) -> None:
+        self.app, self.limit, self.frames_limit = app, limit, frames_limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self.frames_limit if scope["path"] == FRAMES else self.limit
         declared = _content_length(scope)
-        if declared is not None and declared > self.limit:
-            await error_response(self._too_large())(scope, receive, send)
+        if declared is not None and declared > limit:
+            await error_response(_too_large(limit))(scope, receive, send)
             return
-        await self.app(scope, self._counting(receive), send)
+        await self.app(scope, _counting(receive, limit), send)
 
-    def _counting(self, receive: Receive) -> Receive:
-        received = 0
 
-        async def counted() -> Message:
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.limit:
-                    # FastAPI passes an HTTPException raised while reading a body through.
-                    raise HTTPException(413, self._too_large().message)
-            return message
+def _counting(receive: Receive, limit: int) -> Receive:
+    received = 0
 
-        return counted
+    async def counted() -> Message:
+        nonlocal received
+        message = await receive()
+        if message["type"] == "http.request":
+            received += len(message.get("body", b""))
+            if received > limit:
+                # FastAPI passes an HTTPException raised while reading a body through.
+                raise HTTPException(413, _too_large(limit).message)
+        return message
 
-    def _too_large(self) -> TooLarge:
-        return TooLarge(f"the request body is larger than {self.limit} bytes")
+    return counted
+
+
+def _too_large(limit: int) -> TooLarge:
+    return TooLarge(f"the request body is larger than {limit} bytes")
 
 
 def _content_length(scope: Scope) -> int | None:
@@ -108,7 +129,7 @@ def _content_length(scope: Scope) -> int | None:
     return None
 
 
-def install_guards(app: Any, body_limit: int) -> None:
+def install_guards(app: Any, body_limit: int, frames_limit: int) -> None:
     """Outermost first: who is calling, then how large the body is."""
-    app.add_middleware(BodyLimit, limit=body_limit)
+    app.add_middleware(BodyLimit, limit=body_limit, frames_limit=frames_limit)
     app.add_middleware(Authenticate)

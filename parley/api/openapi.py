@@ -66,8 +66,9 @@ def documented(spec: dict[str, Any]) -> dict[str, Any]:
     }
     for path, operations in spec.get("paths", {}).items():
         on_api = path.startswith("/api/v1/")
+        errors = API_ERRORS if on_api or path.startswith("/federation/v1/") else PUBLIC_ERRORS
         for operation in operations.values():
-            _document(operation, API_ERRORS if on_api else PUBLIC_ERRORS, on_api)
+            _document(operation, errors, on_api)
     return spec
 
 

@@ -10,6 +10,7 @@ from parley.cli import (
     agent_conversations,
     agents,
     bindings,
+    connections,
     deliveries,
     nodes,
     people,
@@ -70,6 +71,7 @@ app.command("answer")(runs.answer)
 app.add_typer(agent_conversations.app, name="agent-conversation")
 app.add_typer(deliveries.app, name="delivery")
 app.add_typer(bindings.app, name="binding")
+app.add_typer(connections.app, name="connection")
 app.add_typer(topics.app, name="topic")
 app.add_typer(act.app, name="act")
 

@@ -19,6 +19,12 @@ def serve(
         None, "--database-url", help="default SQLite in the data dir [PARLEY_DATABASE_URL]"
     ),
     log_level: str | None = typer.Option(None, "--log-level", help="debug|info|warning|error"),
+    public_url: str | None = typer.Option(
+        None,
+        "--public-url",
+        help="how peer installations and brains reach this one; default the URL it listens on"
+        " [PARLEY_PUBLIC_URL]",
+    ),
 ) -> None:
     """Start Parley: store, broker, local node and HTTP API (Ctrl-C stops it). One server per
     data folder: a second one on the same folder refuses to start."""
@@ -29,6 +35,11 @@ def serve(
 
     with reporting_errors():
         settings = load_settings(
-            data_dir=data_dir, host=host, port=port, database_url=database_url, log_level=log_level
+            data_dir=data_dir,
+            host=host,
+            port=port,
+            database_url=database_url,
+            log_level=log_level,
+            public_url=public_url,
         )
         run_server(settings)

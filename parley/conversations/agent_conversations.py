@@ -62,8 +62,8 @@ async def send_from_run(
     never from the caller; the send is a hop of that root's origin."""
     check_text(text)
     name, _, connection = to.partition("@")
-    if connection and connection != LOCAL:
-        raise NotFound(f"no connection named {connection!r} (peer installations come later)")
+    if connection and connection != LOCAL:  # hub/actions.py sends those to the peer
+        raise Invalid(f"{to!r} is a peer's role: send_to_peer takes it", field="to")
     if name == sender.name:
         raise Invalid("an agent cannot send to itself", field="to")
     # Under the root's lock, so that a deletion of the root waits for this send or this send

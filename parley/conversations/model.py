@@ -51,6 +51,20 @@ class Topic:
     # The root at the top of what this topic works for, through subtasks: the person's
     # conversation or task (or a node's exchanges) whose hop budget it spends. None: its root.
     origin_topic_id: int | None = None
+    # An agent conversation with a peer installation: the peer's role, by name (the role here
+    # is ``agent_id``); the last seq sent and received on the wire.
+    peer_role: str | None = None
+    seq_sent: int = 0
+    seq_received: int = 0
+
+    @property
+    def with_peer(self) -> bool:
+        return self.peer_role is not None
+
+    @property
+    def peer_address(self) -> str | None:
+        """The peer's role as a local role addresses it: ``name@connection``."""
+        return f"{self.peer_role}@{self.connection}" if self.peer_role is not None else None
 
     @property
     def is_closed(self) -> bool:
@@ -70,6 +84,8 @@ class Topic:
         """In an agent conversation, the name of the role that is not ``role_id``; else None."""
         if self.kind is not TopicKind.AGENT_CONVERSATION:
             return None
+        if self.with_peer:
+            return self.peer_address
         return self.sender_name if role_id == self.agent_id else self.agent_name
 
 
@@ -108,3 +124,9 @@ def pair_key(first: str, second: str) -> str:
     """An agent conversation's roles, in an order that does not depend on who wrote first."""
     low, high = sorted((first, second))
     return f"{low}|{high}"
+
+
+def peer_pair_key(local: str, peer: str, connection: str) -> str:
+    """The roles of a conversation with a peer: which one is here matters (a local ``clerk``
+    with the peer's ``scribe`` is not a local ``scribe`` with the peer's ``clerk``)."""
+    return f"{local}>{peer}@{connection}"

@@ -13,8 +13,9 @@ from parley.agents.model import Agent
 from parley.clock import Clock
 from parley.conversations.agent_conversations import send_from_run
 from parley.conversations.hops import acting_under_root
-from parley.conversations.model import HopBudget, Role, TaskStatus, Topic, TopicKind
+from parley.conversations.model import LOCAL, HopBudget, Role, TaskStatus, Topic, TopicKind
 from parley.conversations.node_exchange import ask_node_from_run
+from parley.conversations.peer_conversations import send_to_peer
 from parley.conversations.tasks import end_task, spawn_subtask
 from parley.errors import Conflict, Forbidden, Invalid
 from parley.runs.model import Run
@@ -75,6 +76,9 @@ class RunActing:
         return await do(**bind(name, arguments))
 
     async def send(self, to: str, text: str) -> Acted:
+        name, _, connection = to.partition("@")
+        if connection and connection != LOCAL:
+            return await self._send_to_peer(name, connection, text)
         sent = await send_from_run(
             self.tx, self.clock, self.budget, self.run, self.agent, self.topic, to, text
         )
@@ -84,6 +88,25 @@ class RunActing:
             topic_id=sent.conversation.id,
             thread_id=thread,
             run_id=sent.queued.run_id,
+        )
+
+    async def _send_to_peer(self, name: str, connection: str, text: str) -> Acted:
+        sent = await send_to_peer(
+            self.tx,
+            self.clock,
+            self.budget,
+            self.run,
+            self.agent,
+            self.topic,
+            name,
+            connection,
+            text,
+        )
+        thread = sent.conversation.thread_id
+        return Acted(
+            f"sent to {name}@{connection} (agent conversation {thread}, seq {sent.seq})",
+            topic_id=sent.conversation.id,
+            thread_id=thread,
         )
 
     async def report(self, text: str) -> Acted:

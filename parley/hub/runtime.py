@@ -1,5 +1,6 @@
-"""The hub's running parts for runs, wired once at start: the scheduler, the outbox worker, run
-watching, task waiting, the run log, the stop sender and the provisioner each subscribe to the
+"""The hub's running parts for runs, wired once at start: the scheduler, the outbox worker, the
+federation sender, run watching, task waiting, the run log, the stop sender and the provisioner
+each subscribe to the
 store's commits, so that whatever a transaction sets in motion is acted on however it was
 opened."""
 
@@ -16,6 +17,8 @@ from parley.clock import Clock
 from parley.conversations.model import HopBudget
 from parley.deliveries.local import local_deliverers
 from parley.errors import ParleyError
+from parley.federation.peer_client import PeerClient
+from parley.federation.sender import FederationSender
 from parley.hub.outbox import OutboxWorker
 from parley.hub.run_log import log_run_changes
 from parley.hub.scheduler import Scheduler
@@ -32,7 +35,13 @@ log = logging.getLogger(__name__)
 
 class Runtime:
     def __init__(
-        self, store: Store, broker: Broker, clock: Clock, parley_url: str, budget: HopBudget
+        self,
+        store: Store,
+        broker: Broker,
+        clock: Clock,
+        parley_url: str,
+        budget: HopBudget,
+        send_frames: int = 500,
     ) -> None:
         self.store, self.broker, self.clock = store, broker, clock
         self.budget = budget  # what runs may set off per origin (the hop_budget settings)
@@ -40,6 +49,8 @@ class Runtime:
         self.topic_watch = TopicWatch()
         self.scheduler = Scheduler(store, broker, clock, parley_url, self.watch, budget)
         self.outbox = OutboxWorker(store, clock, local_deliverers())
+        self.peers = PeerClient()  # the one HTTP client to peer installations
+        self.sender = FederationSender(store, clock, self.peers, send_frames)
         self._background: set[asyncio.Task[None]] = set()
         self._unsubscribe: list[Callable[[], None]] = []
 
@@ -49,6 +60,7 @@ class Runtime:
             for subscriber in (
                 self.scheduler.on_commit,
                 self.outbox.on_commit,
+                self.sender.on_commit,
                 self.watch.on_commit,
                 self.topic_watch.on_commit,
                 log_run_changes,
@@ -64,8 +76,11 @@ class Runtime:
             )
         await self.scheduler.start()
         await self.outbox.start()
+        await self.sender.start()
 
     async def stop(self) -> None:
+        await self.sender.stop()
+        await self.peers.close()
         await self.outbox.stop()
         await self.scheduler.stop()
         for unsubscribe in self._unsubscribe:

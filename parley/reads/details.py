@@ -4,7 +4,7 @@ continues on its own list), and the history between two roles."""
 from __future__ import annotations
 
 from parley.agents.lookup import agent_by_name
-from parley.conversations.model import Topic, pair_key
+from parley.conversations.model import LOCAL, Topic, pair_key, peer_pair_key
 from parley.people.model import Person
 from parley.reads.model import Page, TopicDetail
 from parley.reads.runs import runs_page
@@ -40,13 +40,19 @@ async def history_page(
     before: str | None = None,
 ) -> Page[TopicDetail]:
     """Every agent conversation between two roles that the reader may read, newest first, each
-    in full. Its cursors are those of the agent conversations' list."""
-    first, second = await agent_by_name(tx, role), await agent_by_name(tx, peer)
+    in full; ``peer`` may be a peer installation's role, ``NAME@CONNECTION``. Its cursors are
+    those of the agent conversations' list."""
+    first = await agent_by_name(tx, role)
+    name, _, connection = peer.partition("@")
+    if connection and connection != LOCAL:
+        pair = peer_pair_key(first.name, name, connection)
+    else:
+        pair = pair_key(first.name, (await agent_by_name(tx, name)).name)
     between = await agent_conversations_page(
         tx,
         reader,
         include_closed=True,
-        pair=pair_key(first.name, second.name),
+        pair=pair,
         limit=limit,
         before=before,
     )

@@ -4,7 +4,7 @@ message as what does not exist."""
 
 from __future__ import annotations
 
-from parley.conversations.model import LOCAL, Message, TaskStatus, Topic, TopicKind
+from parley.conversations.model import Message, TaskStatus, Topic, TopicKind
 from parley.conversations.person import conversation_with
 from parley.errors import NotFound
 from parley.people.model import Person
@@ -34,7 +34,9 @@ async def readable_conversation(tx: Tx, reader: Person, ref: str) -> Topic:
 
 
 async def readable_thread(tx: Tx, reader: Person, thread_id: str) -> Topic:
-    topic = await tx.topics.readable_thread(reader, LOCAL, thread_id)
+    """By thread ID; ``THREAD@CONNECTION`` names one of a peer's threads exactly."""
+    thread_id, _, connection = thread_id.partition("@")
+    topic = await tx.topics.readable_thread(reader, thread_id, connection or None)
     if topic is None:
         raise NotFound(f"no agent conversation {thread_id}")
     return topic

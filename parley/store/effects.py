@@ -25,6 +25,8 @@ class Effects:
     changed: list[RunChange] = field(default_factory=list)
     # Topics that ended (a task done, failed, cancelled) or closed here: for whoever waits.
     ended_topics: list[int] = field(default_factory=list)
+    # Connections with frames written here, for the federation sender.
+    frames: set[str] = field(default_factory=set)
 
     @property
     def empty(self) -> bool:
@@ -35,6 +37,7 @@ class Effects:
             or self.stopped
             or self.changed
             or self.ended_topics
+            or self.frames
         )
 
 

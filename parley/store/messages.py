@@ -34,7 +34,7 @@ def _query() -> Select[Any]:
 
 
 def _message(row: Any) -> Message:
-    author = row.author_agent or row.author_person or "parley"
+    author = row.author_agent or row.author_person or row.author_role or "parley"
     return Message(
         id=row.id,
         topic_id=row.topic_id,

@@ -15,11 +15,13 @@ from parley.store.connection import Connection
 from parley.store.tables import outbox
 
 _PENDING = outbox.c.state == DeliveryState.PENDING.value
+# Frames for peers are the federation sender's (store/frames.py), claimed per connection.
+_GENERAL = outbox.c.connection.is_(None)
 # Due items, oldest due first; on PostgreSQL rows another worker is claiming are skipped, not
 # waited for (SQLite has one writer: the clause is left out there).
 _DUE = (
     select(outbox.c.id)
-    .where(_PENDING, outbox.c.next_attempt_at <= bindparam("now"))
+    .where(_PENDING, _GENERAL, outbox.c.next_attempt_at <= bindparam("now"))
     .order_by(outbox.c.next_attempt_at, outbox.c.id)
     .limit(bindparam("limit"))
     .with_for_update(skip_locked=True)
@@ -38,11 +40,11 @@ _CLAIM = (
     .returning(*outbox.c)
 )
 _NEXT_DUE = select(func.min(outbox.c.next_attempt_at)).where(
-    _PENDING, outbox.c.id.not_in(bindparam("excluding", expanding=True))
+    _PENDING, _GENERAL, outbox.c.id.not_in(bindparam("excluding", expanding=True))
 )
 
 
-def _delivery(row: Any) -> Delivery:
+def delivery_of(row: Any) -> Delivery:
     return Delivery(
         id=row.id,
         key=row.idempotency_key,
@@ -87,7 +89,7 @@ class OutboxRepo:
         attempt begun."""
         params = {"worker": worker, "now": now, "until": until, "limit": limit}
         rows = await self._c.execute(_CLAIM, params)
-        return sorted((_delivery(row) for row in rows), key=lambda item: item.id)
+        return sorted((delivery_of(row) for row in rows), key=lambda item: item.id)
 
     async def next_due(self, excluding: Sequence[int] = ()) -> datetime | None:
         """When the earliest pending item but ``excluding`` is due (a claimed one: when its
@@ -123,7 +125,7 @@ class OutboxRepo:
 
     async def by_key(self, key: str) -> Delivery | None:
         row = (await self._c.execute(select(outbox).where(outbox.c.idempotency_key == key))).first()
-        return _delivery(row) if row else None
+        return delivery_of(row) if row else None
 
     async def listed(
         self, states: Sequence[DeliveryState], before_id: int | None, limit: int
@@ -134,4 +136,4 @@ class OutboxRepo:
             query = query.where(outbox.c.state.in_([state.value for state in states]))
         if before_id is not None:
             query = query.where(outbox.c.id < before_id)
-        return [_delivery(row) for row in await self._c.execute(query)]
+        return [delivery_of(row) for row in await self._c.execute(query)]

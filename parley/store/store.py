@@ -24,9 +24,12 @@ from parley.store.agent_changes import AgentChangesRepo
 from parley.store.agents import AgentsRepo
 from parley.store.bindings import BindingsRepo
 from parley.store.connection import Connection, InlineConnection
+from parley.store.connections import ConnectionsRepo
 from parley.store.effects import AfterCommit, Effects
 from parley.store.engine import create_engine
+from parley.store.frames import FramesRepo
 from parley.store.hops import HopsRepo
+from parley.store.invites import InvitesRepo
 from parley.store.messages import MessagesRepo
 from parley.store.migrate import upgrade_to_head
 from parley.store.nodes import NodesRepo
@@ -56,6 +59,9 @@ class Tx:
         self.outbox = OutboxRepo(connection)
         self.hops = HopsRepo(connection)
         self.bindings = BindingsRepo(connection)
+        self.connections = ConnectionsRepo(connection)
+        self.invites = InvitesRepo(connection)
+        self.frames = FramesRepo(connection)
         # What this transaction set in motion; the store's subscribers act on it after commit.
         self.effects = Effects()
 

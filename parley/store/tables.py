@@ -152,6 +152,16 @@ agent_env = Table(
     CheckConstraint("from_server = (value IS NULL)", name="value_or_from_server"),
 )
 
+# An agent conversation's key and parties: both roles here (connection 'local'), or one here and
+# the peer's by name; a local one always has a root, a peer's may be its own (set just after it
+# is inserted, when its id is known).
+AGENT_CONVERSATION_KEY = (
+    "kind <> 'agent_conversation' OR (connection IS NOT NULL AND thread_id IS NOT NULL"
+    " AND pair_key IS NOT NULL AND ((connection = 'local' AND root_topic_id IS NOT NULL"
+    " AND sender_agent_id IS NOT NULL AND peer_role IS NULL) OR (connection <> 'local'"
+    " AND sender_agent_id IS NULL AND peer_role IS NOT NULL)))"
+)
+
 # A topic is what runs work on: a person's conversation with an agent, a task, an agent
 # conversation, or a node's own exchange. One table, so that runs, sessions and messages point at
 # any kind the same way; the kind-specific columns are checked below.
@@ -174,12 +184,20 @@ topics = Table(
     Column("reply_agent_id", Integer, ForeignKey("agents.id"), nullable=True),
     Column("reply_topic_id", Integer, ForeignKey("topics.id"), nullable=True),
     Column("thread", Boolean, nullable=False, server_default=text("false")),
-    # An agent conversation: (connection, root, roles) is its key, thread_id its name on the wire.
+    # An agent conversation: (connection, root, roles) is its key, thread_id its name on the wire
+    # (unique per connection: a peer names its threads itself). Its roles are parties: with
+    # connection 'local' both are agents here (agent_id, sender_agent_id); with a peer's
+    # connection, agent_id is the role here and peer_role the peer's role, by name. A
+    # conversation the peer started is its own root (root_topic_id = id).
     Column("connection", String(64), nullable=True),
     Column("root_topic_id", Integer, ForeignKey("topics.id"), nullable=True),
     Column("sender_agent_id", Integer, ForeignKey("agents.id"), nullable=True),
+    Column("peer_role", String(64), nullable=True),
     Column("pair_key", String(200), nullable=True),
-    Column("thread_id", String(64), nullable=True, unique=True),
+    Column("thread_id", String(64), nullable=True),
+    # With a peer: the last seq given to an outbound text frame, and the last inbound one applied.
+    Column("seq_sent", Integer, nullable=False, server_default="0"),
+    Column("seq_received", Integer, nullable=False, server_default="0"),
     # The root at the top (through subtasks), whose hop budget this topic's work spends.
     Column("origin_topic_id", Integer, ForeignKey("topics.id"), nullable=True),
     Column("created_at", UTCDateTime, nullable=False),
@@ -193,11 +211,8 @@ topics = Table(
         "status IN ('open', 'done', 'failed', 'cancelled', 'closed')", name="topic_status"
     ),
     CheckConstraint("kind <> 'conversation' OR person_id IS NOT NULL", name="conversation_person"),
-    CheckConstraint(
-        "kind <> 'agent_conversation' OR (connection IS NOT NULL AND root_topic_id IS NOT NULL"
-        " AND sender_agent_id IS NOT NULL AND thread_id IS NOT NULL AND pair_key IS NOT NULL)",
-        name="agent_conversation_key",
-    ),
+    CheckConstraint(AGENT_CONVERSATION_KEY, name="agent_conversation_key"),
+    UniqueConstraint("connection", "thread_id", name="uq_topics_thread"),
     # At most one open conversation per person and agent.
     Index(
         "uq_topics_one_conversation",
@@ -338,6 +353,8 @@ messages = Table(
     # A question to a node session from a run: where its answer goes.
     Column("reply_agent_id", Integer, ForeignKey("agents.id"), nullable=True),
     Column("reply_topic_id", Integer, ForeignKey("topics.id"), nullable=True),
+    # Text from a peer installation's role: ``name@connection`` (no agent of ours wrote it).
+    Column("author_role", String(128), nullable=True),
     Column("body", Text, nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     CheckConstraint("kind IN ('text', 'reply', 'report', 'notice', 'result')", name="message_kind"),
@@ -364,6 +381,12 @@ outbox = Table(
     Column("claimed_by", String(64), nullable=True),
     Column("claimed_until", UTCDateTime, nullable=True),
     Column("last_attempt_at", UTCDateTime, nullable=True),
+    # A frame for a peer: its connection, the agent conversation (topic) and seq it belongs to.
+    # The federation sender claims these per connection, in (thread, seq) order; the general
+    # worker leaves them alone.
+    Column("connection", String(64), nullable=True),
+    Column("thread_topic_id", Integer, nullable=True),
+    Column("seq", Integer, nullable=True),
     CheckConstraint("state IN ('pending', 'delivered', 'failed')", name="outbox_state"),
     Index(
         "ix_outbox_due",
@@ -371,6 +394,14 @@ outbox = Table(
         "id",
         sqlite_where=text("state = 'pending'"),
         postgresql_where=text("state = 'pending'"),
+    ),
+    Index(
+        "ix_outbox_frames",
+        "connection",
+        "thread_topic_id",
+        "seq",
+        sqlite_where=text("state = 'pending' AND connection IS NOT NULL"),
+        postgresql_where=text("state = 'pending' AND connection IS NOT NULL"),
     ),
     Index("ix_outbox_state", "state", "id"),
 )
@@ -415,4 +446,62 @@ channel_bindings = Table(
         postgresql_where=text("status <> 'ended'"),
     ),
     Index("ix_channel_bindings_status", "status", "id"),
+)
+
+# A link to a peer installation. ``issued_token_hash``: the token this side gave the peer (only
+# its hash); ``peer_token``: the token the peer gave us, to call it (kept, never shown).
+# ``failures``, ``retry_at`` and ``last_error``: the sender's backoff after transport failures.
+connections = Table(
+    "connections",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("name", String(64), nullable=False, unique=True),
+    Column("url", Text, nullable=False),
+    Column("state", String(16), nullable=False, server_default="active"),
+    Column("queue_limit", Integer, nullable=True),
+    Column("issued_token_hash", String(64), nullable=False, unique=True),
+    Column("peer_token", Text, nullable=False),
+    Column("created_by_person_id", Integer, ForeignKey("people.id"), nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("last_contact_at", UTCDateTime, nullable=True),
+    Column("failures", Integer, nullable=False, server_default="0"),
+    Column("retry_at", UTCDateTime, nullable=True),
+    Column("last_error", Text, nullable=True),
+    CheckConstraint("state IN ('active', 'paused', 'revoked')", name="connection_state"),
+    CheckConstraint("queue_limit IS NULL OR queue_limit >= 1", name="queue_limit"),
+)
+
+# An invite an owner made: a one-time secret (its hash) that lets a peer make a connection
+# named ``name`` here, until ``expires_at``.
+invites = Table(
+    "invites",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("name", String(64), nullable=False),
+    Column("secret_hash", String(64), nullable=False, unique=True),
+    Column("created_by_person_id", Integer, ForeignKey("people.id"), nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False),
+    Column("used_at", UTCDateTime, nullable=True),
+)
+
+# Which local agents a peer may address over a connection.
+exposures = Table(
+    "exposures",
+    metadata,
+    Column("connection_id", Integer, ForeignKey("connections.id"), primary_key=True),
+    Column("agent_id", Integer, ForeignKey("agents.id"), primary_key=True),
+)
+
+# Every text frame a peer sent, by its message_id, with the verdict it got: a repeat gets the
+# same verdict again, as a duplicate, and changes nothing.
+received_frames = Table(
+    "received_frames",
+    metadata,
+    Column("connection_id", Integer, ForeignKey("connections.id"), primary_key=True),
+    Column("message_id", String(64), primary_key=True),
+    Column("verdict", String(16), nullable=False),
+    Column("reason", String(32), nullable=True),
+    Column("detail", Text, nullable=True),
+    Column("received_at", UTCDateTime, nullable=False),
 )

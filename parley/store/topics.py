@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from parley.conversations.model import Topic, TopicKind
+from parley.conversations.model import LOCAL, Topic, TopicKind
 from parley.people.model import Person
 from parley.reads.model import Slice, Window
 from parley.store.connection import Connection
@@ -57,13 +57,19 @@ def _topic(row: Any) -> Topic:
         connection=row.connection,
         root_topic_id=row.root_topic_id,
         sender_agent_id=row.sender_agent_id,
-        sender_name=row.sender_name,
+        # A peer's role is the other party, shown as a local role addresses it.
+        sender_name=row.sender_name
+        if row.peer_role is None
+        else f"{row.peer_role}@{row.connection}",
         thread_id=row.thread_id,
         created_at=row.created_at,
         finished_at=row.finished_at,
         closed_at=row.closed_at,
         closed_reason=row.closed_reason,
         origin_topic_id=row.origin_topic_id,
+        peer_role=row.peer_role,
+        seq_sent=row.seq_sent,
+        seq_received=row.seq_received,
     )
 
 
@@ -197,15 +203,37 @@ class TopicsRepo:
         return _topic(row) if row else None
 
     async def readable_thread(
-        self, reader: Person, connection: str, thread_id: str
+        self, reader: Person, thread_id: str, connection: str | None = None
     ) -> Topic | None:
-        query = _query().where(
-            topics.c.connection == connection,
-            topics.c.thread_id == thread_id,
-            readable_topic(reader),
-        )
+        """By thread ID on ``connection``, or on any (a local one first: a peer names its own
+        threads, and could name one as a local one is named)."""
+        query = _query().where(topics.c.thread_id == thread_id, readable_topic(reader))
+        if connection is not None:
+            query = query.where(topics.c.connection == connection)
+        query = query.order_by((topics.c.connection != LOCAL), topics.c.id).limit(1)
         row = (await self._c.execute(query)).first()
         return _topic(row) if row else None
+
+    async def become_own_root(self, topic_id: int) -> None:
+        """A conversation a peer started is its own root (its id is known once inserted)."""
+        await self._c.execute(
+            update(topics).where(topics.c.id == topic_id).values(root_topic_id=topic_id)
+        )
+
+    async def next_seq(self, topic_id: int) -> int:
+        """The next seq of an outbound text frame in this conversation (its row stays locked)."""
+        result = await self._c.execute(
+            update(topics)
+            .where(topics.c.id == topic_id)
+            .values(seq_sent=topics.c.seq_sent + 1)
+            .returning(topics.c.seq_sent)
+        )
+        return int(result.scalar_one())
+
+    async def received_seq(self, topic_id: int, seq: int) -> None:
+        await self._c.execute(
+            update(topics).where(topics.c.id == topic_id).values(seq_received=seq)
+        )
 
     async def readable_page(
         self,

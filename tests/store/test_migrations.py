@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import Connection, text
 
+from parley.conversations.model import TopicKind
 from parley.store import Store
+from parley.store.migrate import migrate
 from parley.store.tables import metadata
 
 
@@ -35,7 +39,7 @@ async def test_opening_twice_migrates_once(database_url: str) -> None:
             ).all()
     finally:
         await second.close()
-    assert [row[0] for row in versions] == ["0012"]
+    assert [row[0] for row in versions] == ["0013"]
 
 
 async def test_sqlite_runs_in_wal_mode(tmp_path: object) -> None:
@@ -48,3 +52,24 @@ async def test_sqlite_runs_in_wal_mode(tmp_path: object) -> None:
         await store.close()
     assert mode == "wal"
     assert foreign_keys == 1
+
+
+async def test_federation_migration_goes_down_and_up_with_data_kept(database_url: str) -> None:
+    """0013 rebuilds topics on SQLite: its rows, and the rows pointing at them, survive both
+    ways."""
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    store = await Store.open(database_url)
+    try:
+        async with store.transaction() as tx:
+            node = await tx.nodes.create_with_session("here", "node:here", "host", "/tmp", now)
+            task = await tx.topics.insert(TopicKind.TASK, node.session_agent_id, now, text="t")
+            await tx.messages.add(task.id, "text", "kept", now)
+        await migrate(store.engine, "downgrade", "0012")
+        await migrate(store.engine, "upgrade", "head")
+        assert await store.run_sync(_differences) == []
+        async with store.transaction() as tx:
+            kept = await tx.topics.by_id(task.id)
+            count = (await tx.connection.execute(text("SELECT count(*) FROM messages"))).scalar()
+    finally:
+        await store.close()
+    assert kept is not None and kept.text == "t" and count == 1

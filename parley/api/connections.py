@@ -1,0 +1,62 @@
+"""/api/v1/connections: links to peer installations — invite, accept, list, expose (owners)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from parley.api.deps import Caller, Ctx
+from parley.api.schemas.base import Page
+from parley.api.schemas.connections import (
+    AcceptIn,
+    ConnectionOut,
+    ExposeIn,
+    InviteIn,
+    InviteOut,
+)
+from parley.durations import parse_duration
+from parley.federation.connections import expose, list_connections
+from parley.federation.handshake import accept_invite
+from parley.federation.invites import make_invite
+
+router = APIRouter(tags=["connections"])
+
+
+@router.post("/connections/invites", status_code=201)
+async def invite(body: InviteIn, caller: Caller, ctx: Ctx) -> InviteOut:
+    """Make an invite code for a peer installation's owner (owners); good once, until it
+    expires."""
+    expires = parse_duration(body.expires, "expires")
+    async with ctx.store.transaction() as tx:
+        made = await make_invite(tx, ctx.clock, caller, body.name, expires, ctx.settings.base_url)
+    return InviteOut(name=made.invite.name, code=str(made.code), expires_at=made.invite.expires_at)
+
+
+@router.post("/connections", status_code=201)
+async def accept(body: AcceptIn, caller: Caller, ctx: Ctx) -> ConnectionOut:
+    """Accept a peer's invite code (owners): both sides then hold a connection."""
+    status = await accept_invite(
+        ctx.store,
+        ctx.clock,
+        ctx.runtime.peers,
+        ctx.settings.base_url,
+        caller,
+        body.code,
+        body.name,
+    )
+    return ConnectionOut.of(status)
+
+
+@router.get("/connections")
+async def connections(caller: Caller, ctx: Ctx) -> Page[ConnectionOut]:
+    """Connections by name (owners): state, queue, last contact, backoff, exposed agents."""
+    async with ctx.store.transaction() as tx:
+        found = await list_connections(tx, caller)
+    return Page(items=[ConnectionOut.of(status) for status in found], next=None)
+
+
+@router.put("/connections/{name}/exposed")
+async def set_exposed(name: str, body: ExposeIn, caller: Caller, ctx: Ctx) -> ConnectionOut:
+    """Choose which local agents the peer may address (owners): exactly these, from now on."""
+    async with ctx.store.transaction() as tx:
+        status = await expose(tx, caller, name, body.agents)
+    return ConnectionOut.of(status)

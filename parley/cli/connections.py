@@ -1,0 +1,79 @@
+"""parley connection …: links to peer installations — invite, accept, list, expose (owners)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from parley.cli.output import console, fields, reporting_errors, show, table
+from parley.cli.state import JsonOption, client
+
+app = typer.Typer(
+    help="Connections to peer installations: invite, accept, list, expose (owners).",
+    no_args_is_help=True,
+)
+
+COLUMNS = ["name", "state", "queued", "last_contact_at", "failures", "retry_at", "last_error",
+           "exposed"]  # fmt: skip
+SHOWN = ["name", "url", "state", "exposed", "queued", "last_contact_at"]
+
+
+@app.command("invite")
+def invite(
+    ctx: typer.Context,
+    name: str = typer.Option(..., "--name", help="what this side will call the connection"),
+    expires: str = typer.Option("24h", "--expires", help="how long the code is good: 90s, 2h…"),
+    as_json: bool = JsonOption,
+) -> None:
+    """Make an invite code for a peer installation's owner: good once, until it expires.
+    The code holds this installation's public URL (serve --public-url)."""
+    with reporting_errors():
+        made = client(ctx).post("/connections/invites", {"name": name, "expires": expires})
+        show(made, as_json, _render_invite)
+
+
+def _render_invite(made: Any) -> None:
+    console.print(made["code"], markup=False, soft_wrap=True)
+    console.print(
+        f"Give this code to the peer's owner: parley connection accept CODE --name NAME."
+        f" It works once, until {made['expires_at']}.",
+        style="dim",
+        markup=False,
+    )
+
+
+@app.command("accept")
+def accept(
+    ctx: typer.Context,
+    code: str = typer.Argument(..., help="the invite code the peer's owner gave you"),
+    name: str = typer.Option(..., "--name", help="what this side will call the connection"),
+    as_json: bool = JsonOption,
+) -> None:
+    """Accept a peer's invite code: both installations then hold the connection."""
+    with reporting_errors():
+        made = client(ctx).post("/connections", {"code": code, "name": name})
+        show(made, as_json, lambda row: fields(row, SHOWN))
+
+
+@app.command("list")
+def list_connections(ctx: typer.Context, as_json: bool = JsonOption) -> None:
+    """Connections: state, frames waiting, last contact, backoff, exposed agents."""
+    with reporting_errors():
+        page = client(ctx).get("/connections")
+        show(page, as_json, lambda data: table(data["items"], COLUMNS, "no connections"))
+
+
+@app.command("expose")
+def expose(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="the connection"),
+    agents: list[str] | None = typer.Argument(
+        None, help="the local agents its peer may address (none: no agent)"
+    ),
+    as_json: bool = JsonOption,
+) -> None:
+    """Choose which local agents the peer may address: exactly these, from now on."""
+    with reporting_errors():
+        row = client(ctx).put(f"/connections/{name}/exposed", {"agents": agents or []})
+        show(row, as_json, lambda data: fields(data, SHOWN))

@@ -1,0 +1,87 @@
+"""Values of federation: a connection as this side knows it, an invite, and the outbox payload
+of a frame waiting to be sent."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import ClassVar
+
+from parley.deliveries.model import Payload
+
+FRAME_KIND = "frame"
+
+
+class ConnectionState(StrEnum):
+    ACTIVE = "active"
+    PAUSED = "paused"  # reversible, on this side (later)
+    REVOKED = "revoked"  # for good (later)
+
+
+@dataclass(frozen=True)
+class Connection:
+    """A link to a peer installation. The token to call it is not part of this value: only the
+    sender reads it (``PeerEndpoint``)."""
+
+    id: int
+    name: str
+    url: str
+    state: ConnectionState
+    queue_limit: int | None
+    created_at: datetime
+    last_contact_at: datetime | None
+    failures: int  # transport failures in a row; 0 after any answer
+    retry_at: datetime | None  # the sender's next try after a failure
+    last_error: str | None
+
+
+@dataclass(frozen=True)
+class ConnectionStatus:
+    """A connection as ``connection list`` shows it."""
+
+    connection: Connection
+    exposed: list[str]
+    queued: int  # frames waiting to be sent
+
+
+@dataclass(frozen=True)
+class PeerEndpoint:
+    """Where and how to call a peer: its URL and the token it issued us."""
+
+    connection_id: int
+    name: str
+    url: str
+    token: str
+
+    def __repr__(self) -> str:  # never the token, in a log or a traceback
+        return f"PeerEndpoint({self.name!r}, {self.url!r})"
+
+
+@dataclass(frozen=True)
+class Invite:
+    id: int
+    name: str
+    created_at: datetime
+    expires_at: datetime
+    used_at: datetime | None
+
+
+class OutboundText(Payload):
+    """A text frame waiting in the outbox for its connection's sender; ``topic_id`` and
+    ``sender_agent_id`` say where its fate is noted should the peer refuse it."""
+
+    kind: ClassVar[str] = FRAME_KIND
+    connection: str
+    thread_id: str
+    seq: int
+    message_id: str
+    from_role: str
+    to_role: str
+    body: str
+    topic_id: int
+    sender_agent_id: int
+
+
+def frame_key(message_id: str) -> str:
+    return f"frame:{message_id}"

@@ -1,0 +1,83 @@
+"""Applying a peer's batch of frames, in ONE transaction, with a verdict per frame in frame
+order. A text frame seen before (by message_id) changes nothing and gets its first verdict
+again, as a duplicate; one whose seq is not the next of its thread is refused and not kept
+(``NotApplied``); every other verdict — accepted, or refused for good — is kept for dedup."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from parley.clock import Clock
+from parley.conversations.agent_conversations import TextRefused
+from parley.conversations.lifetime import close_root
+from parley.conversations.peer_conversations import NotApplied, PeerText, receive_from_peer
+from parley.federation.frames import CloseFrame, FrameVerdict, TextFrame, Verdict
+from parley.federation.model import Connection
+from parley.runs.stop import stop_topics
+from parley.store import Store, Tx
+
+
+async def receive_batch(
+    store: Store, clock: Clock, connection: Connection, frames: Sequence[TextFrame | CloseFrame]
+) -> list[FrameVerdict]:
+    async with store.transaction() as tx:
+        return [await _receive(tx, clock, connection, frame) for frame in frames]
+
+
+async def _receive(
+    tx: Tx, clock: Clock, connection: Connection, frame: TextFrame | CloseFrame
+) -> FrameVerdict:
+    if isinstance(frame, CloseFrame):
+        return await _close(tx, clock, connection, frame)
+    seen = await tx.frames.received(connection.id, frame.message_id)
+    if seen is not None:
+        return FrameVerdict(
+            message_id=frame.message_id,
+            verdict=Verdict.DUPLICATE,
+            original=Verdict(seen.verdict),
+            reason=seen.reason,
+            detail=seen.detail,
+        )
+    text = PeerText(frame.thread_id, frame.seq, frame.from_role, frame.to_role, frame.body)
+    try:
+        await receive_from_peer(tx, clock, connection, text)
+    except NotApplied as exc:
+        return _rejected(frame, exc)
+    except TextRefused as exc:
+        verdict = _rejected(frame, exc)
+    else:
+        verdict = FrameVerdict(message_id=frame.message_id, verdict=Verdict.ACCEPTED)
+    await tx.frames.record(
+        connection.id,
+        frame.message_id,
+        verdict.verdict.value,
+        verdict.reason,
+        verdict.detail,
+        clock.now(),
+    )
+    return verdict
+
+
+def _rejected(frame: TextFrame, refusal: TextRefused) -> FrameVerdict:
+    return FrameVerdict(
+        message_id=frame.message_id,
+        verdict=Verdict.REJECTED,
+        reason=refusal.reason.value,
+        detail=refusal.message,
+    )
+
+
+async def _close(tx: Tx, clock: Clock, connection: Connection, frame: CloseFrame) -> FrameVerdict:
+    """The peer closed its end: so is ours (its runs end, its history stays, later text in it
+    is refused with reason ``thread``). Closing an unknown or closed thread changes nothing."""
+    conversation = await tx.topics.by_thread(connection.name, frame.thread_id)
+    if conversation is not None and not conversation.is_closed:
+        now = clock.now()
+        reason = f"closed by {connection.name}: {frame.reason}" if frame.reason else "closed"
+        if conversation.root_id == conversation.id:  # the peer's own: what is rooted in it too
+            await close_root(tx, now, conversation, reason)
+        else:
+            await tx.topics.close([conversation.id], reason, now)
+            tx.effects.ended_topics.append(conversation.id)
+            await stop_topics(tx, [conversation.id], now, reason)
+    return FrameVerdict(thread_id=frame.thread_id, verdict=Verdict.ACCEPTED)

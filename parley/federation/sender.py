@@ -1,0 +1,212 @@
+"""The outbox route for wire frames. One loop per connection with frames to send: it claims the
+connection's due frames in (thread, seq) order (a frame behind an earlier one of its thread that
+waits is left, so a waiting thread holds up only itself), posts them as ONE batch, and settles
+every verdict in one transaction — accepted or duplicate: delivered; rejected: failed for good,
+with a notice to the sending role in its conversation, and our side of a thread the peer will
+take no more text in is closed (see ``THREAD_ENDING``). A transport failure puts the whole batch
+back with backoff and jitter, recorded on the connection for ``connection list``. One batch in
+flight per connection: every thread's frames go in order, and httpx stays at what it does well.
+
+A rejection's notice does not start a turn: the refusal is final and the agent can change
+nothing in that thread; a turn there would send its reply straight back to the peer that just
+refused it, a loop only the hop budget would end. The role reads the notice in the
+conversation's history at its next turn there, and people read it in the conversation."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from parley.clock import Clock
+from parley.conversations.agent_conversations import Refusal
+from parley.deliveries.backoff import Backoff
+from parley.deliveries.model import Delivery
+from parley.errors import Invalid, ParleyError
+from parley.federation.frames import FrameVerdict, TextFrame, Verdict
+from parley.federation.model import OutboundText, PeerEndpoint
+from parley.federation.peer_client import PeerClient
+from parley.redact import redact
+from parley.runs.stop import stop_topics
+from parley.store import Store, Tx
+from parley.text import without_nul
+
+log = logging.getLogger(__name__)
+
+LEASE = timedelta(seconds=60)
+IDLE_CHECK_SECONDS = 30.0  # a loop with nothing due looks again this often, should a wake be lost
+ERROR_PAUSE_SECONDS = 1.0
+
+
+class FederationSender:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        peers: PeerClient,
+        batch: int,
+        backoff: Backoff | None = None,
+    ) -> None:
+        self._store, self._clock, self._peers, self._batch = store, clock, peers, batch
+        self._backoff = backoff or Backoff()
+        self.name = f"federation-{secrets.token_hex(6)}"
+        self._wakeups: dict[str, asyncio.Event] = {}
+        self._loops: dict[str, asyncio.Task[None]] = {}
+        self._stopped = False
+
+    async def start(self) -> None:
+        """Resume what a previous process left to send."""
+        async with self._store.transaction() as tx:
+            waiting = await tx.frames.connections_pending()
+        for connection in waiting:
+            self.wake(connection)
+
+    async def stop(self) -> None:
+        self._stopped = True  # a commit acted on while stopping starts no new loop
+        for task in self._loops.values():
+            task.cancel()
+        for task in self._loops.values():
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._loops.clear()
+
+    async def on_commit(self, effects: object) -> None:
+        for connection in getattr(effects, "frames", ()):
+            self.wake(connection)
+
+    def wake(self, connection: str) -> None:
+        if self._stopped:
+            return
+        event = self._wakeups.setdefault(connection, asyncio.Event())
+        event.set()
+        if connection not in self._loops:
+            self._loops[connection] = asyncio.create_task(self._loop(connection, event))
+
+    async def _loop(self, connection: str, wakeup: asyncio.Event) -> None:
+        wait: float | None = 0.0
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(wakeup.wait(), wait)
+            wakeup.clear()
+            try:
+                wait = await self.send_due(connection)
+            except Exception:  # the store away, or a bug: log it and look again shortly
+                log.exception("sending frames to %s failed; again in a moment", connection)
+                wait = ERROR_PAUSE_SECONDS
+
+    async def send_due(self, connection: str) -> float | None:
+        """Send one batch of what is due; seconds until the loop should look again."""
+        now = self._clock.now()
+        async with self._store.transaction() as tx:
+            peer = await tx.connections.endpoint(connection)
+            status = await tx.connections.by_name(connection)
+            if peer is None or status is None:
+                return None
+            if status.retry_at is not None and status.retry_at > now:
+                return self._seconds_until(status.retry_at)
+            items = await tx.frames.claim(connection, self.name, now, now + LEASE, self._batch)
+            next_due = await tx.frames.next_due(connection)
+        if not items:
+            return self._seconds_until(next_due)
+        frames = [OutboundText.model_validate_json(item.payload) for item in items]
+        try:
+            verdicts = await self._peers.send(peer, [_wire(frame) for frame in frames])
+        except Invalid as exc:  # the peer refused the batch as a whole: no retry changes that
+            await self._settle_refused(items, frames, _reason(exc))
+            return 0.0
+        except (ParleyError, TimeoutError, OSError) as exc:
+            return await self._retry(peer, items, _reason(exc))
+        await self._settle(peer, items, frames, verdicts)
+        return 0.0
+
+    def _seconds_until(self, at: datetime | None) -> float:
+        if at is None:
+            return IDLE_CHECK_SECONDS
+        return max((at - self._clock.now()).total_seconds(), 0.0)
+
+    async def _settle(
+        self,
+        peer: PeerEndpoint,
+        items: Sequence[Delivery],
+        frames: Sequence[OutboundText],
+        verdicts: Sequence[FrameVerdict],
+    ) -> None:
+        now = self._clock.now()
+        async with self._store.transaction() as tx:
+            await tx.connections.contacted(peer.connection_id, now)
+            for item, frame, verdict in zip(items, frames, verdicts, strict=True):
+                if verdict.final_verdict is Verdict.ACCEPTED:
+                    await tx.outbox.delivered(item.id, self.name, now)
+                    continue
+                reason = f"{verdict.reason or 'rejected'}: {verdict.detail or ''}".rstrip(": ")
+                await self._fail(tx, item, frame, _clean(reason))
+                if _ends_thread(frame, verdict):
+                    await _close_our_side(tx, now, frame, verdict.reason or "rejected")
+
+    async def _settle_refused(
+        self, items: Sequence[Delivery], frames: Sequence[OutboundText], reason: str
+    ) -> None:
+        async with self._store.transaction() as tx:
+            for item, frame in zip(items, frames, strict=True):
+                await self._fail(tx, item, frame, reason)
+
+    async def _fail(self, tx: Tx, item: Delivery, frame: OutboundText, reason: str) -> None:
+        if not await tx.outbox.failed(item.id, self.name, reason):
+            return  # another sender holds it now
+        notice = f"Your text to {frame.to_role}@{frame.connection} was refused: {reason}"
+        await tx.messages.add(frame.topic_id, "notice", notice, self._clock.now())
+        log.warning("frame %s to %s refused: %s", frame.message_id, frame.connection, reason)
+
+    async def _retry(self, peer: PeerEndpoint, items: Sequence[Delivery], reason: str) -> float:
+        async with self._store.transaction() as tx:
+            status = await tx.connections.by_name(peer.name)
+            failures = (status.failures if status else 0) + 1
+            at = self._clock.now() + self._backoff.delay(failures)
+            await tx.connections.unreachable(peer.connection_id, at, reason)
+            for item in items:
+                await tx.outbox.retry_at(item.id, self.name, at, reason)
+        log.info("frames to %s wait: %s (again at %s)", peer.name, reason, at.isoformat())
+        return self._seconds_until(at)
+
+
+# Refusals after which the peer takes no more text in the thread: it is closed there, was never
+# opened (its first frame refused), or its roles are not the ones the peer knows.
+THREAD_ENDING = {Refusal.THREAD.value, Refusal.UNKNOWN_ROLE.value, Refusal.ROLES.value}
+
+
+def _ends_thread(frame: OutboundText, verdict: FrameVerdict) -> bool:
+    return frame.seq == 1 or verdict.reason in THREAD_ENDING
+
+
+async def _close_our_side(tx: Tx, now: datetime, frame: OutboundText, reason: str) -> None:
+    """Close our side too, so the next send from its root starts a new conversation (which the
+    peer sees as one it did not know) instead of text the peer can never take."""
+    closing = f"refused by {frame.connection}: {reason}"
+    await tx.topics.close([frame.topic_id], closing, now)
+    tx.effects.ended_topics.append(frame.topic_id)
+    await stop_topics(tx, [frame.topic_id], now, closing)
+
+
+def _wire(frame: OutboundText) -> TextFrame:
+    return TextFrame(
+        type="text",
+        thread_id=frame.thread_id,
+        seq=frame.seq,
+        message_id=frame.message_id,
+        from_role=frame.from_role,
+        to_role=frame.to_role,
+        body=frame.body,
+    )
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, TimeoutError):
+        return "timed out"
+    return _clean(getattr(error, "message", None) or str(error) or type(error).__name__)
+
+
+def _clean(reason: str) -> str:
+    return without_nul(redact(reason))

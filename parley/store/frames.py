@@ -1,0 +1,125 @@
+"""Frames on the wire, as the store keeps them: outbound text frames are outbox items of kind
+``frame`` with their connection, conversation and seq (claimed per connection, in order); the
+frames received are kept by message_id with their verdict, for dedup."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import bindparam, exists, func, insert, select, update
+
+from parley.deliveries.model import Delivery, DeliveryState
+from parley.federation.model import OutboundText, frame_key
+from parley.store.connection import Connection
+from parley.store.outbox import delivery_of
+from parley.store.tables import outbox, received_frames
+
+_PENDING = outbox.c.state == DeliveryState.PENDING.value
+_EARLIER = outbox.alias("earlier")
+# A connection's due frames in (thread, seq) order, leaving out every frame behind an earlier
+# one of its thread that is not due (waiting for its retry, or claimed and unsettled): a thread
+# whose text waits holds up only its own later text.
+_DUE_FRAMES = (
+    select(outbox.c.id)
+    .where(
+        outbox.c.connection == bindparam("frames_of"),
+        _PENDING,
+        outbox.c.next_attempt_at <= bindparam("at"),
+        ~exists().where(
+            _EARLIER.c.connection == outbox.c.connection,
+            _EARLIER.c.thread_topic_id == outbox.c.thread_topic_id,
+            _EARLIER.c.state == DeliveryState.PENDING.value,
+            _EARLIER.c.seq < outbox.c.seq,
+            _EARLIER.c.next_attempt_at > bindparam("at"),
+        ),
+    )
+    .order_by(outbox.c.thread_topic_id, outbox.c.seq)
+    .limit(bindparam("limit"))
+    .with_for_update(skip_locked=True)
+)
+_CLAIM_FRAMES = (
+    update(outbox)
+    .where(outbox.c.id.in_(_DUE_FRAMES.scalar_subquery()))
+    .values(
+        claimed_by=bindparam("worker"),
+        claimed_until=bindparam("until"),
+        next_attempt_at=bindparam("until"),
+        last_attempt_at=bindparam("at"),
+        attempts=outbox.c.attempts + 1,
+    )
+    .returning(*outbox.c)
+)
+
+
+class FramesRepo:
+    def __init__(self, connection: Connection) -> None:
+        self._c = connection
+
+    async def put(self, frame: OutboundText, now: datetime) -> None:
+        await self._c.execute(
+            insert(outbox).values(
+                idempotency_key=frame_key(frame.message_id),
+                kind=frame.kind,
+                payload=frame.model_dump_json(),
+                created_at=now,
+                next_attempt_at=now,
+                connection=frame.connection,
+                thread_topic_id=frame.topic_id,
+                seq=frame.seq,
+            )
+        )
+
+    async def claim(
+        self, connection: str, worker: str, now: datetime, until: datetime, limit: int
+    ) -> list[Delivery]:
+        """Up to ``limit`` due frames of ``connection`` for ``worker`` until ``until``, in
+        (thread, seq) order."""
+        params = {"frames_of": connection, "worker": worker, "at": now, "until": until,
+                  "limit": limit}  # fmt: skip
+        rows = list(await self._c.execute(_CLAIM_FRAMES, params))
+        rows.sort(key=lambda row: (row.thread_topic_id, row.seq))
+        return [delivery_of(row) for row in rows]
+
+    async def connections_pending(self) -> list[str]:
+        """Connections with a frame pending (due or not), for a sender starting up."""
+        query = select(outbox.c.connection).where(outbox.c.connection.is_not(None), _PENDING)
+        return sorted(set((await self._c.execute(query.distinct())).scalars()))
+
+    async def next_due(self, connection: str) -> datetime | None:
+        """When the connection's earliest pending frame falls due (a claimed one: at the end of
+        its lease)."""
+        query = select(func.min(outbox.c.next_attempt_at)).where(
+            outbox.c.connection == connection, _PENDING
+        )
+        due: datetime | None = (await self._c.execute(query)).scalar_one_or_none()
+        return due
+
+    async def received(self, connection_id: int, message_id: str) -> Any | None:
+        """The verdict a frame with this message_id got (verdict, reason, detail), if any."""
+        query = select(received_frames.c.verdict, received_frames.c.reason,
+                       received_frames.c.detail).where(
+            received_frames.c.connection_id == connection_id,
+            received_frames.c.message_id == message_id,
+        )  # fmt: skip
+        return (await self._c.execute(query)).first()
+
+    async def record(
+        self,
+        connection_id: int,
+        message_id: str,
+        verdict: str,
+        reason: str | None,
+        detail: str | None,
+        now: datetime,
+    ) -> None:
+        await self._c.execute(
+            insert(received_frames).values(
+                connection_id=connection_id,
+                message_id=message_id,
+                verdict=verdict,
+                reason=reason,
+                detail=detail,
+                received_at=now,
+            )
+        )

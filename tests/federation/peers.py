@@ -1,0 +1,145 @@
+"""Starting installations and connecting them, as their owners would: through the CLI."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from parley.clock import Clock
+from parley.settings import Settings
+from tests.served import Served, free_port, serving
+from tests.support import bearer
+
+
+@dataclass
+class Installation:
+    name: str
+    served: Served
+    settings: Settings
+
+    @property
+    def url(self) -> str:
+        return self.served.url
+
+    def cli(self, *args: str, token: str | None = None) -> Any:
+        """Run ``parley ARGS`` against this installation; the result (checked by the caller)."""
+        return self.served.run(*args, token=token)
+
+    def ok(self, *args: str) -> str:
+        result = self.cli(*args)
+        assert result.exit_code == 0, (args, result.output)
+        return str(result.output)
+
+    def api(self, method: str, path: str, token: str | None = None, **kwargs: Any) -> Any:
+        headers = bearer(token or self.served.owner_token) | kwargs.pop("headers", {})
+        return httpx.request(method, self.url + path, headers=headers, timeout=30, **kwargs)
+
+    def get(self, path: str, token: str | None = None) -> Any:
+        answer = self.api("GET", "/api/v1" + path, token)
+        assert answer.status_code == 200, answer.text
+        return answer.json()
+
+
+def settings_for(name: str, tmp_path: Path, store_url: str, port: int, **more: Any) -> Settings:
+    return Settings(
+        data_dir=tmp_path / name,
+        database_url=store_url,
+        port=port,
+        public_url=f"http://127.0.0.1:{port}",
+        heartbeat_seconds=3600,
+        sweep_seconds=3600,
+        node_name=name,
+        **more,
+    )
+
+
+@contextmanager
+def installations(
+    tmp_path: Path,
+    store_urls: list[str],
+    names: list[str],
+    clocks: dict[str, Clock] | None = None,
+) -> Iterator[list[Installation]]:
+    """One real server per name, each with its own store, data folder and port."""
+    with ExitStack() as stack:
+        started = []
+        for name, store_url in zip(names, store_urls, strict=False):
+            port = free_port()
+            settings = settings_for(name, tmp_path, store_url, port)
+            clock = (clocks or {}).get(name)
+            served = stack.enter_context(serving(settings, clock, port))
+            started.append(Installation(name, served, settings))
+        yield started
+
+
+def invite(inviter: Installation, name: str, *options: str) -> str:
+    """An invite code, as ``parley connection invite`` prints it (its first line)."""
+    output = inviter.ok("connection", "invite", "--name", name, *options)
+    code = output.strip().splitlines()[0]
+    assert code.startswith("parley-invite:"), output
+    return code
+
+
+def connect(inviter: Installation, acceptor: Installation) -> None:
+    """Each side names the connection after the other installation."""
+    code = invite(inviter, acceptor.name)
+    acceptor.ok("connection", "accept", code, "--name", inviter.name)
+
+
+def hire_scripted(at: Installation, name: str, rules: str, folder: Path) -> None:
+    """Hire ``name`` on ``at``'s node with a scripted brain of ``rules`` (YAML)."""
+    path = folder / f"{at.name}-{name}.yaml"
+    path.write_text(rules)
+    at.ok("agent", "hire", name, "--node", at.name, "--brain", f"scripted:{path}")
+
+
+def wait_for(check: Callable[[], bool], within: float = 60.0) -> None:
+    """Poll ``check`` until it holds (background work: the sender, the scheduler). The bound
+    only guards against a hang."""
+    deadline = time.monotonic() + within
+    while not check():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.05)
+
+
+def messages(at: Installation, topic_id: int, token: str | None = None) -> list[dict[str, Any]]:
+    """A topic's messages, oldest first."""
+    page = at.get(f"/topics/{topic_id}/messages?limit=500", token)
+    return list(reversed(page["items"]))
+
+
+def agent_conversations(at: Installation, token: str | None = None) -> list[dict[str, Any]]:
+    page = at.get("/agent-conversations?include_closed=true&limit=500", token)
+    return list(page["items"])
+
+
+def handshake_as_peer(at: Installation, name: str = "peer") -> str:
+    """Be a peer installation of ``at`` by the real protocol: take an invite's secret to its
+    handshake; the token ``at`` issued us (``at`` will call a URL where nothing answers)."""
+    code = invite(at, name)
+    secret = json.loads(base64.urlsafe_b64decode(code.split(":", 1)[1] + "=="))["secret"]
+    offered = {"secret": secret, "url": "http://127.0.0.1:9", "token": "ppt_" + "o" * 43}
+    answer = httpx.post(at.url + "/federation/v1/handshake", json=offered, timeout=30)
+    assert answer.status_code == 200, answer.text
+    return str(answer.json()["token"])
+
+
+def text_frame(thread_id: str, seq: int, message_id: str, **fields: Any) -> dict[str, Any]:
+    frame = {
+        "type": "text",
+        "thread_id": thread_id,
+        "seq": seq,
+        "message_id": message_id,
+        "from_role": "visitor",
+        "to_role": "host",
+        "body": f"text {seq}",
+    }
+    return frame | fields

@@ -1,0 +1,126 @@
+"""Connecting two installations, as their owners do it: an invite on one, accepted on the
+other, through the real CLI against real servers with stores of their own."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+
+from parley.store import Store
+from parley.store.tables import connections, invites
+from tests.federation.peers import connect, installations, invite
+from tests.support import ManualClock
+
+
+def _rows(store_url: str, table: Any) -> list[Any]:
+    async def read() -> list[Any]:
+        store = await Store.open(store_url)
+        try:
+            async with store.transaction() as tx:
+                return list(await tx.connection.execute(select(table)))
+        finally:
+            await store.close()
+
+    return asyncio.run(read())
+
+
+def _sha256(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def test_invite_and_accept_connect_both_sides(tmp_path: Path, store_urls: list[str]) -> None:
+    with installations(tmp_path, store_urls, ["one", "two"]) as (one, two):
+        connect(one, two)
+        listed_one = one.get("/connections")["items"]
+        listed_two = two.get("/connections")["items"]
+        assert [(c["name"], c["url"], c["state"]) for c in listed_one] == [
+            ("two", two.url, "active")
+        ]
+        assert [(c["name"], c["url"], c["state"]) for c in listed_two] == [
+            ("one", one.url, "active")
+        ]
+        assert listed_one[0]["queued"] == 0 and listed_one[0]["exposed"] == []
+        table = one.ok("connection", "list")
+        assert "two" in table and "active" in table
+        shown = [side.ok("connection", "list", "--json") for side in (one, two)]
+    # Each side keeps the token it issued as a hash only, and the one it received to call the
+    # peer; the two match across, and neither is ever shown.
+    (at_one,) = _rows(store_urls[0], connections)
+    (at_two,) = _rows(store_urls[1], connections)
+    assert at_one.issued_token_hash == _sha256(at_two.peer_token)
+    assert at_two.issued_token_hash == _sha256(at_one.peer_token)
+    for token in (at_one.peer_token, at_two.peer_token):
+        assert token.startswith("ppt_")
+        assert all(token not in listing for listing in shown)
+    assert "token" not in json.dumps(listed_one + listed_two)
+
+
+def test_a_used_invite_is_refused(tmp_path: Path, store_urls: list[str]) -> None:
+    with installations(tmp_path, store_urls, ["one", "two", "three"]) as (one, two, three):
+        code = invite(one, "two")
+        two.ok("connection", "accept", code, "--name", "one")
+        again = three.cli("connection", "accept", code, "--name", "one")
+        assert again.exit_code == 2, again.output
+        assert "used already or expired" in again.output
+        assert three.get("/connections")["items"] == []
+        assert [c["name"] for c in one.get("/connections")["items"]] == ["two"]
+    (used,) = _rows(store_urls[0], invites)
+    assert used.used_at is not None and code.split(":")[1] not in used.secret_hash
+
+
+def test_an_expired_invite_is_refused(tmp_path: Path, store_urls: list[str]) -> None:
+    clock = ManualClock()
+    with installations(tmp_path, store_urls, ["one", "two"], {"one": clock}) as (one, two):
+        code = invite(one, "two", "--expires", "90s")
+        clock.advance(seconds=91)
+        late = two.cli("connection", "accept", code, "--name", "one")
+        assert late.exit_code == 2, late.output
+        assert "expired" in late.output
+        assert one.get("/connections")["items"] == two.get("/connections")["items"] == []
+
+
+def test_a_damaged_code_and_a_taken_name_are_refused_before_the_peer_is_called(
+    tmp_path: Path, store_urls: list[str]
+) -> None:
+    with installations(tmp_path, store_urls, ["one", "two"]) as (one, two):
+        damaged = two.cli("connection", "accept", "parley-invite:%%%", "--name", "one")
+        assert damaged.exit_code == 2 and "damaged" in damaged.output
+        foreign = two.cli("connection", "accept", "hello", "--name", "one")
+        assert foreign.exit_code == 2 and "not an invite code" in foreign.output
+        connect(one, two)
+        code = invite(one, "again")
+        taken = two.cli("connection", "accept", code, "--name", "one")
+        assert taken.exit_code == 4 and "exists already" in taken.output
+        # The invite was not spent on the refused accept: it still works under another name.
+        two.ok("connection", "accept", code, "--name", "one-again")
+
+
+def test_tokens_of_each_kind_are_refused_where_another_is_expected(
+    tmp_path: Path, store_urls: list[str]
+) -> None:
+    with installations(tmp_path, store_urls, ["one", "two"]) as (one, two):
+        connect(one, two)
+        (at_two,) = _rows(store_urls[1], connections)
+        peer_token = at_two.peer_token  # what two uses to call one
+        batch: dict[str, list[object]] = {"frames": []}
+        for token in (one.served.owner_token, "prt_" + "x" * 43, "ppt_unknown", ""):
+            answer = one.api("POST", "/federation/v1/frames", token, json=batch)
+            assert answer.status_code == 401, (token, answer.text)
+        assert one.api("GET", "/api/v1/me", peer_token).status_code == 401
+        # The right token passes the door; an empty batch is then refused as a batch.
+        answer = one.api("POST", "/federation/v1/frames", peer_token, json=batch)
+        assert answer.status_code == 400, answer.text
+
+
+def test_only_owners_manage_connections(tmp_path: Path, store_urls: list[str]) -> None:
+    with installations(tmp_path, store_urls, ["one"]) as (one,):
+        member = one.api("POST", "/api/v1/people", json={"name": "ada", "role": "member"})
+        token = member.json()["token"]
+        refused = one.cli("connection", "invite", "--name", "two", token=token)
+        assert refused.exit_code == 5, refused.output
+        assert one.cli("connection", "list", token=token).exit_code == 5

@@ -1,0 +1,120 @@
+"""The sending side: frames wait in the outbox until the peer answers — retried with backoff
+while it is away, delivered once when it is back — and a refusal fails the frame for good with
+a notice to the sending role. Real servers, separate stores."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.federation.peers import (
+    Installation,
+    agent_conversations,
+    connect,
+    hire_scripted,
+    installations,
+    messages,
+    settings_for,
+    wait_for,
+)
+from tests.served import free_port, serving
+
+SENDER = """
+rules:
+  - when: {text: "(?i)^tell (?P<who>[a-z-]+) (?P<what>.+)"}
+    do:
+      - send: {to: "{who}@two", text: "{what}"}
+otherwise: []
+"""
+LISTENER = """
+otherwise:
+  - remember: "{sender}: {text}"
+"""
+
+
+def _frames(at: Installation) -> list[dict[str, Any]]:
+    return [d for d in at.get("/deliveries?limit=1000")["items"] if d["kind"] == "frame"]
+
+
+def _connection(at: Installation) -> dict[str, Any]:
+    (link,) = at.get("/connections")["items"]
+    return dict(link)
+
+
+def _texts(at: Installation) -> list[str]:
+    return [
+        m["body"]
+        for c in agent_conversations(at)
+        for m in messages(at, c["id"])
+        if m["kind"] == "text"
+    ]
+
+
+def test_a_peer_away_is_retried_with_backoff_and_gets_the_text_once(
+    tmp_path: Path, store_urls: list[str]
+) -> None:
+    port = free_port()
+    two_settings = settings_for("two", tmp_path, store_urls[1], port)
+    with installations(tmp_path, store_urls[:1], ["one"]) as (one,):
+        with serving(two_settings, port=port) as served:
+            two = Installation("two", served, two_settings)
+            connect(one, two)
+            hire_scripted(one, "sender", SENDER, tmp_path)
+            hire_scripted(two, "listener", LISTENER, tmp_path)
+            two.ok("connection", "expose", "one", "listener")
+        # Two is away (its store stays): the frame waits, the connection shows why.
+        one.ok("say", "sender", "tell listener are you there?")
+        wait_for(lambda: _connection(one)["failures"] >= 1)
+        away = _connection(one)
+        assert away["queued"] == 1 and away["retry_at"] is not None
+        assert "cannot reach the peer" in away["last_error"]
+        (waiting,) = _frames(one)
+        assert waiting["state"] == "pending" and waiting["attempts"] >= 1
+        listing = one.ok("connection", "list", "--json")
+        assert "cannot reach the peer" in listing and '"failures": ' in listing
+        with serving(two_settings, port=port) as served:
+            two = Installation("two", served, two_settings)
+            wait_for(lambda: _frames(one)[0]["state"] == "delivered")
+            back = _connection(one)
+            assert (back["queued"], back["failures"], back["retry_at"]) == (0, 0, None)
+            assert back["last_contact_at"] is not None
+            assert _texts(two) == ["are you there?"]
+
+
+def test_a_refused_frame_fails_for_good_with_a_notice_to_its_sender(
+    tmp_path: Path, store_urls: list[str]
+) -> None:
+    with installations(tmp_path, store_urls, ["one", "two"]) as (one, two):
+        connect(one, two)
+        hire_scripted(one, "sender", SENDER, tmp_path)
+        hire_scripted(two, "listener", LISTENER, tmp_path)  # not exposed
+        one.ok("say", "sender", "tell listener hello")
+        wait_for(lambda: _frames(one)[0]["state"] == "failed")
+        (failed,) = _frames(one)
+        assert failed["last_error"].startswith("unknown_role: no agent listener takes text")
+        (thread,) = agent_conversations(one)
+        notices = [m["body"] for m in messages(one, thread["id"]) if m["kind"] == "notice"]
+        assert notices == [f"Your text to listener@two was refused: {failed['last_error']}"]
+        # The peer never opened that thread: our side is closed, so the next send opens another.
+        assert thread["closed_reason"] == "refused by two: unknown_role"
+        # The refusal starts no turn: the sender's only run is the one the person started.
+        assert len(one.get("/runs?agent=sender")["items"]) == 1
+        assert agent_conversations(two) == []
+        # Exposed now, a new send gets through, in a new thread.
+        two.ok("connection", "expose", "one", "listener")
+        one.ok("say", "sender", "tell listener hello again")
+        wait_for(lambda: any(f["state"] == "delivered" for f in _frames(one)))
+        assert _texts(two) == ["hello again"]
+        threads = [c["thread_id"] for c in agent_conversations(one)]
+        assert len(set(threads)) == 2
+
+
+def test_a_send_to_an_unknown_connection_or_a_bad_name_fails_the_turn(
+    tmp_path: Path, store_urls: list[str]
+) -> None:
+    with installations(tmp_path, store_urls, ["one"]) as (one,):
+        hire_scripted(one, "sender", SENDER.replace("@two", "@nowhere"), tmp_path)
+        said = one.cli("say", "sender", "tell listener hello")
+        assert said.exit_code == 7, said.output
+        assert "no connection named 'nowhere'" in said.output
+        assert _frames(one) == []
