@@ -84,7 +84,8 @@ def install_error_handlers(app: FastAPI) -> None:
         assert isinstance(exc, HTTPException)
         if exc.status_code == 405:
             exc.headers = {"Allow": ", ".join(allowed_methods(request))}
-        code = {404: "not_found", 405: "method_not_allowed", 413: "too_large"}.get(
+        # 400: a body FastAPI could not even parse (a NUL inside what is not JSON, say).
+        code = {400: "invalid", 404: "not_found", 405: "method_not_allowed", 413: "too_large"}.get(
             exc.status_code, "error"
         )
         return JSONResponse(  # its headers too: a 405 says what is Allowed
