@@ -13,6 +13,7 @@ from parley.api import (
     agent_conversations,
     agents,
     bindings,
+    channels,
     connections,
     conversations,
     deliveries,
@@ -81,6 +82,7 @@ def create_app(
         deliveries,
         bindings,
         connections,
+        channels,
     ):
         app.include_router(module.router, prefix="/api/v1")
     return app

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -27,8 +27,46 @@ from parley.naming import NAME_RULE, is_name
 LogLevel = Literal["debug", "info", "warning", "error"]
 
 
+class ThreadBindingSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    spawn_subagent_sessions: bool = Field(
+        False,
+        description="a spawn asked with thread makes a thread under the requester's"
+        " conversation, bound to the subtask: its completion goes there and only there",
+    )
+    idle_timeout_seconds: float | None = Field(
+        None, gt=0, description="a spawned thread's binding ends after this long idle"
+    )
+    max_age_seconds: float | None = Field(
+        None, gt=0, description="a spawned thread's binding ends this long after binding"
+    )
+
+
+class ChannelSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    thread_bindings: ThreadBindingSettings = Field(default_factory=ThreadBindingSettings)
+
+
+class ChannelsSettings(BaseModel):
+    """Per channel; ``PARLEY_CHANNELS__DISCORD__THREAD_BINDINGS__SPAWN_SUBAGENT_SESSIONS=true``
+    or ``[channels.discord.thread_bindings]`` in parley.toml."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    web: ChannelSettings = Field(default_factory=ChannelSettings)
+    discord: ChannelSettings = Field(default_factory=ChannelSettings)
+
+    def of(self, channel: str) -> ChannelSettings:
+        found = getattr(self, channel, None) if channel in ("web", "discord") else None
+        return found if isinstance(found, ChannelSettings) else ChannelSettings()
+
+
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="PARLEY_", extra="forbid")
+    model_config = SettingsConfigDict(
+        env_prefix="PARLEY_", extra="forbid", env_nested_delimiter="__"
+    )
 
     data_dir: Path = Field(
         defaults.DATA_DIR, description="where the store, tokens and workspaces live"
@@ -103,6 +141,11 @@ class Settings(BaseSettings):
         True,
         description="run command brains under Landlock, unable to reach data_dir/private"
         " (false: unconfined, for kernels without Landlock)",
+    )
+    channels: ChannelsSettings = Field(
+        default_factory=ChannelsSettings,
+        description="per channel (web, discord): thread_bindings.spawn_subagent_sessions"
+        " (default false), thread_bindings.idle_timeout_seconds, thread_bindings.max_age_seconds",
     )
 
     @field_validator("log_level", mode="before")

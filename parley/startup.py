@@ -13,6 +13,7 @@ from parley.agents.sweeper import run_sweeper
 from parley.agents.workspaces import provision_waiting
 from parley.brains.factory import brain_for
 from parley.brains.groups import end_leftovers
+from parley.channels.sweeper import run_binding_sweeper
 from parley.clock import Clock
 from parley.context import Context
 from parley.conversations.model import HopBudget
@@ -45,6 +46,7 @@ async def running(settings: Settings, clock: Clock) -> AsyncIterator[Context]:
         settings.base_url,
         hop_budget(settings),
         settings.federation_send_frames,
+        settings.channels,
     )
     context = Context(settings=settings, store=store, broker=broker, clock=clock, runtime=runtime)
     async with contextlib.AsyncExitStack() as stack:
@@ -82,6 +84,8 @@ async def running(settings: Settings, clock: Clock) -> AsyncIterator[Context]:
         stack.push_async_callback(node.stop)
         sweeper = asyncio.create_task(run_sweeper(store, clock, settings.sweep_seconds))
         stack.push_async_callback(_cancel, sweeper)
+        bindings = asyncio.create_task(run_binding_sweeper(store, clock, settings.sweep_seconds))
+        stack.push_async_callback(_cancel, bindings)
         log.info("Parley is up: store %s, node %r", store.dialect, settings.node_name)
         yield context
 

@@ -27,7 +27,8 @@ ADMIN_URL = os.environ.get("PARLEY_TEST_POSTGRES_URL", "postgresql://postgres@12
 TABLES = (
     "people, nodes, agents, agent_memory, agent_warnings, agent_env, agent_changes, topics,"
     " sessions, runs, messages, outbox, hop_counts, channel_bindings, connections, invites,"
-    " exposures, received_frames"
+    " exposures, received_frames, channel_identities, channel_accounts, web_messages,"
+    " web_conversations"
 )
 
 

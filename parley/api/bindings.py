@@ -46,7 +46,7 @@ async def bind(body: BindIn, caller: Caller, ctx: Ctx) -> BindingOut:
     async with ctx.store.transaction() as tx:
         record = await bind_by_person(
             tx, ctx.clock, caller, body.session, body.conversation(), body.lifetimes(),
-            body.metadata,
+            body.metadata, ctx.runtime.channels.registry,
         )  # fmt: skip
     return BindingOut.of(record)
 

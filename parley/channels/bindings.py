@@ -19,6 +19,8 @@ from parley.channels.model import (
     ConversationRef,
     SessionBindingRecord,
 )
+from parley.channels.registry import AdapterRegistry
+from parley.channels.web.adapter import web_conversation
 from parley.clock import Clock
 from parley.deliveries.listing import MAX_PAGE, parse_cursor
 from parley.errors import Conflict, Invalid, NotFound
@@ -145,17 +147,20 @@ async def bind_by_person(
     conversation: ConversationRef,
     lifetimes: Mapping[str, float | None],
     metadata: Mapping[str, object],
+    registry: AdapterRegistry,
 ) -> SessionBindingRecord:
     """An owner binds a conversation of the built-in channel (others bind theirs in the
     channel itself, where its people are). ``lifetimes``: ttl, idle_timeout, max_age, in
     seconds."""
     require_owner(person, "bind a conversation")
-    if conversation.channel != WEB:
+    if not registry.speaks_for(conversation):
         raise Invalid(
-            f"channel: only {WEB!r} conversations are bound here; a {conversation.channel}"
-            " conversation is bound from that channel",
+            f"channel: no {conversation.channel} adapter speaks for account"
+            f" {conversation.account_id!r} here",
             field="channel",
         )
+    if conversation.channel == WEB:
+        await web_conversation(tx, conversation)
     request = BindRequest(
         target_session_key=session,
         target_kind=BindingTargetKind.SESSION,

@@ -5,6 +5,7 @@ Plain values, read by the store too."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -117,3 +118,66 @@ class BindRequest:
 def session_key(topic_id: int) -> str:
     """What a binding names a session by: its topic, stable before any run exists."""
     return f"topic:{topic_id}"
+
+
+@dataclass(frozen=True)
+class ChannelAccount:
+    """One account of a channel (a Discord bot, the web channel's ``home``): where its
+    conversations' messages go when no binding holds them."""
+
+    id: int
+    channel: str
+    account_id: str
+    default_agent: str | None
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class WebConversation:
+    """A conversation of the web channel (a thread when it has a parent): Parley's own row."""
+
+    id: int
+    account_id: str
+    parent_id: int | None
+    title: str
+    person_id: int | None  # who opened it (a thread: its parent's person)
+    person_name: str | None
+    created_at: datetime
+
+    @property
+    def ref(self) -> ConversationRef:
+        parent = None if self.parent_id is None else str(self.parent_id)
+        return ConversationRef(WEB, self.account_id, str(self.id), parent)
+
+
+@dataclass(frozen=True)
+class WebMessage:
+    id: int
+    conversation_id: int
+    author: str  # person:NAME, an agent's name, or parley
+    body: str
+    created_at: datetime
+
+
+def ref_json(ref: ConversationRef) -> str:
+    """A requester as a message records it."""
+    return json.dumps(
+        {
+            "channel": ref.channel,
+            "account_id": ref.account_id,
+            "conversation_id": ref.conversation_id,
+            "parent_conversation_id": ref.parent_conversation_id,
+        },
+        sort_keys=True,
+    )
+
+
+def ref_from_json(text: str | None) -> dict[str, object] | None:
+    """A recorded requester, as recorded (the router judges whether it is whole)."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -63,7 +63,7 @@ def resolve_destination(
         if len(active) == 1:
             return _bound(active[0], "single-binding")
         return _fallback("ambiguous-without-requester")
-    ref = _as_ref(requester)
+    ref = as_ref(requester)
     if ref is None:
         return _fallback("invalid-requester")
     return _by_requester(active, ref)
@@ -82,7 +82,7 @@ def _by_requester(active: list[SessionBindingRecord], ref: ConversationRef) -> D
     return _fallback("no-requester-match")
 
 
-def _as_ref(requester: ConversationRef | Mapping[str, object]) -> ConversationRef | None:
+def as_ref(requester: ConversationRef | Mapping[str, object]) -> ConversationRef | None:
     """A requester as recorded may be anything (a stored value from an older version, a
     channel's malformed metadata): what is not a whole conversation is no requester."""
     if isinstance(requester, ConversationRef):

@@ -13,7 +13,7 @@ from parley.cli.state import JsonOption, client
 app = typer.Typer(help="Deliveries: the outbox (owners only).", no_args_is_help=True)
 
 COLUMNS = ["id", "key", "kind", "state", "attempts", "next_attempt_at", "last_error",
-           "created_at", "delivered_at"]  # fmt: skip
+           "mode", "reason", "destination", "created_at", "delivered_at"]  # fmt: skip
 
 
 class DeliveryState(StrEnum):

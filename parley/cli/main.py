@@ -10,6 +10,7 @@ from parley.cli import (
     agent_conversations,
     agents,
     bindings,
+    channels,
     connections,
     deliveries,
     nodes,
@@ -72,6 +73,7 @@ app.add_typer(agent_conversations.app, name="agent-conversation")
 app.add_typer(deliveries.app, name="delivery")
 app.add_typer(bindings.app, name="binding")
 app.add_typer(connections.app, name="connection")
+app.add_typer(channels.app, name="channel")
 app.add_typer(topics.app, name="topic")
 app.add_typer(act.app, name="act")
 

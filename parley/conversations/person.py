@@ -13,12 +13,23 @@ from parley.runs.queueing import Queued, check_text, queue_text
 from parley.store import Tx
 
 
-async def say(tx: Tx, clock: Clock, person: Person, agent_name: str, text: str) -> Queued:
-    """Give ``text`` to the agent in the person's conversation with it, opened on first use."""
+async def say(
+    tx: Tx,
+    clock: Clock,
+    person: Person,
+    agent_name: str,
+    text: str,
+    channel_ref: str | None = None,
+) -> Queued:
+    """Give ``text`` to the agent in the person's conversation with it, opened on first use;
+    ``channel_ref``: the channel conversation it came in from, if any."""
     check_text(text)
     conversation = await _open_or_start(tx, clock, person, agent_name)
     worker = await pick_for_held_topic(tx, conversation.agent_name)
-    return await queue_text(tx, clock.now(), conversation, worker, text, author_person_id=person.id)
+    return await queue_text(
+        tx, clock.now(), conversation, worker, text, author_person_id=person.id,
+        channel_ref=channel_ref,
+    )  # fmt: skip
 
 
 async def conversation_with(tx: Tx, person: Person, agent_name: str) -> Topic:

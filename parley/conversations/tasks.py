@@ -47,7 +47,10 @@ async def spawn_subtask(
         "origin_topic_id": topic.origin_id,
     }
     author = {"author_agent_id": run.agent_id, "from_run_id": run.id}
-    return await _give(tx, clock, agent_name, text, origin, author)
+    task = await _give(tx, clock, agent_name, text, origin, author)
+    if thread:  # a thread may be made and bound to it, once this has committed (channels)
+        tx.effects.threads_asked.append(task.id)
+    return task
 
 
 async def _give(
@@ -93,15 +96,19 @@ async def end_task(
     tx.effects.ended_topics.append(task.id)
     if task.reply_agent_id is None or task.reply_topic_id is None:
         return
+    run_id, person_id = (by.id, None) if isinstance(by, Run) else (None, by.id)
+    key = completion_key(task.id, run_id, person_id)
+    spawner = task.spawned_by_run_id
     completion = TaskCompletion(
         task_id=task.id,
         agent_id=task.reply_agent_id,
         topic_id=task.reply_topic_id,
         author_agent_id=task.agent_id,
         text=f"subtask {task.id} ({task.agent_name}) {status.value}: {result}",
+        key=key,
+        requester=None if spawner is None else await tx.messages.channel_ref_of_run(spawner),
     )
-    run_id, person_id = (by.id, None) if isinstance(by, Run) else (None, by.id)
-    if await tx.outbox.put(completion_key(task.id, run_id, person_id), completion, clock.now()):
+    if await tx.outbox.put(key, completion, clock.now()):
         tx.effects.outbox = True
 
 

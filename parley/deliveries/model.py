@@ -35,6 +35,18 @@ class Delivery:
     last_error: str | None
     created_at: datetime
     delivered_at: datetime | None
+    route: RouteNote | None = None
+
+
+@dataclass(frozen=True)
+class RouteNote:
+    """Where a routed delivery goes and why (see ``parley.channels.router``): its mode
+    (``bound``, ``fallback``; None for a post that was not routed, a reply), the reason, and
+    the destination in words."""
+
+    mode: str | None
+    reason: str
+    destination: str | None
 
 
 class Payload(BaseModel):
@@ -58,6 +70,10 @@ class TaskCompletion(SessionText):
 
     kind: ClassVar[str] = "task_completion"
     task_id: int
+    # Its own idempotency key (absent from items written before it was recorded), and the
+    # channel conversation the spawning run's text came from (JSON), for the channel router.
+    key: str | None = None
+    requester: str | None = None
 
 
 class NodeAnswer(SessionText):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from parley.channels.outbound import post_reply
 from parley.clock import Clock
 from parley.conversations.hops import HopBudgetSpent
 from parley.conversations.model import HopBudget, Topic, TopicKind
@@ -148,6 +149,7 @@ async def _deliver_reply(tx: Tx, clock: Clock, run: Run, topic: Topic, text: str
     await tx.messages.add(
         topic.id, "reply", text, clock.now(), author_agent_id=run.agent_id, from_run_id=run.id
     )
+    await post_reply(tx, clock, run, topic, text)  # and where the person wrote from, if a channel
     if topic.kind is TopicKind.NODE:
         await _answer_asking_run(tx, clock, run, f"{run.agent_name} answers: {text}")
 

@@ -1,8 +1,7 @@
-"""The hub's running parts for runs, wired once at start: the scheduler, the outbox worker, the
-federation sender, run watching, task waiting, the run log, the stop sender and the provisioner
-each subscribe to the
-store's commits, so that whatever a transaction sets in motion is acted on however it was
-opened."""
+"""The hub's running parts for runs, wired once at start: the scheduler, the outbox worker (with
+the channels' deliverers), the federation sender, the channels' thread spawner, run watching,
+task waiting, the run log, the stop sender and the provisioner each subscribe to the store's
+commits, so that whatever a transaction sets in motion is acted on however it was opened."""
 
 from __future__ import annotations
 
@@ -13,9 +12,9 @@ from typing import Any
 
 from parley.agents.model import Agent
 from parley.agents.workspaces import provision
+from parley.channels.wiring import Channels
 from parley.clock import Clock
 from parley.conversations.model import HopBudget
-from parley.deliveries.local import local_deliverers
 from parley.errors import ParleyError
 from parley.federation.peer_client import PeerClient
 from parley.federation.sender import FederationSender
@@ -27,6 +26,7 @@ from parley.hub.watch import RunWatch
 from parley.mesh.broker import Broker
 from parley.mesh.messages import StopTurn, stop_subject
 from parley.runs.recovery import recover_interrupted
+from parley.settings import ChannelsSettings
 from parley.store import Store
 from parley.store.effects import Effects
 
@@ -42,13 +42,15 @@ class Runtime:
         parley_url: str,
         budget: HopBudget,
         send_frames: int = 500,
+        channels: ChannelsSettings | None = None,
     ) -> None:
         self.store, self.broker, self.clock = store, broker, clock
         self.budget = budget  # what runs may set off per origin (the hop_budget settings)
         self.watch = RunWatch()
         self.topic_watch = TopicWatch()
         self.scheduler = Scheduler(store, broker, clock, parley_url, self.watch, budget)
-        self.outbox = OutboxWorker(store, clock, local_deliverers())
+        self.channels = Channels(store, clock, channels or ChannelsSettings())
+        self.outbox = OutboxWorker(store, clock, self.channels.deliverers())
         self.peers = PeerClient()  # the one HTTP client to peer installations
         self.sender = FederationSender(store, clock, self.peers, send_frames)
         self._background: set[asyncio.Task[None]] = set()
@@ -66,6 +68,7 @@ class Runtime:
                 log_run_changes,
                 self._send_stops,
                 self._provision_hired,
+                self.channels.threads.on_commit,
             )
         ]
         async with self.store.transaction() as tx:

@@ -27,6 +27,8 @@ class Effects:
     ended_topics: list[int] = field(default_factory=list)
     # Connections with frames written here, for the federation sender.
     frames: set[str] = field(default_factory=set)
+    # Subtasks spawned with ``thread``: a channel thread may be made and bound to each.
+    threads_asked: list[int] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -38,6 +40,7 @@ class Effects:
             or self.changed
             or self.ended_topics
             or self.frames
+            or self.threads_asked
         )
 
 

@@ -109,6 +109,17 @@ class MessagesRepo:
             return None, None
         return row.reply_agent_id, row.reply_topic_id
 
+    async def channel_ref_of_run(self, run_id: int) -> str | None:
+        """The channel conversation the latest of a run's input came in from, if any."""
+        query = (
+            select(messages.c.channel_ref)
+            .where(messages.c.run_id == run_id, messages.c.channel_ref.is_not(None))
+            .order_by(messages.c.id.desc())
+            .limit(1)
+        )
+        found: str | None = (await self._c.execute(query)).scalar_one_or_none()
+        return found
+
     async def move_inputs(self, from_run_id: int, to_run_id: int) -> None:
         await self._c.execute(
             update(messages).where(messages.c.run_id == from_run_id).values(run_id=to_run_id)

@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import bindparam, func, insert, select, update
 
-from parley.deliveries.model import Delivery, DeliveryState, Payload
+from parley.deliveries.model import Delivery, DeliveryState, Payload, RouteNote
 from parley.store.connection import Connection
 from parley.store.tables import outbox
 
@@ -59,6 +59,9 @@ def delivery_of(row: Any) -> Delivery:
         last_error=row.last_error,
         created_at=row.created_at,
         delivered_at=row.delivered_at,
+        route=None
+        if row.route_reason is None
+        else RouteNote(row.route_mode, row.route_reason, row.route_destination),
     )
 
 
@@ -66,8 +69,11 @@ class OutboxRepo:
     def __init__(self, connection: Connection) -> None:
         self._c = connection
 
-    async def put(self, key: str, payload: Payload, now: datetime) -> bool:
-        """Add an item unless one with this key exists (a replayed decision adds nothing)."""
+    async def put(
+        self, key: str, payload: Payload, now: datetime, route: RouteNote | None = None
+    ) -> bool:
+        """Add an item unless one with this key exists (a replayed decision adds nothing);
+        ``route``: where a routed item goes and why."""
         exists = await self._c.execute(select(outbox.c.id).where(outbox.c.idempotency_key == key))
         if exists.first() is not None:
             return False
@@ -78,9 +84,16 @@ class OutboxRepo:
                 payload=payload.model_dump_json(),
                 created_at=now,
                 next_attempt_at=now,
+                **_route_values(route),
             )
         )
         return True
+
+    async def note_route(self, key: str, route: RouteNote) -> None:
+        """Record where the item ``key`` was routed (decided as it is delivered)."""
+        await self._c.execute(
+            update(outbox).where(outbox.c.idempotency_key == key).values(**_route_values(route))
+        )
 
     async def claim_due(
         self, worker: str, now: datetime, until: datetime, limit: int
@@ -137,3 +150,13 @@ class OutboxRepo:
         if before_id is not None:
             query = query.where(outbox.c.id < before_id)
         return [delivery_of(row) for row in await self._c.execute(query)]
+
+
+def _route_values(route: RouteNote | None) -> dict[str, str | None]:
+    if route is None:
+        return {}
+    return {
+        "route_mode": route.mode,
+        "route_reason": route.reason,
+        "route_destination": route.destination,
+    }

@@ -34,6 +34,10 @@ class PeopleRepo:
         row = (await self._c.execute(select(people).where(people.c.name == name))).first()
         return _person(row) if row else None
 
+    async def by_id(self, person_id: int) -> Person | None:
+        row = (await self._c.execute(select(people).where(people.c.id == person_id))).first()
+        return _person(row) if row else None
+
     async def by_token_hash(self, token_hash: str) -> Person | None:
         query = select(people).where(people.c.token_hash == token_hash)
         row = (await self._c.execute(query)).first()

@@ -23,6 +23,7 @@ from parley.errors import Invalid, Unavailable
 from parley.store.agent_changes import AgentChangesRepo
 from parley.store.agents import AgentsRepo
 from parley.store.bindings import BindingsRepo
+from parley.store.channels import ChannelsRepo
 from parley.store.connection import Connection, InlineConnection
 from parley.store.connections import ConnectionsRepo
 from parley.store.effects import AfterCommit, Effects
@@ -62,6 +63,7 @@ class Tx:
         self.connections = ConnectionsRepo(connection)
         self.invites = InvitesRepo(connection)
         self.frames = FramesRepo(connection)
+        self.channels = ChannelsRepo(connection)
         # What this transaction set in motion; the store's subscribers act on it after commit.
         self.effects = Effects()
 

@@ -357,6 +357,9 @@ messages = Table(
     Column("author_role", String(128), nullable=True),
     Column("body", Text, nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
+    # Text that came in from a channel conversation: that conversation (JSON of its ref), so
+    # that the reply and any completion the run waits for know where the person is.
+    Column("channel_ref", Text, nullable=True),
     CheckConstraint("kind IN ('text', 'reply', 'report', 'notice', 'result')", name="message_kind"),
     Index("ix_messages_topic", "topic_id", "id"),
     Index("ix_messages_run", "run_id"),
@@ -387,6 +390,11 @@ outbox = Table(
     Column("connection", String(64), nullable=True),
     Column("thread_topic_id", Integer, nullable=True),
     Column("seq", Integer, nullable=True),
+    # Where a routed delivery goes and why: bound | fallback (None: not routed), the reason,
+    # and the destination in words.
+    Column("route_mode", String(16), nullable=True),
+    Column("route_reason", String(64), nullable=True),
+    Column("route_destination", Text, nullable=True),
     CheckConstraint("state IN ('pending', 'delivered', 'failed')", name="outbox_state"),
     Index(
         "ix_outbox_due",
@@ -504,4 +512,54 @@ received_frames = Table(
     Column("reason", String(32), nullable=True),
     Column("detail", Text, nullable=True),
     Column("received_at", UTCDateTime, nullable=False),
+)
+
+# Accounts of channels (a Discord bot, the web channel's ``home``): where the messages of their
+# conversations go when no binding holds them.
+channel_accounts = Table(
+    "channel_accounts",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("channel", String(200), nullable=False),
+    Column("account_id", String(200), nullable=False),
+    Column("default_agent_id", Integer, ForeignKey("agents.id"), nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    UniqueConstraint("channel", "account_id", name="uq_channel_accounts"),
+)
+
+# Channel users known as people, per account: the account's allow-list.
+channel_identities = Table(
+    "channel_identities",
+    metadata,
+    Column("account_ref", Integer, ForeignKey("channel_accounts.id"), primary_key=True),
+    Column("user_id", String(200), primary_key=True),
+    Column("person_id", Integer, ForeignKey("people.id"), nullable=False),
+    Column("linked_at", UTCDateTime, nullable=False),
+)
+
+# The web channel's conversations (a thread has a parent) and what is said in them: Parley's own
+# rows. A key makes a repeated attempt (an outbox retry) make or post nothing twice.
+web_conversations = Table(
+    "web_conversations",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("account_id", String(200), nullable=False),
+    Column("parent_id", Integer, ForeignKey("web_conversations.id"), nullable=True),
+    Column("title", Text, nullable=False),
+    Column("person_id", Integer, ForeignKey("people.id"), nullable=True),
+    Column("idempotency_key", String(200), nullable=True, unique=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Index("ix_web_conversations_account", "account_id", "parent_id", "id"),
+)
+
+web_messages = Table(
+    "web_messages",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("conversation_id", Integer, ForeignKey("web_conversations.id"), nullable=False),
+    Column("author", String(200), nullable=False),
+    Column("body", Text, nullable=False),
+    Column("idempotency_key", String(200), nullable=True, unique=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Index("ix_web_messages_conversation", "conversation_id", "id"),
 )

@@ -32,26 +32,33 @@ def _bind(served: Served, session: str, conversation: str, **more: Any) -> httpx
         return api.post("/bindings", json=body)
 
 
+def _web_conversations(served: Served, count: int) -> list[str]:
+    """An account ``home`` of the web channel and ``count`` conversations in it."""
+    ok(served, "channel", "account", "set", "web", "home")
+    return [ok(served, "channel", "web", "open", f"talk {n}").strip() for n in range(count)]
+
+
 def test_bind_list_and_unbind(served: Served, tmp_path: Path) -> None:
     hire(served, tmp_path, "scribe")
     topic = _say(served, "scribe", "hello")
     session = f"topic:{topic}"
-    first = _bind(served, session, "t1", parent_conversation_id="c1", idle_timeout_seconds=60)
+    t1, t2 = _web_conversations(served, 2)
+    first = _bind(served, session, t1, parent_conversation_id="c1", idle_timeout_seconds=60)
     assert first.status_code == 201, first.text
     assert first.json()["bound_by"] == "person:owner"
-    assert _bind(served, session, "t2").status_code == 201
-    taken = _bind(served, session, "t1")
+    assert _bind(served, session, t2).status_code == 201
+    taken = _bind(served, session, t1)
     assert taken.status_code == 409 and "is bound already" in taken.json()["message"]
 
     listed = ok_json(served, "binding", "list")["items"]
     assert [(b["conversation"]["conversation_id"], b["status"]) for b in listed] == [
-        ("t2", "active"), ("t1", "active"),
+        (t2, "active"), (t1, "active"),
     ]  # fmt: skip
     words = ok(served, "binding", "list", COLUMNS="250")
-    assert "web:home:t1 (in c1)" in words and session in words
+    assert f"web:home:{t1} (in c1)" in words and session in words
 
     ended = ok(served, "binding", "unbind", str(first.json()["id"]), "--reason", "enough")
-    assert ended == f"ended binding {first.json()['id']} (web:home:t1 (in c1)): enough\n"
+    assert ended == f"ended binding {first.json()['id']} (web:home:{t1} (in c1)): enough\n"
     assert ok(served, "binding", "unbind", str(first.json()["id"])) == (
         "nothing to end: no live binding there\n"
     )
@@ -67,12 +74,15 @@ def test_bad_binding_requests_are_refused_clearly(served: Served, tmp_path: Path
     topic = _say(served, "scribe", "hello")
     discord = _bind(served, f"topic:{topic}", "t1", channel="discord")
     assert discord.status_code == 400
-    assert "only 'web' conversations are bound here" in discord.json()["message"]
-    assert _bind(served, "topic:99", "t1").status_code == 404
-    assert "not a session key" in _bind(served, "run:1", "t1").json()["message"]
+    assert "no discord adapter speaks for account 'home'" in discord.json()["message"]
+    missing = _bind(served, f"topic:{topic}", "77")
+    assert missing.status_code == 404 and "no web conversation web:home:77" in missing.text
+    [made] = _web_conversations(served, 1)
+    assert _bind(served, "topic:99", made).status_code == 404
+    assert "not a session key" in _bind(served, "run:1", made).json()["message"]
     assert (
         "idle_timeout_seconds"
-        in _bind(served, f"topic:{topic}", "t1", idle_timeout_seconds=-1).json()["message"]
+        in _bind(served, f"topic:{topic}", made, idle_timeout_seconds=-1).json()["message"]
     )
     assert run(served, "binding", "unbind").exit_code == 2
     assert run(served, "binding", "unbind", "7").exit_code == 3

@@ -17,7 +17,7 @@ from parley.channels.model import (
     session_key,
 )
 from parley.errors import Conflict, Invalid, NotFound
-from tests.support import Harness
+from tests.support import Harness, eventually
 
 MAIN = ConversationRef("web", "home", "c1")
 THREAD = ConversationRef("web", "home", "t1", "c1")
@@ -28,6 +28,14 @@ async def _conversation(parley: Harness) -> int:
     said = await parley.owner.post("/api/v1/conversations/scribe/messages", json={"text": "hi"})
     assert said.status_code == 202, said.text
     topic_id: int = said.json()["topic_id"]
+
+    async def answered() -> bool:
+        # Its turn over first: a conversation deleted while its reply is being recorded is
+        # another matter, not what these tests are about.
+        shown = (await parley.owner.get("/api/v1/conversations/scribe")).json()
+        return any(m["kind"] == "reply" for m in shown["messages"]["items"])
+
+    assert await eventually(answered)
     return topic_id
 
 

@@ -21,6 +21,9 @@ class DeliveryOut(BaseModel):
     last_error: str | None
     created_at: datetime
     delivered_at: datetime | None
+    mode: str | None = Field(None, description="a routed delivery: bound or fallback")
+    reason: str | None = Field(None, description="why it goes where it goes")
+    destination: str | None = Field(None, description="where it goes, in words")
 
     @classmethod
     def of(cls, item: Delivery) -> DeliveryOut:
@@ -37,4 +40,7 @@ class DeliveryOut(BaseModel):
             last_error=item.last_error,
             created_at=item.created_at,
             delivered_at=item.delivered_at,
+            mode=item.route.mode if item.route else None,
+            reason=item.route.reason if item.route else None,
+            destination=item.route.destination if item.route else None,
         )

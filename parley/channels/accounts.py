@@ -1,0 +1,59 @@
+"""Channel accounts and who their users are: an owner sets an account's default agent (where
+its conversations' messages go when no binding holds them) and links channel users to people
+(the account's allow-list)."""
+
+from __future__ import annotations
+
+from parley.agents.lookup import agent_by_name
+from parley.channels.model import ChannelAccount, ConversationRef
+from parley.clock import Clock
+from parley.errors import NotFound
+from parley.people.accounts import person_by_name, require_owner
+from parley.people.model import Person
+from parley.store import Tx
+
+
+async def set_account(
+    tx: Tx, clock: Clock, by: Person, channel: str, account_id: str, default_agent: str | None
+) -> ChannelAccount:
+    """Make the account, or change its default agent (None: none)."""
+    require_owner(by, "set up channel accounts")
+    ConversationRef(channel, account_id, "-")  # the same rules as every conversation's parts
+    agent = None if default_agent is None else await agent_by_name(tx, default_agent)
+    agent_id = None if agent is None else agent.id
+    found = await tx.channels.account(channel, account_id)
+    if found is None:
+        return await tx.channels.add_account(channel, account_id, agent_id, clock.now())
+    await tx.channels.set_default_agent(found.id, agent_id)
+    changed = await tx.channels.account(channel, account_id)
+    assert changed is not None
+    return changed
+
+
+async def account(tx: Tx, channel: str, account_id: str) -> ChannelAccount:
+    found = await tx.channels.account(channel, account_id)
+    if found is None:
+        raise NotFound(f"no {channel} account {account_id!r}")
+    return found
+
+
+async def link_identity(
+    tx: Tx, clock: Clock, by: Person, channel: str, account_id: str, user_id: str, person: str
+) -> None:
+    require_owner(by, "link channel users to people")
+    ConversationRef(channel, account_id, user_id)  # a user id follows the same rules
+    found = await account(tx, channel, account_id)
+    linked = await person_by_name(tx, person)
+    await tx.channels.link(found.id, user_id, linked.id, clock.now())
+
+
+async def unlink_identity(tx: Tx, by: Person, channel: str, account_id: str, user_id: str) -> None:
+    require_owner(by, "unlink channel users")
+    found = await account(tx, channel, account_id)
+    if not await tx.channels.unlink(found.id, user_id):
+        raise NotFound(f"{channel} user {user_id!r} is not linked on account {account_id!r}")
+
+
+async def identities(tx: Tx, by: Person, channel: str, account_id: str) -> list[tuple[str, str]]:
+    require_owner(by, "read channel identities")
+    return await tx.channels.identities((await account(tx, channel, account_id)).id)

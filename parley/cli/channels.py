@@ -1,0 +1,150 @@
+"""parley channel …: channel accounts and their users (owners), and the web channel's
+conversations."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+import typer
+
+from parley.cli.output import console, reporting_errors, show, table
+from parley.cli.state import JsonOption, client, given_text
+
+app = typer.Typer(help="Channels: accounts, linked users, web conversations.", no_args_is_help=True)
+account_app = typer.Typer(help="Channel accounts (owners).", no_args_is_help=True)
+identity_app = typer.Typer(help="Channel users known as people (owners).", no_args_is_help=True)
+web_app = typer.Typer(help="Conversations of the built-in web channel.", no_args_is_help=True)
+app.add_typer(account_app, name="account")
+app.add_typer(identity_app, name="identity")
+app.add_typer(web_app, name="web")
+
+WEB_CONVERSATION_COLUMNS = ["id", "title", "person", "parent_id", "created_at"]
+
+
+def _account(channel: str, account: str) -> str:
+    return f"/channels/{quote(channel, safe='')}/accounts/{quote(account, safe='')}"
+
+
+def _web(account: str) -> str:
+    return f"/channels/web/{quote(account, safe='')}/conversations"
+
+
+@account_app.command("set")
+def set_account(
+    ctx: typer.Context,
+    channel: str,
+    account: str,
+    default_agent: str | None = typer.Option(
+        None, "--default-agent", help="where messages go when no binding holds them"
+    ),
+    as_json: bool = JsonOption,
+) -> None:
+    """Make a channel account, or change its default agent."""
+    with reporting_errors():
+        made = client(ctx).put(f"{_account(channel, account)}", {"default_agent": default_agent})
+        show(made, as_json, lambda row: console.print(_account_line(row), markup=False))
+
+
+def _account_line(row: dict[str, Any]) -> str:
+    agent = row["default_agent"] or "no default agent"
+    return f"{row['channel']} account {row['account_id']}: {agent}"
+
+
+@account_app.command("list")
+def list_accounts(ctx: typer.Context, as_json: bool = JsonOption) -> None:
+    """Channel accounts with their default agent."""
+    with reporting_errors():
+        rows = client(ctx).get("/channels/accounts")
+        show(rows, as_json, lambda r: table(r, ["channel", "account_id", "default_agent"], "none"))
+
+
+@identity_app.command("link")
+def link(ctx: typer.Context, channel: str, account: str, user: str, person: str) -> None:
+    """Know a channel user as a person of this installation (the account's allow-list)."""
+    with reporting_errors():
+        path = f"{_account(channel, account)}/identities/{quote(user, safe='')}"
+        client(ctx).put(path, {"person": person})
+        console.print(f"{channel} user {user} on {account} is {person}", markup=False)
+
+
+@identity_app.command("unlink")
+def unlink(ctx: typer.Context, channel: str, account: str, user: str) -> None:
+    """Forget a channel user: their messages are refused from now on."""
+    with reporting_errors():
+        client(ctx).delete(f"{_account(channel, account)}/identities/{quote(user, safe='')}")
+        console.print(f"{channel} user {user} on {account} is no one now", markup=False)
+
+
+@identity_app.command("list")
+def identities(ctx: typer.Context, channel: str, account: str, as_json: bool = JsonOption) -> None:
+    """An account's users known as people."""
+    with reporting_errors():
+        rows = client(ctx).get(f"{_account(channel, account)}/identities")
+        show(rows, as_json, lambda r: table(r, ["user_id", "person"], "nobody linked"))
+
+
+@web_app.command("open")
+def open_conversation(
+    ctx: typer.Context,
+    title: str,
+    account: str = typer.Option("home", "--account", help="the web account"),
+    thread_of: int | None = typer.Option(None, "--thread-of", help="a thread under this one"),
+    as_json: bool = JsonOption,
+) -> None:
+    """Open a web conversation (or a thread under one); prints its id."""
+    with reporting_errors():
+        path = _web(account)
+        if thread_of is not None:
+            path += f"/{thread_of}/threads"
+        made = client(ctx).post(path, {"title": title})
+        show(made, as_json, lambda row: console.print(str(row["id"]), markup=False))
+
+
+@web_app.command("list")
+def list_conversations(
+    ctx: typer.Context,
+    account: str = typer.Option("home", "--account", help="the web account"),
+    as_json: bool = JsonOption,
+) -> None:
+    """Your web conversations on an account (owners: everyone's)."""
+    with reporting_errors():
+        rows = client(ctx).get(_web(account))
+        show(rows, as_json, lambda r: table(r, WEB_CONVERSATION_COLUMNS, "no conversations"))
+
+
+@web_app.command("say")
+def say(
+    ctx: typer.Context,
+    conversation: int,
+    text: str = typer.Argument(..., help="what to say; - reads stdin"),
+    account: str = typer.Option("home", "--account", help="the web account"),
+    as_json: bool = JsonOption,
+) -> None:
+    """Write in a web conversation; the reply is posted there (see web show)."""
+    with reporting_errors():
+        path = f"{_web(account)}/{conversation}/messages"
+        queued = client(ctx).post(path, {"text": given_text(text)})
+        show(queued, as_json, lambda q: console.print(f"run {q['run_id']}", markup=False))
+
+
+@web_app.command("show")
+def show_conversation(
+    ctx: typer.Context,
+    conversation: int,
+    account: str = typer.Option("home", "--account", help="the web account"),
+    as_json: bool = JsonOption,
+) -> None:
+    """A web conversation: its threads and what was said, oldest first."""
+    with reporting_errors():
+        found = client(ctx).get(f"{_web(account)}/{conversation}")
+        show(found, as_json, _render_conversation)
+
+
+def _render_conversation(found: dict[str, Any]) -> None:
+    head = found["conversation"]
+    console.print(f"{head['id']} {head['title']} ({head['person']})", markup=False)
+    for thread in found["threads"]:
+        console.print(f"  thread {thread['id']}: {thread['title']}", markup=False)
+    for message in found["messages"]:
+        console.print(f"{message['author']}: {message['body']}", markup=False)
