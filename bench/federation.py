@@ -18,17 +18,8 @@ if not __package__:  # run as a script: make ``bench`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.a2a_reference import measure_reference
+from bench.federation_parley import measure_parley
 from bench.figures import Figures
-
-
-async def measure_parley(messages: int, concurrency: int, warmup: int) -> Figures:
-    """THE PARLEY SIDE, still to be written (issue 10): two installations on loopback (separate
-    ``parley serve`` processes, separate stores), connected by an invite; ``concurrency`` agent
-    conversations each sending ``messages / concurrency`` texts to a peer role, after ``warmup``
-    unmeasured ones. Messages/s counts texts accepted durably by the receiving installation;
-    a latency is a text's sending commit → its acceptance in the receiver's store."""
-    raise NotImplementedError("the Parley side of the federation bench is not written yet")
-
 
 Rows = list[tuple[str, Figures]]
 
