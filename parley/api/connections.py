@@ -1,4 +1,5 @@
-"""/api/v1/connections: links to peer installations — invite, accept, list, expose (owners)."""
+"""/api/v1/connections: links to peer installations — invite, accept, list, expose, pause,
+unpause, revoke (owners)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from parley.durations import parse_duration
 from parley.federation.connections import expose, list_connections
 from parley.federation.handshake import accept_invite
 from parley.federation.invites import make_invite
+from parley.federation.lifecycle import pause, revoke, unpause
 
 router = APIRouter(tags=["connections"])
 
@@ -59,4 +61,29 @@ async def set_exposed(name: str, body: ExposeIn, caller: Caller, ctx: Ctx) -> Co
     """Choose which local agents the peer may address (owners): exactly these, from now on."""
     async with ctx.store.transaction() as tx:
         status = await expose(tx, caller, name, body.agents)
+    return ConnectionOut.of(status)
+
+
+@router.post("/connections/{name}/pause")
+async def pause_connection(name: str, caller: Caller, ctx: Ctx) -> ConnectionOut:
+    """Pause a connection on this side (owners): its runs stop, what waits to be sent fails,
+    nothing is sent on it and the peer's text is refused until it is unpaused."""
+    async with ctx.store.transaction() as tx:
+        status = await pause(tx, ctx.clock, caller, name)
+    return ConnectionOut.of(status)
+
+
+@router.post("/connections/{name}/unpause")
+async def unpause_connection(name: str, caller: Caller, ctx: Ctx) -> ConnectionOut:
+    """Unpause a connection (owners): text is sent and taken again; nothing restarts."""
+    async with ctx.store.transaction() as tx:
+        status = await unpause(tx, caller, name)
+    return ConnectionOut.of(status)
+
+
+@router.post("/connections/{name}/revoke")
+async def revoke_connection(name: str, caller: Caller, ctx: Ctx) -> ConnectionOut:
+    """Revoke a connection for good (owners): both tokens die, its conversations close."""
+    async with ctx.store.transaction() as tx:
+        status = await revoke(tx, ctx.clock, caller, name)
     return ConnectionOut.of(status)

@@ -1,4 +1,5 @@
-"""parley connection …: links to peer installations — invite, accept, list, expose (owners)."""
+"""parley connection …: links to peer installations — invite, accept, list, expose, pause,
+unpause, revoke (owners)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from parley.cli.output import console, fields, reporting_errors, show, table
 from parley.cli.state import JsonOption, client
 
 app = typer.Typer(
-    help="Connections to peer installations: invite, accept, list, expose (owners).",
+    help="Connections to peer installations: invite, accept, list, expose, pause, revoke (owners).",
     no_args_is_help=True,
 )
 
@@ -76,4 +77,43 @@ def expose(
     """Choose which local agents the peer may address: exactly these, from now on."""
     with reporting_errors():
         row = client(ctx).put(f"/connections/{name}/exposed", {"agents": agents or []})
+        show(row, as_json, lambda data: fields(data, SHOWN))
+
+
+@app.command("pause")
+def pause(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="the connection"),
+    as_json: bool = JsonOption,
+) -> None:
+    """Pause a connection on this side: every run of its conversations stops, text waiting to
+    be sent fails (its sender is told), roles cannot send on it and the peer's text is refused
+    as 'paused'. Reversible with unpause."""
+    with reporting_errors():
+        row = client(ctx).post(f"/connections/{name}/pause", {})
+        show(row, as_json, lambda data: fields(data, SHOWN))
+
+
+@app.command("unpause")
+def unpause(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="the connection"),
+    as_json: bool = JsonOption,
+) -> None:
+    """Unpause a paused connection: text goes both ways again. Nothing stopped restarts."""
+    with reporting_errors():
+        row = client(ctx).post(f"/connections/{name}/unpause", {})
+        show(row, as_json, lambda data: fields(data, SHOWN))
+
+
+@app.command("revoke")
+def revoke(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="the connection"),
+    as_json: bool = JsonOption,
+) -> None:
+    """Revoke a connection for good: both tokens die at the peer's next contact, its
+    conversations close, and it can never be unpaused or used again."""
+    with reporting_errors():
+        row = client(ctx).post(f"/connections/{name}/revoke", {})
         show(row, as_json, lambda data: fields(data, SHOWN))

@@ -50,11 +50,14 @@ async def send_to_peer(
     """``sender``'s send (from ``run``, working in ``topic``) to the peer's role ``name``."""
     check_text(text)
     check_name("agent", name)
-    connection = await tx.connections.by_name(connection_name)
+    # Shared: a pause or a revoke waits for this send, which then fails with what waits.
+    connection = await tx.connections.by_name(connection_name, shared_lock=True)
     if connection is None:
         raise NotFound(f"no connection named {connection_name!r}", field="to")
-    if connection.state is not ConnectionState.ACTIVE:
-        raise Conflict(f"the connection {connection_name} is {connection.state.value}")
+    if connection.state is ConnectionState.PAUSED:
+        raise Conflict(f"the connection {connection_name} is paused: nothing can be sent on it")
+    if connection.state is ConnectionState.REVOKED:
+        raise Conflict(f"the connection {connection_name} is revoked: nothing goes on it again")
     await pass_hop(tx, clock.now(), budget, topic)  # under the root's lock, as a local send
     key = peer_pair_key(sender.name, name, connection.name)
     conversation = await tx.topics.open_agent_conversation(connection.name, topic.root_id, key)
@@ -146,6 +149,7 @@ async def receive_from_peer(tx: Tx, clock: Clock, connection: Connection, text: 
     if conversation is None:
         if text.seq != 1:
             raise _future(1, text.seq)
+        _check_not_paused(connection)
         return await _start_from_peer(tx, clock, connection, text)
     await tx.topics.lock([conversation.id])
     locked = await tx.topics.by_id(conversation.id)
@@ -157,7 +161,14 @@ async def receive_from_peer(tx: Tx, clock: Clock, connection: Connection, text: 
         raise NotApplied(f"seq {text.seq} was taken already by another message")
     # The frame is applied from here on, taken or refused: either way its seq is used.
     await tx.topics.received_seq(locked.id, text.seq)
+    _check_not_paused(connection)
     return await _continue(tx, clock, connection, locked, text)
+
+
+def _check_not_paused(connection: Connection) -> None:
+    """Refused, with its seq used (no gap): the peer's thread goes on once we unpause."""
+    if connection.state is not ConnectionState.ACTIVE:
+        raise TextRefused("this side paused the connection: your text is not taken", Refusal.PAUSED)
 
 
 async def _start_from_peer(tx: Tx, clock: Clock, connection: Connection, text: PeerText) -> Queued:

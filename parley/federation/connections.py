@@ -43,5 +43,9 @@ async def expose(tx: Tx, by: Person, name: str, agent_names: Sequence[str]) -> C
             raise Invalid(f"{agent_name} is retired and never addressable again", field="agents")
         agent_ids.append(agent.id)
     await tx.connections.expose(connection.id, agent_ids)
-    queued = (await tx.connections.queued()).get(name, 0)
+    return await status_of(tx, connection)
+
+
+async def status_of(tx: Tx, connection: Connection) -> ConnectionStatus:
+    queued = (await tx.connections.queued()).get(connection.name, 0)
     return ConnectionStatus(connection, await tx.connections.exposed(connection.id), queued)

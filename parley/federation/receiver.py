@@ -11,8 +11,9 @@ from parley.clock import Clock
 from parley.conversations.agent_conversations import TextRefused
 from parley.conversations.lifetime import close_root
 from parley.conversations.peer_conversations import NotApplied, PeerText, receive_from_peer
+from parley.errors import Unauthorized
 from parley.federation.frames import CloseFrame, FrameVerdict, TextFrame, Verdict
-from parley.federation.model import Connection
+from parley.federation.model import Connection, ConnectionState
 from parley.runs.stop import stop_topics
 from parley.store import Store, Tx
 
@@ -21,7 +22,11 @@ async def receive_batch(
     store: Store, clock: Clock, connection: Connection, frames: Sequence[TextFrame | CloseFrame]
 ) -> list[FrameVerdict]:
     async with store.transaction() as tx:
-        return [await _receive(tx, clock, connection, frame) for frame in frames]
+        # Read again under a shared lock: a pause or a revoke since the token was checked counts.
+        current = await tx.connections.by_name(connection.name, shared_lock=True)
+        if current is None or current.state is ConnectionState.REVOKED:
+            raise Unauthorized("this peer token is not known here")
+        return [await _receive(tx, clock, current, frame) for frame in frames]
 
 
 async def _receive(

@@ -3,14 +3,11 @@ connection's due frames in (thread, seq) order (a frame behind an earlier one of
 waits is left, so a waiting thread holds up only itself), posts them as ONE batch, and settles
 every verdict in one transaction — accepted or duplicate: delivered; rejected: failed for good,
 with a notice to the sending role in its conversation, and our side of a thread the peer will
-take no more text in is closed (see ``THREAD_ENDING``). A transport failure puts the whole batch
-back with backoff and jitter, recorded on the connection for ``connection list``. One batch in
-flight per connection: every thread's frames go in order, and httpx stays at what it does well.
-
-A rejection's notice does not start a turn: the refusal is final and the agent can change
-nothing in that thread; a turn there would send its reply straight back to the peer that just
-refused it, a loop only the hop budget would end. The role reads the notice in the
-conversation's history at its next turn there, and people read it in the conversation."""
+take no more text in is closed (see ``THREAD_ENDING`` and ``federation/failures.py``). A
+transport failure puts the whole batch back with backoff and jitter, recorded on the connection
+for ``connection list``. One batch in flight per connection: every thread's frames go in order,
+and httpx stays at what it does well. A paused or revoked connection sends nothing; a peer that
+no longer knows our token (401) has revoked the connection, and so it is here too."""
 
 from __future__ import annotations
 
@@ -25,12 +22,13 @@ from parley.clock import Clock
 from parley.conversations.agent_conversations import Refusal
 from parley.deliveries.backoff import Backoff
 from parley.deliveries.model import Delivery
-from parley.errors import Invalid, ParleyError
+from parley.errors import Invalid, ParleyError, Unauthorized
+from parley.federation.failures import close_our_side, notify_failed
 from parley.federation.frames import FrameVerdict, TextFrame, Verdict
-from parley.federation.model import OutboundText, PeerEndpoint
+from parley.federation.lifecycle import end_for_good
+from parley.federation.model import ConnectionState, OutboundText, PeerEndpoint
 from parley.federation.peer_client import PeerClient
 from parley.redact import redact
-from parley.runs.stop import stop_topics
 from parley.store import Store, Tx
 from parley.text import without_nul
 
@@ -103,8 +101,8 @@ class FederationSender:
         async with self._store.transaction() as tx:
             peer = await tx.connections.endpoint(connection)
             status = await tx.connections.by_name(connection)
-            if peer is None or status is None:
-                return None
+            if peer is None or status is None or status.state is not ConnectionState.ACTIVE:
+                return None  # paused (unpausing restarts nothing: new sends wake us) or revoked
             if status.retry_at is not None and status.retry_at > now:
                 return self._seconds_until(status.retry_at)
             items = await tx.frames.claim(connection, self.name, now, now + LEASE, self._batch)
@@ -117,6 +115,9 @@ class FederationSender:
         except Invalid as exc:  # the peer refused the batch as a whole: no retry changes that
             await self._settle_refused(items, frames, _reason(exc))
             return 0.0
+        except Unauthorized as exc:  # the peer revoked the connection: so is ours, for good
+            await self._revoked_by_peer(peer, _reason(exc))
+            return None
         except (ParleyError, TimeoutError, OSError) as exc:
             return await self._retry(peer, items, _reason(exc))
         await self._settle(peer, items, frames, verdicts)
@@ -144,21 +145,29 @@ class FederationSender:
                 reason = f"{verdict.reason or 'rejected'}: {verdict.detail or ''}".rstrip(": ")
                 await self._fail(tx, item, frame, _clean(reason))
                 if _ends_thread(frame, verdict):
-                    await _close_our_side(tx, now, frame, verdict.reason or "rejected")
+                    closing = f"refused by {frame.connection}: {verdict.reason or 'rejected'}"
+                    await close_our_side(tx, now, [frame.topic_id], closing)
 
     async def _settle_refused(
         self, items: Sequence[Delivery], frames: Sequence[OutboundText], reason: str
     ) -> None:
+        """Each frame failed: its thread now has a gap in its seq, so it is closed here too."""
         async with self._store.transaction() as tx:
             for item, frame in zip(items, frames, strict=True):
                 await self._fail(tx, item, frame, reason)
+            closing = f"refused by {frames[0].connection}: {reason}"
+            await close_our_side(tx, self._clock.now(), [f.topic_id for f in frames], closing)
 
     async def _fail(self, tx: Tx, item: Delivery, frame: OutboundText, reason: str) -> None:
-        if not await tx.outbox.failed(item.id, self.name, reason):
-            return  # another sender holds it now
-        notice = f"Your text to {frame.to_role}@{frame.connection} was refused: {reason}"
-        await tx.messages.add(frame.topic_id, "notice", notice, self._clock.now())
-        log.warning("frame %s to %s refused: %s", frame.message_id, frame.connection, reason)
+        if await tx.outbox.failed(item.id, self.name, reason):  # else another sender holds it
+            await notify_failed(tx, self._clock.now(), frame, reason)
+
+    async def _revoked_by_peer(self, peer: PeerEndpoint, reason: str) -> None:
+        async with self._store.transaction() as tx:
+            connection = await tx.connections.lock(peer.connection_id)
+            if connection is not None and connection.state is not ConnectionState.REVOKED:
+                said = f"the connection {peer.name} was revoked by the peer ({reason})"
+                await end_for_good(tx, self._clock.now(), connection, said)
 
     async def _retry(self, peer: PeerEndpoint, items: Sequence[Delivery], reason: str) -> float:
         async with self._store.transaction() as tx:
@@ -179,15 +188,6 @@ THREAD_ENDING = {Refusal.THREAD.value, Refusal.UNKNOWN_ROLE.value, Refusal.ROLES
 
 def _ends_thread(frame: OutboundText, verdict: FrameVerdict) -> bool:
     return frame.seq == 1 or verdict.reason in THREAD_ENDING
-
-
-async def _close_our_side(tx: Tx, now: datetime, frame: OutboundText, reason: str) -> None:
-    """Close our side too, so the next send from its root starts a new conversation (which the
-    peer sees as one it did not know) instead of text the peer can never take."""
-    closing = f"refused by {frame.connection}: {reason}"
-    await tx.topics.close([frame.topic_id], closing, now)
-    tx.effects.ended_topics.append(frame.topic_id)
-    await stop_topics(tx, [frame.topic_id], now, closing)
 
 
 def _wire(frame: OutboundText) -> TextFrame:

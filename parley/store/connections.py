@@ -58,8 +58,13 @@ class ConnectionsRepo:
         )
         return _connection(result.one())
 
-    async def by_name(self, name: str) -> Connection | None:
-        row = (await self._c.execute(select(*_PUBLIC).where(connections.c.name == name))).first()
+    async def by_name(self, name: str, shared_lock: bool = False) -> Connection | None:
+        """The connection ``name``; with ``shared_lock``, its state cannot change (pause,
+        revoke) until the transaction ends, while other sends on it go on."""
+        query = select(*_PUBLIC).where(connections.c.name == name)
+        if shared_lock:
+            query = query.with_for_update(read=True)
+        row = (await self._c.execute(query)).first()
         return _connection(row) if row else None
 
     async def by_issued_token_hash(self, token_hash: str) -> Connection | None:
@@ -126,3 +131,17 @@ class ConnectionsRepo:
             .where(connections.c.id == connection_id)
             .values(failures=connections.c.failures + 1, retry_at=retry_at, last_error=error)
         )
+
+    async def set_state(self, connection_id: int, state: ConnectionState) -> None:
+        values: dict[str, Any] = {"state": state.value}
+        if state is ConnectionState.REVOKED:
+            values["peer_token"] = ""  # never used again: forget it
+        await self._c.execute(
+            update(connections).where(connections.c.id == connection_id).values(**values)
+        )
+
+    async def lock(self, connection_id: int) -> Connection | None:
+        """The connection, locked until the transaction ends (a state change against a send)."""
+        query = select(*_PUBLIC).where(connections.c.id == connection_id).with_for_update()
+        row = (await self._c.execute(query)).first()
+        return _connection(row) if row else None

@@ -81,6 +81,19 @@ class FramesRepo:
         rows.sort(key=lambda row: (row.thread_topic_id, row.seq))
         return [delivery_of(row) for row in rows]
 
+    async def fail_pending(self, connection: str, error: str) -> list[OutboundText]:
+        """Fail every frame of ``connection`` still waiting to be sent (claimed ones too: their
+        settling then changes nothing); the frames, for their notices."""
+        result = await self._c.execute(
+            update(outbox)
+            .where(outbox.c.connection == connection, _PENDING)
+            .values(state=DeliveryState.FAILED.value, last_error=error, claimed_by=None,
+                    claimed_until=None)
+            .returning(outbox.c.payload, outbox.c.seq, outbox.c.thread_topic_id)
+        )  # fmt: skip
+        rows = sorted(result, key=lambda row: (row.thread_topic_id, row.seq))
+        return [OutboundText.model_validate_json(row.payload) for row in rows]
+
     async def connections_pending(self) -> list[str]:
         """Connections with a frame pending (due or not), for a sender starting up."""
         query = select(outbox.c.connection).where(outbox.c.connection.is_not(None), _PENDING)

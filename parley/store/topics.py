@@ -167,6 +167,11 @@ class TopicsRepo:
         row = (await self._c.execute(query)).first()
         return _topic(row) if row else None
 
+    async def on_connection(self, connection: str) -> list[int]:
+        """The agent conversations with ``connection``'s peer, closed ones too."""
+        query = select(topics.c.id).where(topics.c.connection == connection)
+        return list((await self._c.execute(query)).scalars())
+
     async def node_topic(self, node_session_id: int) -> Topic | None:
         query = _query().where(
             topics.c.kind == TopicKind.NODE.value, topics.c.agent_id == node_session_id

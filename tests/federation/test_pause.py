@@ -1,0 +1,184 @@
+"""Pause, unpause and revoke (issue 10, point 7), by the owners' CLI between real servers with
+separate stores: what stops, what fails and who is told, what the peer's text meets, and that
+unpausing restarts nothing while a revoke is for good on both sides."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.federation.peers import (
+    Installation,
+    agent_conversations,
+    connect,
+    handshake_as_peer,
+    hire_scripted,
+    installations,
+    messages,
+    wait_for,
+)
+
+SENDER = """
+rules:
+  - when: {text: "(?i)^tell (?P<who>[a-z-]+)@(?P<where>[a-z-]+) (?P<what>.+)"}
+    do:
+      - send: {to: "{who}@{where}", text: "{what}"}
+otherwise: []
+"""
+LISTENER = """
+otherwise:
+  - remember: "{sender}: {text}"
+"""
+DOZER = """
+otherwise:
+  - sleep: 600
+"""
+
+
+def _frames(at: Installation) -> list[dict[str, Any]]:
+    items = at.get("/deliveries?limit=1000")["items"]
+    return sorted((d for d in items if d["kind"] == "frame"), key=lambda d: d["id"])
+
+
+def _connection(at: Installation) -> dict[str, Any]:
+    (link,) = at.get("/connections")["items"]
+    return dict(link)
+
+
+def _texts(at: Installation) -> list[str]:
+    return [
+        m["body"]
+        for c in agent_conversations(at)
+        for m in messages(at, c["id"])
+        if m["kind"] == "text"
+    ]
+
+
+def _notices(at: Installation, topic_id: int) -> list[str]:
+    return [m["body"] for m in messages(at, topic_id) if m["kind"] == "notice"]
+
+
+def _runs(at: Installation, agent: str) -> list[dict[str, Any]]:
+    return list(at.get(f"/runs?agent={agent}")["items"])
+
+
+def _settled(at: Installation) -> bool:
+    return all(f["state"] != "pending" for f in _frames(at))
+
+
+def test_a_paused_side_refuses_the_peers_text_and_unpausing_restarts_nothing(
+    tmp_path: Path, store_urls: list[str]
+) -> None:
+    with installations(tmp_path, store_urls, ["one", "two"]) as (one, two):
+        connect(one, two)
+        hire_scripted(one, "sender", SENDER, tmp_path)
+        hire_scripted(two, "listener", LISTENER, tmp_path)
+        hire_scripted(two, "dozer", DOZER, tmp_path)
+        hire_scripted(two, "talker", SENDER, tmp_path)
+        two.ok("connection", "expose", "one", "listener", "dozer")
+        one.ok("say", "sender", "tell listener@two hi")
+        one.ok("say", "sender", "tell dozer@two wake up")
+        wait_for(lambda: any(r["state"] == "running" for r in _runs(two, "dozer")))
+
+        paused = json.loads(two.ok("connection", "pause", "one", "--json"))
+        assert paused["state"] == "paused"
+        # Every run of its conversations is stopped, and unpausing does not start it again.
+        (dozing,) = _runs(two, "dozer")
+        assert dozing["state"] == "stopped"
+        # Roles here cannot send on it, with a clear error to the sending run.
+        said = two.cli("say", "talker", "tell sender@one hello")
+        assert said.exit_code == 7, said.output
+        assert "the connection one is paused" in said.output
+
+        # The peer's text is refused as 'paused': the peer fails it and tells its sender.
+        one.ok("say", "sender", "tell listener@two are you there?")
+        wait_for(lambda: _settled(one))
+        refused = _frames(one)[-1]
+        assert refused["state"] == "failed"
+        assert refused["last_error"].startswith("paused: this side paused the connection")
+        (thread,) = [c for c in agent_conversations(one) if c["sender"] == "listener@two"]
+        assert _notices(one, thread["id"]) == [
+            f"Your text to listener@two was refused: {refused['last_error']}"
+        ]
+        assert sorted(_texts(two)) == ["hi", "wake up"]
+
+        unpaused = json.loads(two.ok("connection", "unpause", "one", "--json"))
+        assert unpaused["state"] == "active"
+        assert [r["state"] for r in _runs(two, "dozer")] == ["stopped"]
+        # The refusal used its seq: the same thread goes on, with nothing lost in between.
+        one.ok("say", "sender", "tell listener@two back again")
+        wait_for(lambda: _frames(one)[-1]["state"] == "delivered")
+        assert sorted(_texts(two)) == ["back again", "hi", "wake up"]
+        assert thread["closed_reason"] is None
+        assert len([c for c in agent_conversations(two) if c["agent"] == "listener"]) == 1
+
+
+def test_pausing_fails_the_text_waiting_to_be_sent_with_a_notice_to_its_sender(
+    tmp_path: Path, store_urls: list[str]
+) -> None:
+    with installations(tmp_path, store_urls[:1], ["one"]) as (one,):
+        handshake_as_peer(one, "far")  # a peer whose URL nothing answers: frames wait
+        hire_scripted(one, "sender", SENDER, tmp_path)
+        one.ok("say", "sender", "tell listener@far first")
+        one.ok("say", "sender", "tell listener@far second")
+        wait_for(lambda: _connection(one)["failures"] >= 1)
+        assert _connection(one)["queued"] == 2
+
+        one.ok("connection", "pause", "far")
+        link = _connection(one)
+        assert (link["state"], link["queued"]) == ("paused", 0)
+        failed = _frames(one)
+        assert [f["state"] for f in failed] == ["failed", "failed"]
+        assert {f["last_error"] for f in failed} == {"the connection far is paused"}
+        (thread,) = agent_conversations(one)
+        reason = "the connection far is paused"
+        assert (
+            _notices(one, thread["id"]) == [f"Your text to listener@far was refused: {reason}"] * 2
+        )
+        # Its seq has a gap now: our side is closed, so a later send opens a new thread.
+        assert thread["closed_reason"] == f"not sent: {reason}"
+        said = one.cli("say", "sender", "tell listener@far third")
+        assert said.exit_code == 7 and "the connection far is paused" in said.output
+
+        one.ok("connection", "unpause", "far")
+        one.ok("say", "sender", "tell listener@far fourth")
+        threads = agent_conversations(one)
+        assert len({c["thread_id"] for c in threads}) == 2
+
+
+def test_a_revoke_is_for_good_on_both_sides_at_the_next_contact(
+    tmp_path: Path, store_urls: list[str]
+) -> None:
+    with installations(tmp_path, store_urls, ["one", "two"]) as (one, two):
+        connect(one, two)
+        hire_scripted(one, "sender", SENDER, tmp_path)
+        hire_scripted(two, "listener", LISTENER, tmp_path)
+        two.ok("connection", "expose", "one", "listener")
+        one.ok("say", "sender", "tell listener@two hi")
+        wait_for(lambda: _frames(one)[-1]["state"] == "delivered")
+
+        revoked = json.loads(two.ok("connection", "revoke", "one", "--json"))
+        assert revoked["state"] == "revoked"
+        for verb in ("unpause", "pause"):
+            refused = two.cli("connection", verb, "one")
+            assert refused.exit_code != 0
+            assert "the connection one is revoked for good" in refused.output
+        (closed,) = agent_conversations(two)
+        assert closed["closed_reason"] == "the connection one is revoked"
+
+        # One learns it at its next contact: its token is refused, so its side is revoked too.
+        one.ok("say", "sender", "tell listener@two still there?")
+        wait_for(lambda: _connection(one)["state"] == "revoked")
+        wait_for(lambda: _settled(one))
+        lost = _frames(one)[-1]
+        assert lost["state"] == "failed"
+        assert lost["last_error"].startswith("the connection two was revoked by the peer")
+        (thread,) = agent_conversations(one)
+        assert thread["closed_reason"] == f"not sent: {lost['last_error']}"
+        assert _notices(one, thread["id"]) == [
+            f"Your text to listener@two was refused: {lost['last_error']}"
+        ]
+        said = one.cli("say", "sender", "tell listener@two again")
+        assert said.exit_code == 7 and "the connection two is revoked" in said.output
+        assert _texts(two) == ["hi"]
