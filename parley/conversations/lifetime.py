@@ -12,7 +12,8 @@ root (conversations/hops.py): what a run set off has committed before the runs t
 and a run stopped first acts no more.
 
 Deleting a root closes it and its agent conversations: their runs stop, history is kept, later
-text is refused with reason 'thread'. Its subtasks go on; their results are refused, with why.
+text is refused with reason 'thread', and the peer of each one with a peer is told (``close``).
+Its subtasks go on; their results are refused, with why.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from datetime import datetime
 
 from parley.channels.model import SESSION_DELETED, session_key
 from parley.conversations.model import Topic
+from parley.conversations.peer_closing import tell_peers_closed
 from parley.runs.model import Run
 from parley.runs.stop import stop_runs, stop_topics
 from parley.store import Tx
@@ -44,14 +46,19 @@ async def stop_run(tx: Tx, now: datetime, run: Run, reason: str) -> list[Run]:
     return await stop_runs(tx, [run], now, reason)
 
 
-async def close_root(tx: Tx, now: datetime, root: Topic, reason: str) -> list[Run]:
-    """Close the root and its agent conversations and stop their runs. Its subtasks, topics of
-    their own, go on: their results are then refused with the reason (as they were before)."""
+async def close_root(
+    tx: Tx, now: datetime, root: Topic, reason: str, closed_by_peer: bool = False
+) -> list[Run]:
+    """Close the root and its agent conversations and stop their runs; the peers of those
+    with a peer are told (the root's own, if its peer closed it, is not told back). Its
+    subtasks, topics of their own, go on: their results are then refused with the reason."""
     # The root's row first, as a send from a run under it does: one lock order, no deadlock.
     await tx.topics.closed_reason_locked(root.id)
-    rooted = [topic.id for topic in await tx.topics.rooted_in(root.id) if not topic.is_closed]
-    closing = [root.id, *rooted]
+    rooted = [topic for topic in await tx.topics.rooted_in(root.id) if not topic.is_closed]
+    closing = [root.id, *(topic.id for topic in rooted)]
     await tx.topics.close(closing, reason, now)
+    others = [topic for topic in rooted if topic.id != root.id]  # a peer's root is its own
+    await tell_peers_closed(tx, now, others if closed_by_peer else [root, *others])
     # Their sessions are gone: so are the channel bindings to them, in this same transaction.
     await tx.bindings.end(now, SESSION_DELETED, sessions=[session_key(t) for t in closing])
     tx.effects.ended_topics.extend(closing)

@@ -1,12 +1,14 @@
-"""Values of federation: a connection as this side knows it, an invite, and the outbox payload
-of a frame waiting to be sent."""
+"""Values of federation: a connection as this side knows it, an invite, and the outbox payloads
+of frames waiting to be sent (text, and the close of a thread)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import ClassVar
+from typing import Annotated, ClassVar, Literal
+
+from pydantic import Field, TypeAdapter
 
 from parley.deliveries.model import Payload
 
@@ -72,6 +74,7 @@ class OutboundText(Payload):
     ``sender_agent_id`` say where its fate is noted should the peer refuse it."""
 
     kind: ClassVar[str] = FRAME_KIND
+    type: Literal["text"] = "text"
     connection: str
     thread_id: str
     seq: int
@@ -81,6 +84,36 @@ class OutboundText(Payload):
     body: str
     topic_id: int
     sender_agent_id: int
+
+    def outbox_key(self) -> str:
+        return frame_key(self.message_id)
+
+
+class OutboundClose(Payload):
+    """The close of a thread whose root was deleted here, waiting for its connection's sender.
+    It takes the thread's next ``seq`` so that it goes after the thread's text."""
+
+    kind: ClassVar[str] = FRAME_KIND
+    type: Literal["close"] = "close"
+    connection: str
+    thread_id: str
+    seq: int
+    reason: str
+    topic_id: int
+
+    def outbox_key(self) -> str:
+        return f"close:{self.connection}:{self.thread_id}"  # a thread closes once
+
+
+Outbound = OutboundText | OutboundClose
+_OUTBOUND: TypeAdapter[Outbound] = TypeAdapter(
+    Annotated[OutboundText | OutboundClose, Field(discriminator="type")]
+)
+
+
+def outbound_of(payload: str) -> Outbound:
+    """A frame item's payload, as ``FramesRepo.put`` kept it."""
+    return _OUTBOUND.validate_json(payload)
 
 
 def frame_key(message_id: str) -> str:

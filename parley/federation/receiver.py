@@ -80,7 +80,7 @@ async def _close(tx: Tx, clock: Clock, connection: Connection, frame: CloseFrame
         now = clock.now()
         reason = f"closed by {connection.name}: {frame.reason}" if frame.reason else "closed"
         if conversation.root_id == conversation.id:  # the peer's own: what is rooted in it too
-            await close_root(tx, now, conversation, reason)
+            await close_root(tx, now, conversation, reason, closed_by_peer=True)
         else:
             await tx.topics.close([conversation.id], reason, now)
             tx.effects.ended_topics.append(conversation.id)

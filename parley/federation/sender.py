@@ -24,9 +24,16 @@ from parley.deliveries.backoff import Backoff
 from parley.deliveries.model import Delivery
 from parley.errors import Invalid, ParleyError, Unauthorized
 from parley.federation.failures import close_our_side, notify_failed
-from parley.federation.frames import FrameVerdict, TextFrame, Verdict
+from parley.federation.frames import CloseFrame, FrameVerdict, TextFrame, Verdict
 from parley.federation.lifecycle import end_for_good
-from parley.federation.model import ConnectionState, OutboundText, PeerEndpoint
+from parley.federation.model import (
+    ConnectionState,
+    Outbound,
+    OutboundClose,
+    OutboundText,
+    PeerEndpoint,
+    outbound_of,
+)
 from parley.federation.peer_client import PeerClient
 from parley.redact import redact
 from parley.store import Store, Tx
@@ -109,7 +116,7 @@ class FederationSender:
             next_due = await tx.frames.next_due(connection)
         if not items:
             return self._seconds_until(next_due)
-        frames = [OutboundText.model_validate_json(item.payload) for item in items]
+        frames = [outbound_of(item.payload) for item in items]
         try:
             verdicts = await self._peers.send(peer, [_wire(frame) for frame in frames])
         except Invalid as exc:  # the peer refused the batch as a whole: no retry changes that
@@ -132,7 +139,7 @@ class FederationSender:
         self,
         peer: PeerEndpoint,
         items: Sequence[Delivery],
-        frames: Sequence[OutboundText],
+        frames: Sequence[Outbound],
         verdicts: Sequence[FrameVerdict],
     ) -> None:
         now = self._clock.now()
@@ -149,17 +156,19 @@ class FederationSender:
                     await close_our_side(tx, now, [frame.topic_id], closing)
 
     async def _settle_refused(
-        self, items: Sequence[Delivery], frames: Sequence[OutboundText], reason: str
+        self, items: Sequence[Delivery], frames: Sequence[Outbound], reason: str
     ) -> None:
         """Each frame failed: its thread now has a gap in its seq, so it is closed here too."""
         async with self._store.transaction() as tx:
             for item, frame in zip(items, frames, strict=True):
                 await self._fail(tx, item, frame, reason)
             closing = f"refused by {frames[0].connection}: {reason}"
-            await close_our_side(tx, self._clock.now(), [f.topic_id for f in frames], closing)
+            texts = [f.topic_id for f in frames if isinstance(f, OutboundText)]
+            await close_our_side(tx, self._clock.now(), texts, closing)
 
-    async def _fail(self, tx: Tx, item: Delivery, frame: OutboundText, reason: str) -> None:
-        if await tx.outbox.failed(item.id, self.name, reason):  # else another sender holds it
+    async def _fail(self, tx: Tx, item: Delivery, frame: Outbound, reason: str) -> None:
+        failed = await tx.outbox.failed(item.id, self.name, reason)  # else another sender has it
+        if failed and isinstance(frame, OutboundText):  # a close's thread is closed already
             await notify_failed(tx, self._clock.now(), frame, reason)
 
     async def _revoked_by_peer(self, peer: PeerEndpoint, reason: str) -> None:
@@ -186,11 +195,15 @@ class FederationSender:
 THREAD_ENDING = {Refusal.THREAD.value, Refusal.UNKNOWN_ROLE.value, Refusal.ROLES.value}
 
 
-def _ends_thread(frame: OutboundText, verdict: FrameVerdict) -> bool:
+def _ends_thread(frame: Outbound, verdict: FrameVerdict) -> bool:
+    if isinstance(frame, OutboundClose):
+        return False  # closed here already
     return frame.seq == 1 or verdict.reason in THREAD_ENDING
 
 
-def _wire(frame: OutboundText) -> TextFrame:
+def _wire(frame: Outbound) -> TextFrame | CloseFrame:
+    if isinstance(frame, OutboundClose):
+        return CloseFrame(type="close", thread_id=frame.thread_id, reason=frame.reason)
     return TextFrame(
         type="text",
         thread_id=frame.thread_id,

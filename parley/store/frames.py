@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import bindparam, exists, func, insert, select, update
 
 from parley.deliveries.model import Delivery, DeliveryState
-from parley.federation.model import OutboundText, frame_key
+from parley.federation.model import Outbound, OutboundText, outbound_of
 from parley.store.connection import Connection
 from parley.store.outbox import delivery_of
 from parley.store.tables import outbox, received_frames
@@ -56,10 +56,10 @@ class FramesRepo:
     def __init__(self, connection: Connection) -> None:
         self._c = connection
 
-    async def put(self, frame: OutboundText, now: datetime) -> None:
+    async def put(self, frame: Outbound, now: datetime) -> None:
         await self._c.execute(
             insert(outbox).values(
-                idempotency_key=frame_key(frame.message_id),
+                idempotency_key=frame.outbox_key(),
                 kind=frame.kind,
                 payload=frame.model_dump_json(),
                 created_at=now,
@@ -83,7 +83,7 @@ class FramesRepo:
 
     async def fail_pending(self, connection: str, error: str) -> list[OutboundText]:
         """Fail every frame of ``connection`` still waiting to be sent (claimed ones too: their
-        settling then changes nothing); the frames, for their notices."""
+        settling then changes nothing); the text frames, for their notices."""
         result = await self._c.execute(
             update(outbox)
             .where(outbox.c.connection == connection, _PENDING)
@@ -92,7 +92,8 @@ class FramesRepo:
             .returning(outbox.c.payload, outbox.c.seq, outbox.c.thread_topic_id)
         )  # fmt: skip
         rows = sorted(result, key=lambda row: (row.thread_topic_id, row.seq))
-        return [OutboundText.model_validate_json(row.payload) for row in rows]
+        frames = [outbound_of(row.payload) for row in rows]
+        return [frame for frame in frames if isinstance(frame, OutboundText)]
 
     async def connections_pending(self) -> list[str]:
         """Connections with a frame pending (due or not), for a sender starting up."""

@@ -1,0 +1,81 @@
+"""Lifetime over the wire (issue 10, point 6): deleting a root closes its agent conversations
+and tells each peer (a ``close`` frame after the thread's text), which closes its side and what
+is rooted there, telling its own peers in turn. Real servers, separate stores, the owners' CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.federation.peers import (
+    Installation,
+    agent_conversations,
+    connect,
+    hire_scripted,
+    installations,
+    messages,
+    wait_for,
+)
+from tests.federation.test_relay import ASKER, BROKER, CLERK
+
+TOLD = "its root was deleted"
+
+
+def _frames(at: Installation) -> list[dict[str, Any]]:
+    return [d for d in at.get("/deliveries?limit=1000")["items"] if d["kind"] == "frame"]
+
+
+def _all_sent(at: Installation) -> bool:
+    return all(f["state"] == "delivered" for f in _frames(at))
+
+
+def _closed(at: Installation) -> dict[str, str | None]:
+    return {c["thread_id"]: c["closed_reason"] for c in agent_conversations(at)}
+
+
+def test_deleting_a_root_closes_its_threads_on_every_installation_down_the_chain(
+    tmp_path: Path, store_urls: list[str]
+) -> None:
+    broker = BROKER.replace("to: clerk", 'to: "clerk@three"').replace(
+        "from: clerk", 'from: "clerk@three"'
+    )
+    with installations(tmp_path, store_urls, ["one", "two", "three"]) as (one, two, three):
+        connect(one, two)
+        connect(two, three)
+        hire_scripted(one, "asker", ASKER, tmp_path)
+        hire_scripted(two, "broker", broker, tmp_path)
+        hire_scripted(three, "clerk", CLERK, tmp_path)
+        two.ok("connection", "expose", "one", "broker")
+        three.ok("connection", "expose", "two", "clerk")
+        one.ok("say", "asker", "ask how many forks?")
+        root = one.get("/conversations/asker")["topic"]
+        wait_for(lambda: any(m["kind"] == "report" for m in messages(one, root["id"])))
+        for side in (one, two, three):
+            wait_for(lambda side=side: _all_sent(side))  # type: ignore[misc]
+        texts_sent = {side.name: len(_frames(side)) for side in (one, two, three)}
+
+        one.ok("conversation", "delete", "asker")
+        # One closes its thread and tells two; two closes that thread (its own root) and the
+        # relay rooted in it, and tells three; three closes its side. Nothing is told back.
+        (thread,) = agent_conversations(one)
+        assert thread["closed_reason"] == "conversation deleted by owner"
+        wait_for(lambda: all(_closed(three).values()))
+        at_two = {c["sender"]: c for c in agent_conversations(two)}
+        assert at_two["asker@one"]["closed_reason"] == f"closed by one: {TOLD}"
+        assert at_two["clerk@three"]["closed_reason"] == f"closed by one: {TOLD}"
+        (at_three,) = agent_conversations(three)
+        assert at_three["closed_reason"] == f"closed by two: {TOLD}"
+        for side in (one, two, three):
+            wait_for(lambda side=side: _all_sent(side))  # type: ignore[misc]
+        closes = {side.name: len(_frames(side)) - texts_sent[side.name] for side in (one, two)}
+        assert closes == {"one": 1, "two": 1}
+        assert len(_frames(three)) == texts_sent["three"]
+        assert agent_conversations(one) == [thread]  # two's close of its relay was not sent
+
+        # A new root opens a new thread, which two sees as one the peer started.
+        one.ok("say", "asker", "ask how many knives?")
+        wait_for(lambda: len(agent_conversations(two)) == 4)
+        fresh = [c for c in agent_conversations(two) if c["closed_reason"] is None]
+        started = [c for c in fresh if c["sender"] == "asker@one"]
+        assert len(started) == 1 and started[0]["root_id"] == started[0]["id"]
+        assert started[0]["thread_id"] != thread["thread_id"]
