@@ -125,6 +125,13 @@ class Settings(BaseSettings):
     federation_send_frames: int = Field(
         500, ge=1, le=100_000, description="most frames this side sends a peer in one batch"
     )
+    federation_queue_limit: int = Field(
+        1000,
+        ge=1,
+        le=10_000_000,
+        description="text a connection may hold waiting, each way (to be sent; sent to this"
+        " side's agents and not yet taken up), unless `connection limit` set its own",
+    )
     hop_budget: int = Field(
         200,
         ge=1,

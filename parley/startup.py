@@ -91,7 +91,8 @@ async def running(settings: Settings, clock: Clock) -> AsyncIterator[Context]:
 
 
 def hop_budget(settings: Settings) -> HopBudget:
-    return HopBudget(settings.hop_budget, timedelta(seconds=settings.hop_window_seconds))
+    window = timedelta(seconds=settings.hop_window_seconds)
+    return HopBudget(settings.hop_budget, window, settings.federation_queue_limit)
 
 
 async def _announce_owner(context: Context) -> None:

@@ -1,5 +1,5 @@
 """/api/v1/connections: links to peer installations — invite, accept, list, expose, pause,
-unpause, revoke (owners)."""
+unpause, revoke, queue limit (owners)."""
 
 from __future__ import annotations
 
@@ -13,12 +13,13 @@ from parley.api.schemas.connections import (
     ExposeIn,
     InviteIn,
     InviteOut,
+    QueueLimitIn,
 )
 from parley.durations import parse_duration
 from parley.federation.connections import expose, list_connections
 from parley.federation.handshake import accept_invite
 from parley.federation.invites import make_invite
-from parley.federation.lifecycle import pause, revoke, unpause
+from parley.federation.lifecycle import pause, revoke, set_queue_limit, unpause
 
 router = APIRouter(tags=["connections"])
 
@@ -86,4 +87,12 @@ async def revoke_connection(name: str, caller: Caller, ctx: Ctx) -> ConnectionOu
     """Revoke a connection for good (owners): both tokens die, its conversations close."""
     async with ctx.store.transaction() as tx:
         status = await revoke(tx, ctx.clock, caller, name)
+    return ConnectionOut.of(status)
+
+
+@router.put("/connections/{name}/queue-limit")
+async def put_queue_limit(name: str, body: QueueLimitIn, caller: Caller, ctx: Ctx) -> ConnectionOut:
+    """Set how much text may wait on a connection, each way (owners); null: the default."""
+    async with ctx.store.transaction() as tx:
+        status = await set_queue_limit(tx, caller, name, body.queue_limit)
     return ConnectionOut.of(status)

@@ -34,5 +34,6 @@ async def frames(body: Batch, request: Request, ctx: Ctx) -> Verdicts:
     limit = ctx.settings.federation_max_frames
     if len(body.frames) > limit:
         raise Invalid(f"a batch holds at most {limit} frames; this one has {len(body.frames)}")
-    verdicts = await receive_batch(ctx.store, ctx.clock, connection, body.frames)
+    default_limit = ctx.settings.federation_queue_limit
+    verdicts = await receive_batch(ctx.store, ctx.clock, connection, body.frames, default_limit)
     return Verdicts(verdicts=verdicts)

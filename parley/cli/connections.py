@@ -1,5 +1,5 @@
 """parley connection …: links to peer installations — invite, accept, list, expose, pause,
-unpause, revoke (owners)."""
+unpause, revoke, limit (owners)."""
 
 from __future__ import annotations
 
@@ -117,3 +117,20 @@ def revoke(
     with reporting_errors():
         row = client(ctx).post(f"/connections/{name}/revoke", {})
         show(row, as_json, lambda data: fields(data, SHOWN))
+
+
+@app.command("limit")
+def limit(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="the connection"),
+    frames: int | None = typer.Argument(
+        None, min=1, help="text that may wait on it, each way (none: the setting's default)"
+    ),
+    as_json: bool = JsonOption,
+) -> None:
+    """Set the connection's queue limit: past it a send on it fails at once with queue_full,
+    and the peer's text is refused as queue_full while that much waits here for our agents.
+    Without a number, the setting federation_queue_limit applies again."""
+    with reporting_errors():
+        row = client(ctx).put(f"/connections/{name}/queue-limit", {"queue_limit": frames})
+        show(row, as_json, lambda data: fields(data, [*SHOWN, "queue_limit"]))

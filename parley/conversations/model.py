@@ -92,10 +92,12 @@ class Topic:
 @dataclass(frozen=True)
 class HopBudget:
     """How much work agents may set off for one origin: at most ``hops`` sends, subtasks and
-    node questions in a window of ``window`` from the first of them."""
+    node questions in a window of ``window`` from the first of them; and how much of their text
+    may wait for a peer, per connection, unless the connection has a limit of its own."""
 
     hops: int
     window: timedelta
+    peer_queue: int = 1000
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from parley.conversations.agent_conversations import Refusal, TextRefused
 from parley.conversations.hops import pass_hop
 from parley.conversations.model import HopBudget, Role, Topic, TopicKind, peer_pair_key
 from parley.errors import Conflict, Invalid, NotFound
-from parley.federation.model import Connection, ConnectionState, OutboundText
+from parley.federation.model import Connection, ConnectionState, OutboundText, queue_limit
 from parley.naming import check_name
 from parley.runs.model import Run
 from parley.runs.queueing import Queued, check_text, queue_text
@@ -58,6 +58,7 @@ async def send_to_peer(
         raise Conflict(f"the connection {connection_name} is paused: nothing can be sent on it")
     if connection.state is ConnectionState.REVOKED:
         raise Conflict(f"the connection {connection_name} is revoked: nothing goes on it again")
+    await _check_room(tx, connection, budget.peer_queue)
     await pass_hop(tx, clock.now(), budget, topic)  # under the root's lock, as a local send
     key = peer_pair_key(sender.name, name, connection.name)
     conversation = await tx.topics.open_agent_conversation(connection.name, topic.root_id, key)
@@ -66,6 +67,17 @@ async def send_to_peer(
     if conversation is None:
         raise Conflict(f"could not open an agent conversation with {name}@{connection_name}")
     return await _write_frame(tx, clock, run, sender, conversation, text)
+
+
+async def _check_room(tx: Tx, connection: Connection, default_limit: int) -> None:
+    limit = queue_limit(connection, default_limit)
+    waiting = await tx.frames.waiting(connection.name)
+    if waiting >= limit:
+        raise Conflict(
+            f"queue_full: {waiting} texts wait to be sent to {connection.name}, its limit;"
+            " send again once the peer has taken some",
+            reason=Refusal.QUEUE_FULL.value,
+        )
 
 
 async def _start(
@@ -141,15 +153,18 @@ def _future(expected: int, seq: int) -> NotApplied:
     return NotApplied(f"seq {seq} from the future: {expected} is expected next")
 
 
-async def receive_from_peer(tx: Tx, clock: Clock, connection: Connection, text: PeerText) -> Queued:
+async def receive_from_peer(
+    tx: Tx, clock: Clock, connection: Connection, text: PeerText, backlog_full: bool = False
+) -> Queued:
     """Apply one text frame of ``connection``; ``TextRefused`` with the wire's reason if it is
     refused (``NotApplied``: refused, and nothing changed). A refusal writes nothing but the
-    conversation's seq, so the batch's transaction goes on with the next frame."""
+    conversation's seq, so the batch's transaction goes on with the next frame. With
+    ``backlog_full``, text is refused as ``queue_full``."""
     conversation = await tx.topics.by_thread(connection.name, text.thread_id)
     if conversation is None:
         if text.seq != 1:
             raise _future(1, text.seq)
-        _check_not_paused(connection)
+        _check_taken(connection, backlog_full)
         return await _start_from_peer(tx, clock, connection, text)
     await tx.topics.lock([conversation.id])
     locked = await tx.topics.by_id(conversation.id)
@@ -161,14 +176,20 @@ async def receive_from_peer(tx: Tx, clock: Clock, connection: Connection, text: 
         raise NotApplied(f"seq {text.seq} was taken already by another message")
     # The frame is applied from here on, taken or refused: either way its seq is used.
     await tx.topics.received_seq(locked.id, text.seq)
-    _check_not_paused(connection)
+    _check_taken(connection, backlog_full)
     return await _continue(tx, clock, connection, locked, text)
 
 
-def _check_not_paused(connection: Connection) -> None:
-    """Refused, with its seq used (no gap): the peer's thread goes on once we unpause."""
+def _check_taken(connection: Connection, backlog_full: bool) -> None:
+    """Refused, with its seq used (no gap): the peer's thread goes on once we unpause, or
+    once our agents have taken up what waits."""
     if connection.state is not ConnectionState.ACTIVE:
         raise TextRefused("this side paused the connection: your text is not taken", Refusal.PAUSED)
+    if backlog_full:
+        raise TextRefused(
+            "queue_full: your text waiting here is at the connection's limit; send again later",
+            Refusal.QUEUE_FULL,
+        )
 
 
 async def _start_from_peer(tx: Tx, clock: Clock, connection: Connection, text: PeerText) -> Queued:

@@ -1,6 +1,6 @@
-"""A connection's life as its owner steers it, on this side: pause (reversible), unpause, and
-revoke (for good). A peer that no longer knows our token has revoked the connection on its
-side: ours is then revoked too, at that first contact.
+"""A connection's life as its owner steers it, on this side: pause (reversible), unpause,
+revoke (for good), and its queue limit. A peer that no longer knows our token has revoked the
+connection on its side: ours is then revoked too, at that first contact.
 
 Pausing stops every run of its agent conversations, fails what waits to be sent (each sending
 role told), and from then on sends on it are refused here and the peer's text is refused with
@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from parley.clock import Clock
-from parley.errors import Conflict
+from parley.errors import Conflict, Invalid
 from parley.federation.connections import connection_named, status_of
 from parley.federation.failures import close_our_side, fail_waiting
 from parley.federation.model import Connection, ConnectionState, ConnectionStatus
@@ -65,3 +65,13 @@ async def _locked(tx: Tx, name: str) -> Connection:
     connection = await tx.connections.lock((await connection_named(tx, name)).id)
     assert connection is not None  # connections are never deleted
     return connection
+
+
+async def set_queue_limit(tx: Tx, by: Person, name: str, limit: int | None) -> ConnectionStatus:
+    """How much text may wait on this connection, each way (None: the setting's default)."""
+    require_owner(by, "change a connection's queue limit")
+    connection = await _locked(tx, name)
+    if limit is not None and limit < 1:
+        raise Invalid("a queue limit is at least 1", field="queue_limit")
+    await tx.connections.set_queue_limit(connection.id, limit)
+    return await status_of(tx, await _locked(tx, name))

@@ -38,6 +38,11 @@ class Connection:
     last_error: str | None
 
 
+def queue_limit(connection: Connection, default: int) -> int:
+    """How much text may wait on ``connection``, each way."""
+    return connection.queue_limit or default
+
+
 @dataclass(frozen=True)
 class ConnectionStatus:
     """A connection as ``connection list`` shows it."""

@@ -13,24 +13,37 @@ from parley.conversations.lifetime import close_root
 from parley.conversations.peer_conversations import NotApplied, PeerText, receive_from_peer
 from parley.errors import Unauthorized
 from parley.federation.frames import CloseFrame, FrameVerdict, TextFrame, Verdict
-from parley.federation.model import Connection, ConnectionState
+from parley.federation.model import Connection, ConnectionState, queue_limit
 from parley.runs.stop import stop_topics
 from parley.store import Store, Tx
 
 
 async def receive_batch(
-    store: Store, clock: Clock, connection: Connection, frames: Sequence[TextFrame | CloseFrame]
+    store: Store,
+    clock: Clock,
+    connection: Connection,
+    frames: Sequence[TextFrame | CloseFrame],
+    default_limit: int,
 ) -> list[FrameVerdict]:
+    """``default_limit``: the text waiting here for our agents that a connection may hold,
+    unless it has a limit of its own; past it, text is refused as ``queue_full``."""
     async with store.transaction() as tx:
         # Read again under a shared lock: a pause or a revoke since the token was checked counts.
         current = await tx.connections.by_name(connection.name, shared_lock=True)
         if current is None or current.state is ConnectionState.REVOKED:
             raise Unauthorized("this peer token is not known here")
-        return [await _receive(tx, clock, current, frame) for frame in frames]
+        room = queue_limit(current, default_limit) - await tx.frames.backlog(current.name)
+        verdicts = []
+        for frame in frames:
+            verdict = await _receive(tx, clock, current, frame, room <= 0)
+            if isinstance(frame, TextFrame) and verdict.verdict is Verdict.ACCEPTED:
+                room -= 1
+            verdicts.append(verdict)
+        return verdicts
 
 
 async def _receive(
-    tx: Tx, clock: Clock, connection: Connection, frame: TextFrame | CloseFrame
+    tx: Tx, clock: Clock, connection: Connection, frame: TextFrame | CloseFrame, full: bool
 ) -> FrameVerdict:
     if isinstance(frame, CloseFrame):
         return await _close(tx, clock, connection, frame)
@@ -45,7 +58,7 @@ async def _receive(
         )
     text = PeerText(frame.thread_id, frame.seq, frame.from_role, frame.to_role, frame.body)
     try:
-        await receive_from_peer(tx, clock, connection, text)
+        await receive_from_peer(tx, clock, connection, text, backlog_full=full)
     except NotApplied as exc:
         return _rejected(frame, exc)
     except TextRefused as exc:

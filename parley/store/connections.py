@@ -140,6 +140,11 @@ class ConnectionsRepo:
             update(connections).where(connections.c.id == connection_id).values(**values)
         )
 
+    async def set_queue_limit(self, connection_id: int, limit: int | None) -> None:
+        await self._c.execute(
+            update(connections).where(connections.c.id == connection_id).values(queue_limit=limit)
+        )
+
     async def lock(self, connection_id: int) -> Connection | None:
         """The connection, locked until the transaction ends (a state change against a send)."""
         query = select(*_PUBLIC).where(connections.c.id == connection_id).with_for_update()

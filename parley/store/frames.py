@@ -11,9 +11,10 @@ from sqlalchemy import bindparam, exists, func, insert, select, update
 
 from parley.deliveries.model import Delivery, DeliveryState
 from parley.federation.model import Outbound, OutboundText, outbound_of
+from parley.runs.model import RunState
 from parley.store.connection import Connection
 from parley.store.outbox import delivery_of
-from parley.store.tables import outbox, received_frames
+from parley.store.tables import messages, outbox, received_frames, runs, topics
 
 _PENDING = outbox.c.state == DeliveryState.PENDING.value
 _EARLIER = outbox.alias("earlier")
@@ -94,6 +95,25 @@ class FramesRepo:
         rows = sorted(result, key=lambda row: (row.thread_topic_id, row.seq))
         frames = [outbound_of(row.payload) for row in rows]
         return [frame for frame in frames if isinstance(frame, OutboundText)]
+
+    async def waiting(self, connection: str) -> int:
+        """Frames of ``connection`` waiting to be sent."""
+        query = select(func.count()).where(outbox.c.connection == connection, _PENDING)
+        return int((await self._c.execute(query)).scalar_one())
+
+    async def backlog(self, connection: str) -> int:
+        """Text the peer of ``connection`` sent that waits for a run here to take it up."""
+        query = (
+            select(func.count())
+            .select_from(messages.join(runs, messages.c.run_id == runs.c.id))
+            .join(topics, messages.c.topic_id == topics.c.id)
+            .where(
+                topics.c.connection == connection,
+                runs.c.state == RunState.QUEUED.value,
+                messages.c.kind == "text",
+            )
+        )
+        return int((await self._c.execute(query)).scalar_one())
 
     async def connections_pending(self) -> list[str]:
         """Connections with a frame pending (due or not), for a sender starting up."""

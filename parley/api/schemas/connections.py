@@ -38,6 +38,16 @@ class ExposeIn(Body):
     agents: list[str] = Field(max_length=1000, description="exactly these, from now on")
 
 
+class QueueLimitIn(Body):
+    model_config = example(queue_limit=500)
+
+    queue_limit: int | None = Field(
+        ge=1,
+        le=10_000_000,
+        description="text that may wait on the connection, each way; null: the setting's default",
+    )
+
+
 class ConnectionOut(BaseModel):
     name: str
     url: str = Field(description="the peer's public URL")
