@@ -43,6 +43,7 @@ async def unpause(tx: Tx, by: Person, name: str) -> ConnectionStatus:
     if connection.state is ConnectionState.REVOKED:
         raise Conflict(f"the connection {name} is revoked for good; it cannot be unpaused")
     await tx.connections.set_state(connection.id, ConnectionState.ACTIVE)
+    tx.effects.frames.add(name)  # a close frame put while paused goes now
     return await status_of(tx, await _locked(tx, name))
 
 
