@@ -34,11 +34,30 @@ def run_server(settings: Settings) -> None:
 def _listen(settings: Settings) -> socket.socket:
     """Take the port before starting anything, so a busy port is a plain error, not a half start."""
     try:
-        listener = socket.create_server((settings.host, settings.port), reuse_port=False)
+        listener = tcp_listener(settings.host, settings.port)
     except OSError as exc:
         raise Unavailable(
             f"cannot listen on {settings.host}:{settings.port}: {exc.strerror}"
         ) from exc
+    return listener
+
+
+def tcp_listener(host: str, port: int) -> socket.socket:
+    """A listening socket made with its protocol named (``IPPROTO_TCP``): asyncio turns Nagle's
+    algorithm off only on connections of such a socket, and with it on, a kept-alive client
+    (a peer installation's sender) waited ~40 ms for each answer's body (its delayed ACK)."""
+    family, kind, proto, _, address = socket.getaddrinfo(
+        host or None, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP,
+        flags=socket.AI_PASSIVE,
+    )[0]  # fmt: skip
+    listener = socket.socket(family, kind, proto)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(address)
+        listener.listen()
+    except OSError:
+        listener.close()
+        raise
     return listener
 
 
