@@ -13,10 +13,9 @@ from parley.deliveries.model import Delivery, DeliveryState
 from parley.federation.model import Outbound, OutboundText, outbound_of
 from parley.runs.model import RunState
 from parley.store.connection import Connection
-from parley.store.outbox import delivery_of
+from parley.store.outbox import PENDING, claiming, delivery_of
 from parley.store.tables import messages, outbox, received_frames, runs, topics
 
-_PENDING = outbox.c.state == DeliveryState.PENDING.value
 _EARLIER = outbox.alias("earlier")
 # A connection's due frames in (thread, seq) order, leaving out every frame behind an earlier
 # one of its thread that is not due (waiting for its retry, or claimed and unsettled): a thread
@@ -25,32 +24,21 @@ _DUE_FRAMES = (
     select(outbox.c.id)
     .where(
         outbox.c.connection == bindparam("frames_of"),
-        _PENDING,
-        outbox.c.next_attempt_at <= bindparam("at"),
+        PENDING,
+        outbox.c.next_attempt_at <= bindparam("now"),
         ~exists().where(
             _EARLIER.c.connection == outbox.c.connection,
             _EARLIER.c.thread_topic_id == outbox.c.thread_topic_id,
             _EARLIER.c.state == DeliveryState.PENDING.value,
             _EARLIER.c.seq < outbox.c.seq,
-            _EARLIER.c.next_attempt_at > bindparam("at"),
+            _EARLIER.c.next_attempt_at > bindparam("now"),
         ),
     )
     .order_by(outbox.c.thread_topic_id, outbox.c.seq)
     .limit(bindparam("limit"))
     .with_for_update(skip_locked=True)
 )
-_CLAIM_FRAMES = (
-    update(outbox)
-    .where(outbox.c.id.in_(_DUE_FRAMES.scalar_subquery()))
-    .values(
-        claimed_by=bindparam("worker"),
-        claimed_until=bindparam("until"),
-        next_attempt_at=bindparam("until"),
-        last_attempt_at=bindparam("at"),
-        attempts=outbox.c.attempts + 1,
-    )
-    .returning(*outbox.c)
-)
+_CLAIM_FRAMES = claiming(_DUE_FRAMES)
 
 
 class FramesRepo:
@@ -76,7 +64,7 @@ class FramesRepo:
     ) -> list[Delivery]:
         """Up to ``limit`` due frames of ``connection`` for ``worker`` until ``until``, in
         (thread, seq) order."""
-        params = {"frames_of": connection, "worker": worker, "at": now, "until": until,
+        params = {"frames_of": connection, "worker": worker, "now": now, "until": until,
                   "limit": limit}  # fmt: skip
         rows = list(await self._c.execute(_CLAIM_FRAMES, params))
         rows.sort(key=lambda row: (row.thread_topic_id, row.seq))
@@ -87,7 +75,7 @@ class FramesRepo:
         settling then changes nothing); the text frames, for their notices."""
         result = await self._c.execute(
             update(outbox)
-            .where(outbox.c.connection == connection, _PENDING)
+            .where(outbox.c.connection == connection, PENDING)
             .values(state=DeliveryState.FAILED.value, last_error=error, claimed_by=None,
                     claimed_until=None)
             .returning(outbox.c.payload, outbox.c.seq, outbox.c.thread_topic_id)
@@ -98,7 +86,7 @@ class FramesRepo:
 
     async def waiting(self, connection: str) -> int:
         """Frames of ``connection`` waiting to be sent."""
-        query = select(func.count()).where(outbox.c.connection == connection, _PENDING)
+        query = select(func.count()).where(outbox.c.connection == connection, PENDING)
         return int((await self._c.execute(query)).scalar_one())
 
     async def backlog(self, connection: str) -> int:
@@ -117,14 +105,14 @@ class FramesRepo:
 
     async def connections_pending(self) -> list[str]:
         """Connections with a frame pending (due or not), for a sender starting up."""
-        query = select(outbox.c.connection).where(outbox.c.connection.is_not(None), _PENDING)
+        query = select(outbox.c.connection).where(outbox.c.connection.is_not(None), PENDING)
         return sorted(set((await self._c.execute(query.distinct())).scalars()))
 
     async def next_due(self, connection: str) -> datetime | None:
         """When the connection's earliest pending frame falls due (a claimed one: at the end of
         its lease)."""
         query = select(func.min(outbox.c.next_attempt_at)).where(
-            outbox.c.connection == connection, _PENDING
+            outbox.c.connection == connection, PENDING
         )
         due: datetime | None = (await self._c.execute(query)).scalar_one_or_none()
         return due

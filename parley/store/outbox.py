@@ -8,39 +8,47 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, func, insert, select, update
+from sqlalchemy import Select, Update, bindparam, func, insert, select, update
 
 from parley.deliveries.model import Delivery, DeliveryState, Payload, RouteNote
 from parley.store.connection import Connection
 from parley.store.tables import outbox
 
-_PENDING = outbox.c.state == DeliveryState.PENDING.value
+PENDING = outbox.c.state == DeliveryState.PENDING.value
 # Frames for peers are the federation sender's (store/frames.py), claimed per connection.
 _GENERAL = outbox.c.connection.is_(None)
 # Due items, oldest due first; on PostgreSQL rows another worker is claiming are skipped, not
 # waited for (SQLite has one writer: the clause is left out there).
 _DUE = (
     select(outbox.c.id)
-    .where(_PENDING, _GENERAL, outbox.c.next_attempt_at <= bindparam("now"))
+    .where(PENDING, _GENERAL, outbox.c.next_attempt_at <= bindparam("now"))
     .order_by(outbox.c.next_attempt_at, outbox.c.id)
     .limit(bindparam("limit"))
     .with_for_update(skip_locked=True)
 )
-_CLAIM = (
-    update(outbox)
-    .where(outbox.c.id.in_(_DUE.scalar_subquery()))
-    .values(
-        claimed_by=bindparam("worker"),
-        claimed_until=bindparam("until"),
-        # Should this attempt die unsettled, the item is due again when its lease has passed.
-        next_attempt_at=bindparam("until"),
-        last_attempt_at=bindparam("now"),
-        attempts=outbox.c.attempts + 1,
+
+
+def claiming(due: Select[Any]) -> Update:
+    """The claim of the items ``due`` selects: a lease for ``worker`` until ``until``, one more
+    attempt begun at ``now``, every claimed row returned."""
+    return (
+        update(outbox)
+        .where(outbox.c.id.in_(due.scalar_subquery()))
+        .values(
+            claimed_by=bindparam("worker"),
+            claimed_until=bindparam("until"),
+            # Should this attempt die unsettled, the item is due again when its lease has passed.
+            next_attempt_at=bindparam("until"),
+            last_attempt_at=bindparam("now"),
+            attempts=outbox.c.attempts + 1,
+        )
+        .returning(*outbox.c)
     )
-    .returning(*outbox.c)
-)
+
+
+_CLAIM = claiming(_DUE)
 _NEXT_DUE = select(func.min(outbox.c.next_attempt_at)).where(
-    _PENDING, _GENERAL, outbox.c.id.not_in(bindparam("excluding", expanding=True))
+    PENDING, _GENERAL, outbox.c.id.not_in(bindparam("excluding", expanding=True))
 )
 
 
@@ -131,7 +139,7 @@ class OutboxRepo:
         worker took the item after this claim's lease passed, or settled it)."""
         result = await self._c.execute(
             update(outbox)
-            .where(outbox.c.id == item_id, _PENDING, outbox.c.claimed_by == worker)
+            .where(outbox.c.id == item_id, PENDING, outbox.c.claimed_by == worker)
             .values(claimed_by=None, claimed_until=None, **values)
         )
         return result.rowcount == 1
