@@ -10,13 +10,11 @@ from typing import Any
 from tests.federation.peers import (
     Installation,
     agent_conversations,
-    connect,
-    hire_scripted,
     installations,
     messages,
     wait_for,
 )
-from tests.federation.test_relay import ASKER, BROKER, CLERK
+from tests.federation.test_relay import start_three_way_relay
 
 TOLD = "its root was deleted"
 
@@ -36,18 +34,8 @@ def _closed(at: Installation) -> dict[str, str | None]:
 def test_deleting_a_root_closes_its_threads_on_every_installation_down_the_chain(
     tmp_path: Path, store_urls: list[str]
 ) -> None:
-    broker = BROKER.replace("to: clerk", 'to: "clerk@three"').replace(
-        "from: clerk", 'from: "clerk@three"'
-    )
     with installations(tmp_path, store_urls, ["one", "two", "three"]) as (one, two, three):
-        connect(one, two)
-        connect(two, three)
-        hire_scripted(one, "asker", ASKER, tmp_path)
-        hire_scripted(two, "broker", broker, tmp_path)
-        hire_scripted(three, "clerk", CLERK, tmp_path)
-        two.ok("connection", "expose", "one", "broker")
-        three.ok("connection", "expose", "two", "clerk")
-        one.ok("say", "asker", "ask how many forks?")
+        start_three_way_relay(one, two, three, tmp_path)
         root = one.get("/conversations/asker")["topic"]
         wait_for(lambda: any(m["kind"] == "report" for m in messages(one, root["id"])))
         for side in (one, two, three):

@@ -99,21 +99,28 @@ def test_a_question_is_relayed_across_installations_and_answered_back(
             assert link["queued"] == 0 and link["failures"] == 0
 
 
-def test_three_installations_relay_and_each_sees_only_its_own_roots(
-    tmp_path: Path, store_urls: list[str]
+def start_three_way_relay(
+    one: Installation, two: Installation, three: Installation, tmp_path: Path
 ) -> None:
+    """asker@one asks broker@two, who relays to clerk@three; started by a person's say."""
     broker = BROKER.replace("to: clerk", 'to: "clerk@three"').replace(
         "from: clerk", 'from: "clerk@three"'
     )
+    connect(one, two)
+    connect(two, three)
+    hire_scripted(one, "asker", ASKER, tmp_path)
+    hire_scripted(two, "broker", broker, tmp_path)
+    hire_scripted(three, "clerk", CLERK, tmp_path)
+    two.ok("connection", "expose", "one", "broker")
+    three.ok("connection", "expose", "two", "clerk")
+    one.ok("say", "asker", "ask how many forks?")
+
+
+def test_three_installations_relay_and_each_sees_only_its_own_roots(
+    tmp_path: Path, store_urls: list[str]
+) -> None:
     with installations(tmp_path, store_urls, ["one", "two", "three"]) as (one, two, three):
-        connect(one, two)
-        connect(two, three)
-        hire_scripted(one, "asker", ASKER, tmp_path)
-        hire_scripted(two, "broker", broker, tmp_path)
-        hire_scripted(three, "clerk", CLERK, tmp_path)
-        two.ok("connection", "expose", "one", "broker")
-        three.ok("connection", "expose", "two", "clerk")
-        one.ok("say", "asker", "ask how many forks?")
+        start_three_way_relay(one, two, three, tmp_path)
         root = _conversation_with(one, "asker", one.served.owner_token)
 
         def reported() -> bool:
