@@ -1,16 +1,57 @@
 """The Broker port: how the hub and the nodes reach each other. Subjects and bytes, like NATS.
 
-``LocalBroker`` serves one machine in process; a NATS JetStream broker serves many machines
-behind the same protocol.
+``LocalBroker`` serves one machine in process; ``NatsBroker`` (NATS JetStream) serves many
+machines behind the same protocol. Both pass ``tests/mesh/test_broker_contract.py``.
+
+Two kinds of delivery, and a subject belongs to one of them:
+
+- **Core** (``publish``, ``request``, ``subscribe``): fire and forget, for what may be lost
+  without harm — reply chunks, heartbeats, stop and start requests whose sender retries or
+  gives up. Only subscribers present at the time hear a message; each subscriber gets one
+  publisher's messages in order, one at a time.
+- **Durable** (``send_durable``, ``consume``): for what must not be lost nor applied twice —
+  a turn's outcome. ``send_durable`` returns once the broker has stored the message; the same
+  ``message_id`` sent again within ``DEDUP_WINDOW`` is dropped (so a sender may retry freely).
+  ``consume`` hands the stored messages of a subject to its handler, in order, in batches of
+  up to ``DURABLE_BATCH``; a batch is acknowledged only once the handler returned, and a handler
+  that raises gets the same batch again (after a short pause) until it returns. A consumer is
+  named: the name keeps its place across restarts of either end, and gets what was sent while
+  it was away. A durable subject has one consumer name; a batch may still come again after a
+  crash (a message is delivered at least once), so handlers must be idempotent.
+
+Durable subjects are a namespace of their own: ``send_durable`` reaches consumers only, never
+subscribers, and ``publish`` never reaches consumers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Protocol
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
 
 # A handler gets a message's bytes; for a request it returns the reply's bytes.
 Handler = Callable[[bytes], Awaitable[bytes | None]]
+# A durable handler gets a batch of stored messages, oldest first; returning acknowledges them.
+DurableHandler = Callable[[Sequence[bytes]], Awaitable[None]]
+
+DEDUP_WINDOW = 120.0  # seconds during which a message id is remembered
+DURABLE_BATCH = 256
+
+Status = Literal["connected", "reconnecting", "closed"]
+
+
+@dataclass(frozen=True)
+class BrokerState:
+    """What /healthz and the node list tell about the broker."""
+
+    kind: Literal["local", "nats"]
+    status: Status
+    url: str | None = None  # without credentials
+    last_error: str | None = None
+
+    @property
+    def connected(self) -> bool:
+        return self.status == "connected"
 
 
 class Subscription(Protocol):
@@ -25,5 +66,15 @@ class Broker(Protocol):
         """Ask one subscriber of ``subject`` and wait for its reply; Unavailable if none answers."""
 
     async def subscribe(self, subject: str, handler: Handler) -> Subscription: ...
+
+    async def send_durable(self, subject: str, data: bytes, message_id: str) -> None:
+        """Store ``data`` for the consumer of ``subject``; return once stored. Unavailable if
+        the broker is closed."""
+
+    async def consume(self, subject: str, consumer: str, handler: DurableHandler) -> Subscription:
+        """Hand what is stored on ``subject`` to ``handler`` as consumer ``consumer``; stopping
+        the returned subscription keeps the consumer's place for the next ``consume``."""
+
+    def state(self) -> BrokerState: ...
 
     async def close(self) -> None: ...

@@ -8,7 +8,8 @@ import random
 from collections import defaultdict
 
 from parley.errors import Unavailable
-from parley.mesh.broker import Handler
+from parley.mesh.broker import BrokerState, DurableHandler, Handler
+from parley.mesh.local_durable import DurableQueue, LocalConsumer
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +52,7 @@ class LocalSubscription:
 class LocalBroker:
     def __init__(self) -> None:
         self._subscriptions: dict[str, list[LocalSubscription]] = defaultdict(list)
+        self._durable: dict[str, DurableQueue] = {}
         self._closed = False
 
     async def publish(self, subject: str, data: bytes) -> None:
@@ -84,12 +86,34 @@ class LocalBroker:
         self._subscriptions[subject].append(subscription)
         return subscription
 
+    async def send_durable(self, subject: str, data: bytes, message_id: str) -> None:
+        self._ensure_open()
+        log.debug("send_durable %s id=%s bytes=%d", subject, message_id, len(data))
+        self._queue(subject).store(data, message_id)
+
+    async def consume(self, subject: str, consumer: str, handler: DurableHandler) -> LocalConsumer:
+        self._ensure_open()
+        subscription = LocalConsumer(self._queue(subject), consumer, handler)
+        subscription.start()
+        return subscription
+
+    def state(self) -> BrokerState:
+        return BrokerState(kind="local", status="closed" if self._closed else "connected")
+
     async def close(self) -> None:
         self._closed = True
+        for queue in self._durable.values():
+            if queue.active is not None:
+                await queue.active.unsubscribe()
         subscriptions = [s for listeners in self._subscriptions.values() for s in listeners]
         self._subscriptions.clear()
         for subscription in subscriptions:
             await subscription.close()
+
+    def _queue(self, subject: str) -> DurableQueue:
+        if subject not in self._durable:
+            self._durable[subject] = DurableQueue(subject)
+        return self._durable[subject]
 
     def _remove(self, subscription: LocalSubscription) -> None:
         listeners = self._subscriptions.get(subscription.subject, [])
