@@ -77,3 +77,22 @@ def test_the_store_reads_only_values_of_other_concepts() -> None:
 def test_a_cycle_is_found_when_there_is_one() -> None:
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def _third_party_imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+    return found
+
+
+def test_only_the_nats_modules_know_nats() -> None:
+    knowing = {
+        str(path.relative_to(ROOT))
+        for path in ROOT.rglob("*.py")
+        if "nats" in _third_party_imports(path)
+    }
+    assert knowing == {"mesh/nats_broker.py", "mesh/nats_durable.py"}

@@ -1,20 +1,30 @@
-"""The Broker contract. Every implementation must pass these; today LocalBroker, NATS next."""
+"""The Broker contract (parley/mesh/broker.py). Every implementation passes these: LocalBroker
+in process, NatsBroker against a real nats-server started for the test."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 import pytest
 
-from parley.errors import Unavailable
+from parley.errors import Invalid, Unavailable
 from parley.mesh.broker import Broker
 from parley.mesh.local_broker import LocalBroker
+from parley.mesh.nats_broker import NatsBroker
+from tests.nats_server import NatsServer
+
+WAIT = 10  # seconds before a test that waits for a delivery gives up (a hang guard only)
 
 
-@pytest.fixture
-async def broker() -> AsyncIterator[Broker]:
-    implementation = LocalBroker()
+@pytest.fixture(params=["local", "nats"])
+async def broker(request: pytest.FixtureRequest) -> AsyncIterator[Broker]:
+    implementation: Broker
+    if request.param == "local":
+        implementation = LocalBroker()
+    else:
+        server: NatsServer = request.getfixturevalue("nats_server")
+        implementation = await NatsBroker.connect(server.url)
     yield implementation
     await implementation.close()
 
@@ -109,3 +119,144 @@ async def test_a_subscriber_gets_one_publisher_s_messages_in_order(broker: Broke
         await broker.publish("s.ordered", str(n).encode())
     await asyncio.wait_for(done.wait(), 2)
     assert received == [str(n).encode() for n in range(20)]  # ...and still none overtakes it
+
+
+async def test_a_listener_s_error_reaches_the_one_who_asked(broker: Broker) -> None:
+    async def refuse(data: bytes) -> bytes:
+        raise Invalid("bad turn request: no run id")
+
+    await broker.subscribe("s.refuse", refuse)
+    with pytest.raises(Invalid, match="bad turn request: no run id"):
+        await broker.request("s.refuse", b"?", timeout=2)
+
+
+class Collector:
+    """A durable handler that keeps what it was handed, batch by batch."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[bytes]] = []
+        self._changed = asyncio.Event()
+
+    @property
+    def received(self) -> list[bytes]:
+        return [data for batch in self.batches for data in batch]
+
+    async def __call__(self, batch: Sequence[bytes]) -> None:
+        self.batches.append(list(batch))
+        self._changed.set()
+
+    async def until(self, count: int) -> list[bytes]:
+        async def enough() -> None:
+            while len(self.received) < count:
+                self._changed.clear()
+                await self._changed.wait()
+
+        await asyncio.wait_for(enough(), WAIT)
+        return self.received
+
+
+async def test_what_is_sent_durably_reaches_the_consumer_in_order(broker: Broker) -> None:
+    collector = Collector()
+    await broker.consume("d.events", "hub", collector)
+    sent = [f"m{n}".encode() for n in range(50)]
+    for n, data in enumerate(sent):
+        await broker.send_durable("d.events", data, f"id-{n}")
+    assert await collector.until(50) == sent
+
+
+async def test_a_consumer_gets_what_was_sent_before_it_came(broker: Broker) -> None:
+    await broker.send_durable("d.early", b"first", "1")
+    await broker.send_durable("d.early", b"second", "2")
+    collector = Collector()
+    await broker.consume("d.early", "hub", collector)
+    assert await collector.until(2) == [b"first", b"second"]
+
+
+async def test_the_same_message_id_is_stored_once(broker: Broker) -> None:
+    await broker.send_durable("d.dedup", b"outcome", "run-1:finished")
+    await broker.send_durable("d.dedup", b"outcome again", "run-1:finished")
+    await broker.send_durable("d.dedup", b"next", "run-2:finished")
+    collector = Collector()
+    await broker.consume("d.dedup", "hub", collector)
+    assert await collector.until(2) == [b"outcome", b"next"]
+    await broker.send_durable("d.dedup", b"late copy", "run-2:finished")
+    await broker.send_durable("d.dedup", b"marker", "marker")
+    assert await collector.until(3) == [b"outcome", b"next", b"marker"]
+
+
+async def test_a_handler_that_raises_gets_the_same_messages_again(broker: Broker) -> None:
+    collector = Collector()
+    tries: list[list[bytes]] = []
+
+    async def fails_once(batch: Sequence[bytes]) -> None:
+        tries.append(list(batch))
+        if len(tries) == 1:
+            raise RuntimeError("the store is away")
+        await collector(batch)
+
+    await broker.send_durable("d.retry", b"one", "1")
+    await broker.consume("d.retry", "hub", fails_once)
+    await broker.send_durable("d.retry", b"two", "2")
+    assert await collector.until(2) == [b"one", b"two"]
+    assert tries[0][0] == b"one" and tries[1][0] == b"one"  # the failed one first, again
+
+
+async def test_a_batch_is_acknowledged_only_once_its_handler_returned(broker: Broker) -> None:
+    """A consumer stopped in the middle of a batch (a hub stopping, or crashing) leaves it
+    stored: the next consumer of that name gets it."""
+    started, never = asyncio.Event(), asyncio.Event()
+
+    async def stuck(batch: Sequence[bytes]) -> None:
+        started.set()
+        await never.wait()
+
+    await broker.send_durable("d.ack", b"outcome", "1")
+    first = await broker.consume("d.ack", "hub", stuck)
+    await asyncio.wait_for(started.wait(), WAIT)
+    await first.unsubscribe()
+    collector = Collector()
+    await broker.consume("d.ack", "hub", collector)
+    assert await collector.until(1) == [b"outcome"]
+
+
+async def test_a_consumer_name_keeps_its_place_while_away(broker: Broker) -> None:
+    collector = Collector()
+    consumer = await broker.consume("d.away", "hub", collector)
+    await broker.send_durable("d.away", b"before", "1")
+    assert await collector.until(1) == [b"before"]
+    await consumer.unsubscribe()
+    await broker.send_durable("d.away", b"while away", "2")
+    back = Collector()
+    await broker.consume("d.away", "hub", back)
+    assert await back.until(1) == [b"while away"]  # not "before" again
+
+
+async def test_durable_and_core_subjects_are_apart(broker: Broker) -> None:
+    heard: list[bytes] = []
+
+    async def listen(data: bytes) -> None:
+        heard.append(data)
+
+    collector = Collector()
+    await broker.subscribe("d.apart", listen)
+    await broker.consume("d.apart", "hub", collector)
+    await broker.publish("d.apart", b"core")
+    await broker.send_durable("d.apart", b"durable", "1")
+    assert await collector.until(1) == [b"durable"]
+    await asyncio.sleep(0.05)
+    assert heard == [b"core"]  # the subscriber heard the core message only
+    assert collector.received == [b"durable"]  # the consumer the durable one only
+
+
+async def test_a_durable_subject_has_one_consumer_name(broker: Broker) -> None:
+    await broker.consume("d.one", "hub", Collector())
+    with pytest.raises(Invalid, match=r"d\.one"):
+        await broker.consume("d.one", "another", Collector())
+
+
+async def test_a_closed_broker_stores_nothing(broker: Broker) -> None:
+    assert broker.state().connected
+    await broker.close()
+    assert broker.state().status == "closed"
+    with pytest.raises(Unavailable, match="closed"):
+        await broker.send_durable("d.closed", b"x", "1")

