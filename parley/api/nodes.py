@@ -14,17 +14,23 @@ from parley.api.schemas.topics import MessageOut, QueuedOut, TextIn
 from parley.context import Context
 from parley.conversations.node_exchange import ask_node
 from parley.errors import Conflict
-from parley.mesh.model import Node
+from parley.mesh.model import Node, Workload
 from parley.mesh.nodes import node_by_name, node_session_name, set_node_engram
 from parley.people.accounts import require_owner
 from parley.reads.directory import exchanges_page, nodes_page
+from parley.store import Tx
 
 router = APIRouter(tags=["nodes"])
 
 
-def _out(ctx: Context, node: Node) -> NodeOut:
+def _out(ctx: Context, node: Node, load: Workload) -> NodeOut:
     offline_after = timedelta(seconds=ctx.settings.node_offline_after_seconds)
-    return NodeOut.of(node, ctx.clock.now(), offline_after, node_session_name(node.name))
+    return NodeOut.of(node, ctx.clock.now(), offline_after, node_session_name(node.name), load)
+
+
+async def _shown(tx: Tx, ctx: Context, node: Node) -> NodeOut:
+    loads = await tx.nodes.workloads([node.id])
+    return _out(ctx, node, loads.get(node.id, Workload()))
 
 
 @router.get("/nodes")
@@ -34,14 +40,15 @@ async def list_nodes(
     """Nodes by name."""
     async with ctx.store.transaction() as tx:
         found = await nodes_page(tx, limit, before)
-    return page_of(found, lambda node: _out(ctx, node))
+        loads = await tx.nodes.workloads([node.id for node in found.items])
+    return page_of(found, lambda node: _out(ctx, node, loads.get(node.id, Workload())))
 
 
 @router.get("/nodes/{name}")
 async def show_node(name: str, caller: Caller, ctx: Ctx) -> NodeOut:
     """One node: its status, last heartbeat and engram."""
     async with ctx.store.transaction() as tx:
-        return _out(ctx, await node_by_name(tx, name))
+        return await _shown(tx, ctx, await node_by_name(tx, name))
 
 
 @router.put("/nodes/{name}/engram")
@@ -49,7 +56,7 @@ async def put_engram(name: str, body: EngramIn, caller: Caller, ctx: Ctx) -> Nod
     """Set a node's engram, the system prompt of its node session (owners)."""
     require_owner(caller, "set a node's engram")
     async with ctx.store.transaction() as tx:
-        return _out(ctx, await set_node_engram(tx, name, body.engram))
+        return await _shown(tx, ctx, await set_node_engram(tx, name, body.engram))
 
 
 @router.post("/nodes/{name}/ask", status_code=202)

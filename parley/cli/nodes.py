@@ -19,6 +19,8 @@ NODE_FIELDS = [
     "status",
     "last_seen_at",
     "hostname",
+    "agents",
+    "running",
     "session",
     "workspace_root",
     "joined_at",
@@ -33,14 +35,17 @@ def list_nodes(
     before: str | None = BeforeOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Each node with its status and when it was last seen, by name."""
+    """Each node by name: online or offline (and when last heard), its host, how many agents it
+    has and how many of their turns run there now."""
     with reporting_errors():
         nodes = client(ctx).get("/nodes", limit=limit, before=before)
         show_page(
             nodes,
             as_json,
             lambda rows: table(
-                rows, ["name", "status", "last_seen_at", "hostname", "session"], "no nodes"
+                rows,
+                ["name", "status", "hostname", "agents", "running", "last_seen_at"],
+                "no nodes",
             ),
         )
 

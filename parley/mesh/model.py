@@ -26,3 +26,11 @@ class Node:
     def status(self, now: datetime, offline_after: timedelta) -> NodeStatus:
         """Derived, never stored: a node is online while it keeps sending heartbeats."""
         return NodeStatus.ONLINE if now - self.last_seen_at <= offline_after else NodeStatus.OFFLINE
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What a node holds: its agents not retired (its node session aside) and turns running."""
+
+    agents: int = 0
+    running: int = 0

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, insert, select, text, update
 
-from parley.mesh.model import Node
+from parley.mesh.model import Node, Workload
 from parley.reads.model import Slice, Window
 from parley.store.connection import Connection
 from parley.store.keyset import sliced
-from parley.store.tables import agents, nodes
+from parley.store.tables import agents, nodes, runs
 
 
 def _node(row: Any) -> Node:
@@ -41,6 +42,30 @@ class NodesRepo:
     async def page(self, window: Window) -> Slice[Node]:
         """Nodes by name."""
         return await sliced(self._c, select(nodes), nodes.c.name, window, _node, newest_first=False)
+
+    async def workloads(self, node_ids: Sequence[int]) -> dict[int, Workload]:
+        """Each node's workload, by node id (a node holding nothing is left out)."""
+        hired = (
+            select(agents.c.node_id, func.count().label("n"))
+            .where(
+                agents.c.node_id.in_(node_ids),
+                agents.c.kind == "agent",
+                agents.c.lifecycle != "retired",
+            )
+            .group_by(agents.c.node_id)
+        )
+        running = (
+            select(agents.c.node_id, func.count().label("n"))
+            .select_from(runs.join(agents, agents.c.id == runs.c.agent_id))
+            .where(agents.c.node_id.in_(node_ids), runs.c.state == "running")
+            .group_by(agents.c.node_id)
+        )
+        counts = {row.node_id: row.n for row in await self._c.execute(hired)}
+        turns = {row.node_id: row.n for row in await self._c.execute(running)}
+        return {
+            node_id: Workload(counts.get(node_id, 0), turns.get(node_id, 0))
+            for node_id in counts.keys() | turns.keys()
+        }
 
     async def create_with_session(
         self, name: str, session_name: str, hostname: str, workspace_root: str, now: datetime

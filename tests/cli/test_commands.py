@@ -39,7 +39,9 @@ def test_person_add_needs_exactly_one_role(served: Served) -> None:
 
 def test_node_list_and_engram(served: Served) -> None:
     nodes = ok_json(served, "node", "list")["items"]
-    assert [(n["name"], n["status"]) for n in nodes] == [("local", "online")]
+    assert [(n["name"], n["status"], n["agents"], n["running"]) for n in nodes] == [
+        ("local", "online", 0, 0)
+    ]
     assert nodes[0]["last_seen_at"]
     ok_json(served, "node", "engram", "local", "patient and precise")
     assert ok_json(served, "node", "show", "local")["engram"] == "patient and precise"

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from pydantic import BaseModel, Field
 
 from parley.api.schemas.base import Body, capped, example
-from parley.mesh.model import Node
+from parley.mesh.model import Node, Workload
 from parley.text import MAX_ENGRAM
 
 
@@ -26,9 +26,13 @@ class NodeOut(BaseModel):
     joined_at: datetime
     session: str
     workspace_root: str
+    agents: int = Field(description="its agents not retired, its node session aside")
+    running: int = Field(description="turns running on it now")
 
     @classmethod
-    def of(cls, node: Node, now: datetime, offline_after: timedelta, session: str) -> NodeOut:
+    def of(
+        cls, node: Node, now: datetime, offline_after: timedelta, session: str, load: Workload
+    ) -> NodeOut:
         return cls(
             name=node.name,
             status=node.status(now, offline_after).value,
@@ -38,4 +42,6 @@ class NodeOut(BaseModel):
             joined_at=node.joined_at,
             session=session,
             workspace_root=node.workspace_root,
+            agents=load.agents,
+            running=load.running,
         )
