@@ -8,9 +8,13 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
+from pathlib import Path
+
+import httpx
 
 from parley.agents.sweeper import run_sweeper
 from parley.agents.workspaces import provision_waiting
+from parley.brains.cache import BrainCache
 from parley.brains.factory import brain_for
 from parley.brains.groups import end_leftovers
 from parley.channels.sweeper import run_binding_sweeper
@@ -19,7 +23,11 @@ from parley.context import Context
 from parley.conversations.model import HopBudget
 from parley.datafolder import DataFolder
 from parley.hub.local_actions import LocalActions
+from parley.hub.node_loss import failing_lost_turns
 from parley.hub.runtime import Runtime
+from parley.mesh.brain_checks import BrainChecks
+from parley.mesh.broker import Broker
+from parley.mesh.http_actions import HttpActions
 from parley.mesh.join_token import load_or_create_join_token
 from parley.mesh.local_broker import LocalBroker
 from parley.mesh.node_runner import NodeRunner
@@ -30,6 +38,9 @@ from parley.settings import Settings
 from parley.store import Store
 
 log = logging.getLogger("parley")
+
+# How long a node waits for the hub's answer to one action of a turn.
+HUB_TIMEOUT = 60.0
 
 
 @asynccontextmanager
@@ -57,10 +68,21 @@ async def running(settings: Settings, clock: Clock) -> AsyncIterator[Context]:
 
         async def on_node_ready(node: str) -> None:
             await provision_waiting(store, broker, node)
-            await runtime.node_ready()
+            runtime.scheduler.node_back(node)  # a lost node that registers again is back
 
         offline_after = timedelta(seconds=settings.node_offline_after_seconds)
-        registry = MeshRegistry(store, broker, clock, join_token, on_node_ready, offline_after)
+        scheduler = runtime.scheduler
+        on_lost = failing_lost_turns(store, clock, scheduler, own_node=settings.node_name)
+        registry = MeshRegistry(
+            store,
+            broker,
+            clock,
+            join_token,
+            on_node_ready,
+            offline_after,
+            on_lost,
+            scheduler.node_back,
+        )
         await registry.start()
         stack.push_async_callback(registry.stop)
         end_leftovers(folder.brain_groups)  # before their runs are recovered and run again
@@ -69,8 +91,8 @@ async def running(settings: Settings, clock: Clock) -> AsyncIterator[Context]:
         turns = TurnHost(
             settings.node_name,
             broker,
-            lambda spec: brain_for(spec, settings),
-            lambda token: LocalActions(store, clock, token, runtime.budget),
+            BrainCache(lambda spec: brain_for(spec, settings)),
+            lambda token, _url: LocalActions(store, clock, token, runtime.budget),
         )
         node = NodeRunner(
             settings.node_name,
@@ -79,6 +101,7 @@ async def running(settings: Settings, clock: Clock) -> AsyncIterator[Context]:
             folder.workspaces,
             settings.heartbeat_seconds,
             turns,
+            BrainChecks(settings.node_name, broker, settings),
         )
         await node.start()
         stack.push_async_callback(node.stop)
@@ -88,6 +111,44 @@ async def running(settings: Settings, clock: Clock) -> AsyncIterator[Context]:
         stack.push_async_callback(_cancel, bindings)
         log.info("Parley is up: store %s, node %r", store.dialect, settings.node_name)
         yield context
+
+
+@asynccontextmanager
+async def joining(
+    settings: Settings,
+    broker: Broker,
+    join_token: str,
+    workspaces: Path,
+    hub: httpx.AsyncClient | None = None,
+) -> AsyncIterator[NodeRunner]:
+    """A node on a machine of its own, with no store: it registers with the hub across
+    ``broker``, keeps a heartbeat, makes its agents' workspaces under ``workspaces`` and runs
+    their turns here; what a turn does goes to the hub's HTTP API under the run's token (with
+    ``hub``, a client the caller owns; else one of the node's own)."""
+    async with contextlib.AsyncExitStack() as stack:
+        client = hub
+        if client is None:
+            client = httpx.AsyncClient(timeout=HUB_TIMEOUT)  # one pool for every turn's actions
+            stack.push_async_callback(client.aclose)
+        turns = TurnHost(
+            settings.node_name,
+            broker,
+            BrainCache(lambda spec: brain_for(spec, settings)),
+            lambda token, url: HttpActions(client, url, token),
+        )
+        node = NodeRunner(
+            settings.node_name,
+            broker,
+            join_token,
+            workspaces,
+            settings.heartbeat_seconds,
+            turns,
+            BrainChecks(settings.node_name, broker, settings),
+        )
+        stack.push_async_callback(node.stop)  # also after a refused start: it undoes the rest
+        await node.start()
+        log.info("node %r joined the mesh; workspaces in %s", settings.node_name, workspaces)
+        yield node
 
 
 def hop_budget(settings: Settings) -> HopBudget:

@@ -36,7 +36,10 @@ class AgentChange:
         return self.env.is_empty and all(value is None for value in settings)
 
 
-async def change_agent(tx: Tx, clock: Clock, name: str, change: AgentChange, by: Person) -> Agent:
+async def change_agent(
+    tx: Tx, clock: Clock, name: str, change: AgentChange, by: Person, brain_checked: bool = False
+) -> Agent:
+    """``brain_checked``: the agent's node (another machine) has checked a new brain."""
     agent = await agent_by_name(tx, name)
     if change.is_empty:
         raise Invalid(f"nothing to change for agent {agent.name}")
@@ -45,7 +48,7 @@ async def change_agent(tx: Tx, clock: Clock, name: str, change: AgentChange, by:
             f"agent {agent.name} is retired: it runs no more", state=agent.lifecycle.value
         )
     _refuse_what_does_not_apply(agent, change)
-    settings = await _checked_settings(agent, change)
+    settings = await _checked_settings(agent, change, brain_checked)
     await change_env(tx, agent, change.env)
     if settings:
         await tx.agents.set_settings(agent.id, **settings)
@@ -76,13 +79,16 @@ def _refuse_what_does_not_apply(agent: Agent, change: AgentChange) -> None:
         )
 
 
-async def _checked_settings(agent: Agent, change: AgentChange) -> dict[str, Any]:
+async def _checked_settings(
+    agent: Agent, change: AgentChange, brain_checked: bool
+) -> dict[str, Any]:
     """The settings to write, each checked as at hire; those equal to the current are left out."""
     settings: dict[str, Any] = {}
     if change.engram is not None and change.engram != agent.engram:
         settings["engram"] = check_engram(change.engram)
     if change.brain is not None:
-        brain = str(await check_brain(parse_brain_spec(change.brain)))
+        spec = parse_brain_spec(change.brain)
+        brain = str(spec if brain_checked else await check_brain(spec))
         if brain != agent.brain:
             settings["brain"] = brain
     if change.max_sessions is not None and change.max_sessions != agent.max_sessions:

@@ -57,8 +57,17 @@ def _check_template_options(order: HireOrder) -> None:
         raise Invalid("--surge-threshold and --clone-lifetime only apply to a --template agent")
 
 
-async def hire(tx: Tx, clock: Clock, order: HireOrder, by: Person, default_brain: str) -> Agent:
-    """Write the new agent as ``hired``; it becomes active once its node has made its workspace."""
+async def hire(
+    tx: Tx,
+    clock: Clock,
+    order: HireOrder,
+    by: Person,
+    default_brain: str,
+    brain_checked: bool = False,
+) -> Agent:
+    """Write the new agent as ``hired``; it becomes active once its node has made its workspace.
+    ``brain_checked``: its node (another machine) has checked the brain; else it is checked
+    here."""
     check_name("agent", order.name)
     check_engram(order.engram)
     check_max_sessions(order.max_sessions)
@@ -71,7 +80,8 @@ async def hire(tx: Tx, clock: Clock, order: HireOrder, by: Person, default_brain
         human_id = (await person_by_name(tx, order.human)).id
         brain = HUMAN_BRAIN
     else:
-        brain = str(await check_brain(parse_brain_spec(order.brain or default_brain)))
+        spec = parse_brain_spec(order.brain or default_brain)
+        brain = str(spec if brain_checked else await check_brain(spec))
     if await tx.agents.by_name(order.name) is not None:
         raise Conflict(f"an agent named {order.name!r} already exists (names are never reused)")
     agent_id = await tx.agents.insert(
@@ -100,7 +110,9 @@ async def hire(tx: Tx, clock: Clock, order: HireOrder, by: Person, default_brain
 
 
 async def reassign(tx: Tx, agent_name: str, node_name: str) -> Agent:
-    """Move an idle agent to another node; its new workspace is made there next."""
+    """Move an agent with no turn running to another node; its new workspace is made there
+    next, and its queued text waits for it (a node lost with the agent's turns leaves them
+    queued: reassigning is how they run elsewhere)."""
     agent = await agent_by_name(tx, agent_name)
     refuse_node_session(agent, "reassigned")
     node = await node_by_name(tx, node_name)
@@ -114,10 +126,10 @@ async def reassign(tx: Tx, agent_name: str, node_name: str) -> Agent:
             state=agent.lifecycle.value,
         )
     if not await tx.agents.move_if_idle(agent.id, node.id, movable):
-        open_runs = await tx.runs.count_open(agent.id)
+        running = await tx.runs.count_running(agent.id)
         raise Conflict(
-            f"agent {agent.name} is not idle ({open_runs} run(s) queued or running); reassign it"
-            " when it is idle",
+            f"agent {agent.name} is not idle ({running} turn(s) running); reassign it when it is"
+            " idle",
             state=agent.lifecycle.value,
         )
     moved = await tx.agents.by_id(agent.id)

@@ -31,6 +31,7 @@ async def provision(store: Store, broker: Broker, agent: Agent) -> bool:
         if current is None or current.node_id != agent.node_id:
             return False  # reassigned meanwhile; the new node is asked separately
         await tx.agents.set_workspace(agent.id, workspace)
+        tx.effects.wake = True  # its queued text (moved with it by a reassign) may start now
         if current.lifecycle is Lifecycle.HIRED:
             await activate(tx, current)
     return True

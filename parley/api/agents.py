@@ -36,6 +36,7 @@ from parley.brains.spec import parse_brain_spec
 from parley.context import Context
 from parley.durations import parse_duration
 from parley.errors import Conflict
+from parley.mesh.brain_checks import check_on_node
 from parley.people.accounts import require_owner
 from parley.reads.agents import agents_page, changes_page, memory_page, warnings_page
 from parley.settings import Settings
@@ -70,14 +71,33 @@ async def hire_agent(body: HireIn, caller: Caller, ctx: Ctx) -> AgentOut:
         human=body.human,
         env=EnvChange(values=body.env, from_server=body.env_from_server),
     )
+    remote = None
+    if not body.human:
+        brain = body.brain or ctx.settings.default_brain
+        remote = await _checked_on_node(ctx, body.node, brain, body.allow_missing_key)
     async with ctx.store.transaction() as tx:
-        agent = await hire(tx, ctx.clock, order, caller, ctx.settings.default_brain)
-        # After the hire's own checks, so that those speak first; a refusal undoes the hire.
-        notices = (
-            [] if body.human else _key_notices(agent.brain, ctx.settings, body.allow_missing_key)
+        agent = await hire(
+            tx, ctx.clock, order, caller, ctx.settings.default_brain, remote is not None
         )
+        # After the hire's own checks, so that those speak first; a refusal undoes the hire.
+        if body.human:
+            notices = []
+        elif remote is not None:
+            notices = remote
+        else:
+            notices = _key_notices(agent.brain, ctx.settings, body.allow_missing_key)
     hired = await _provisioned(ctx, agent)
     return hired.model_copy(update={"notices": notices})
+
+
+async def _checked_on_node(
+    ctx: Context, node: str, brain: str, allow_missing_key: bool
+) -> list[str] | None:
+    """A brain for another machine is checked there (its file, its key): that node's notices;
+    None for the hub's own node, where it is checked in the hub's process."""
+    if node == ctx.settings.node_name:
+        return None
+    return await check_on_node(ctx.broker, node, brain, allow_missing_key)
 
 
 def _key_notices(brain: str, settings: Settings, allow_missing_key: bool) -> list[str]:
@@ -94,10 +114,15 @@ async def set_agent(name: str, body: AgentPatch, caller: Caller, ctx: Ctx) -> Ag
     change = AgentChange(
         env=env, engram=body.engram, brain=body.brain, max_sessions=body.max_sessions
     )
+    remote = None
+    if body.brain is not None:
+        async with ctx.store.transaction() as tx:
+            node = (await agent_by_name(tx, name)).node_name
+        remote = await _checked_on_node(ctx, node, body.brain, body.allow_missing_key)
     async with ctx.store.transaction() as tx:
-        changed = await change_agent(tx, ctx.clock, name, change, caller)
-        notices = []
-        if body.brain is not None:  # a refusal undoes the change
+        changed = await change_agent(tx, ctx.clock, name, change, caller, remote is not None)
+        notices = remote or []
+        if body.brain is not None and remote is None:  # a refusal undoes the change
             notices = _key_notices(changed.brain, ctx.settings, body.allow_missing_key)
     return AgentOut.of(changed).model_copy(update={"notices": notices})
 
@@ -146,7 +171,8 @@ async def delete_agent(name: str, caller: Caller, ctx: Ctx) -> None:
 
 @router.post("/agents/{name}/reassign")
 async def reassign_agent(name: str, body: ReassignIn, caller: Caller, ctx: Ctx) -> AgentOut:
-    """Move an idle agent to another node (owners); refused while it has work."""
+    """Move an agent to another node (owners); refused while a turn of it runs, its queued
+    text goes with it."""
     require_owner(caller, "reassign agents")
     async with ctx.store.transaction() as tx:
         agent = await reassign(tx, name, body.node)

@@ -39,5 +39,8 @@ def anthropic_brain(
     )
     model = AnthropicModel(model_name, provider=AnthropicProvider(anthropic_client=client))
     return ModelBrain(
-        model, settings=AnthropicModelSettings(max_tokens=max_tokens), secrets=(api_key,)
+        model,
+        settings=AnthropicModelSettings(max_tokens=max_tokens),
+        secrets=(api_key,),
+        close=client.close,
     )

@@ -8,6 +8,8 @@ its own retry and output machinery — a refused action is an ordinary tool resu
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from pydantic_ai.direct import model_request_stream
 from pydantic_ai.exceptions import ModelAPIError, ModelHTTPError, UnexpectedModelBehavior
 from pydantic_ai.messages import (
@@ -50,12 +52,18 @@ class ModelBrain:
         settings: ModelSettings | None = None,
         max_requests: int = MAX_REQUESTS,
         secrets: tuple[str | None, ...] = (),
+        close: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self._model = model
+        self._close = close  # the provider client's, for a node that stops
         self._settings = settings
         self._max_requests = max_requests
         # Taken out of every failure: the reason is shown to people and logged.
         self._secrets = secrets
+
+    async def aclose(self) -> None:
+        if self._close is not None:
+            await self._close()
 
     async def think(self, turn: Turn, actions: Actions, stream: Stream) -> TurnOutcome:
         messages = opening_messages(turn)

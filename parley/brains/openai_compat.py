@@ -29,4 +29,4 @@ def openai_brain(
         base_url=base_url, api_key=api_key or NO_KEY, max_retries=max_retries, timeout=timeout
     )
     model = OpenAIChatModel(model_name, provider=OpenAIProvider(openai_client=client))
-    return ModelBrain(model, secrets=(api_key,))
+    return ModelBrain(model, secrets=(api_key,), close=client.close)

@@ -184,7 +184,8 @@ def reassign(
     node: str = typer.Option(..., "--node", help="the node to move it to"),
     as_json: bool = JsonOption,
 ) -> None:
-    """Move an idle agent to another node (owners)."""
+    """Move an agent with no turn running to another node; its queued text goes with it
+    (owners)."""
     with reporting_errors():
         show(client(ctx).post(f"/agents/{name}/reassign", {"node": node}), as_json, _show_agent)
 

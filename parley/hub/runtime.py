@@ -19,13 +19,13 @@ from parley.errors import ParleyError
 from parley.federation.peer_client import PeerClient
 from parley.federation.sender import FederationSender
 from parley.hub.outbox import OutboxWorker
+from parley.hub.reconciliation import reconcile
 from parley.hub.run_log import log_run_changes
 from parley.hub.scheduler import Scheduler
 from parley.hub.topic_watch import TopicWatch
 from parley.hub.watch import RunWatch
 from parley.mesh.broker import Broker
 from parley.mesh.messages import StopTurn, stop_subject
-from parley.runs.recovery import recover_interrupted
 from parley.settings import ChannelsSettings
 from parley.store import Store
 from parley.store.effects import Effects
@@ -71,13 +71,12 @@ class Runtime:
                 self.channels.threads.on_commit,
             )
         ]
-        async with self.store.transaction() as tx:
-            interrupted = await recover_interrupted(tx, self.clock)
+        await self.scheduler.start()  # hears the nodes' run events before they are asked
+        interrupted = await reconcile(self.store, self.broker, self.clock)
         if interrupted:
             log.info(
                 "%d run(s) were interrupted by the last stop; their text waits again", interrupted
             )
-        await self.scheduler.start()
         await self.outbox.start()
         await self.sender.start()
 
@@ -92,9 +91,6 @@ class Runtime:
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
-
-    async def node_ready(self) -> None:
-        self.scheduler.wake()
 
     async def _send_stops(self, effects: Effects) -> None:
         """A stopped run's turn, if running, is cancelled on its node."""

@@ -56,6 +56,8 @@ class Scheduler:
         self._task: asyncio.Task[None] | None = None
         self._subscription: Subscription | None = None
         self._unreachable: dict[str, float] = {}
+        # Nodes lost to silence: nothing starts there until they are heard again.
+        self._lost: set[str] = set()
         self._recorder = OutcomeRecorder(store, clock, budget)
 
     async def start(self) -> None:
@@ -76,6 +78,14 @@ class Scheduler:
     def wake(self) -> None:
         self._wakeup.set()
 
+    def node_lost(self, node: str) -> None:
+        self._lost.add(node)
+
+    def node_back(self, node: str) -> None:
+        self._lost.discard(node)
+        self._unreachable.pop(node, None)
+        self.wake()
+
     async def on_commit(self, effects: Effects) -> None:
         if effects.wake:
             self.wake()
@@ -95,6 +105,7 @@ class Scheduler:
     async def _start_batch(self) -> int:
         loop_time = asyncio.get_running_loop().time()
         away = {node for node, until in self._unreachable.items() if until > loop_time}
+        away |= self._lost
         starting: list[Starting] = []
         async with self._store.transaction() as tx:
             candidates = await tx.runs.startable(BATCH)

@@ -1,11 +1,12 @@
 """Noticing that a node was lost or came back. A node's status is derived on every read from its
 last heartbeat; this keeps which nodes the hub last knew online, so that each loss and each
-return is logged once, however often the status is read."""
+return is logged once, however often the status is read, and each loss is acted on once."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 from parley.clock import Clock
@@ -14,10 +15,30 @@ from parley.store import Store
 
 log = logging.getLogger(__name__)
 
+# Called once for each node lost to silence (its turns went with it), and for each back.
+NodeLost = Callable[[str], Awaitable[None]]
+NodeBack = Callable[[str], None]
+
+
+async def nothing_lost(node: str) -> None:
+    return None
+
+
+def nothing_back(node: str) -> None:
+    return None
+
 
 class NodeLiveness:
-    def __init__(self, store: Store, clock: Clock, offline_after: timedelta) -> None:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        offline_after: timedelta,
+        on_lost: NodeLost = nothing_lost,
+        on_back: NodeBack = nothing_back,
+    ) -> None:
         self._store, self._clock = store, clock
+        self._on_lost, self._on_back = on_lost, on_back
         self._offline_after = offline_after
         self._online: set[str] | None = None  # unknown until the first look
         # Heard from while a look was reading: what that look read of them is already old.
@@ -43,23 +64,28 @@ class NodeLiveness:
             if node.name in self._online - online - self._heard_meanwhile:
                 silent = (now - node.last_seen_at).total_seconds()
                 log.info("node %s lost last_seen=%.0fs ago", node.name, silent)
+                await self._on_lost(node.name)  # if this fails, the next look tries again
                 self._online.discard(node.name)
         for name in sorted(online - self._online):
-            log.info("node %s back online", name)
-            self._online.add(name)
+            self._back(name)
 
     def heard(self, name: str) -> None:
         """A heartbeat came: a node lost until now is back."""
         self._heard_meanwhile.add(name)
         if self._online is not None and name not in self._online:
-            self._online.add(name)
-            log.info("node %s back online", name)
+            self._back(name)
 
     def joined(self, name: str) -> None:
         """A node registered (its join is logged by the registry)."""
         self._heard_meanwhile.add(name)
         if self._online is not None:
             self._online.add(name)
+
+    def _back(self, name: str) -> None:
+        assert self._online is not None
+        self._online.add(name)
+        log.info("node %s back online", name)
+        self._on_back(name)
 
     async def watch(self) -> None:
         """Look again and again, after a first look has been taken."""

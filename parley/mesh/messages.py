@@ -46,6 +46,21 @@ class ProvisionReply(Message):
     workspace: str
 
 
+def brain_check_subject(node: str) -> str:
+    """Where the hub asks a node whether a brain can run there (its file, its key)."""
+    return f"parley.node.{node}.check-brain"
+
+
+class BrainCheck(Message):
+    brain: str
+    allow_missing_key: bool
+
+
+class BrainCheckReply(Message):
+    refused: str | None = None
+    notices: list[str] = []
+
+
 # Turns: the hub starts a turn on the agent's node, the node reports its events back, the hub
 # stops a turn by run id.
 
@@ -88,6 +103,15 @@ class TurnStart(Message):
 
 class StopTurn(Message):
     run_id: int
+
+
+def held_subject(node: str) -> str:
+    """Where a hub back from a stop asks a node which turns it still runs."""
+    return f"parley.node.{node}.held"
+
+
+class HeldTurns(Message):
+    run_ids: list[int]
 
 
 class ActionCall(Message):

@@ -1,4 +1,5 @@
-"""A node's own process side: join the mesh, keep a heartbeat, make workspaces when asked."""
+"""A node's own process side: join the mesh, keep a heartbeat, make workspaces when asked, run
+turns and check brains (with its TurnHost and BrainChecks)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from parley.errors import Invalid, ParleyError, Unavailable
+from parley.errors import Invalid, ParleyError, Unauthorized
+from parley.mesh.brain_checks import BrainChecks
 from parley.mesh.broker import Broker, Subscription
 from parley.mesh.messages import (
     HEARTBEAT,
@@ -39,6 +41,7 @@ class NodeRunner:
         workspace_root: Path,
         heartbeat_seconds: float,
         turns: TurnHost | None = None,
+        checks: BrainChecks | None = None,
     ) -> None:
         self.name = check_name("node", name)
         self._broker = broker
@@ -48,6 +51,7 @@ class NodeRunner:
         self._subscription: Subscription | None = None
         self._heartbeat: asyncio.Task[None] | None = None
         self._turns = turns
+        self._checks = checks
 
     async def start(self) -> None:
         self._subscription = await self._broker.subscribe(
@@ -55,6 +59,8 @@ class NodeRunner:
         )
         if self._turns is not None:
             await self._turns.start()
+        if self._checks is not None:
+            await self._checks.start()
         await self._register()
         self._heartbeat = asyncio.create_task(self._beat())
 
@@ -65,6 +71,8 @@ class NodeRunner:
                 await self._heartbeat
         if self._subscription is not None:
             await self._subscription.unsubscribe()
+        if self._checks is not None:
+            await self._checks.stop()
         if self._turns is not None:
             await self._turns.stop()
 
@@ -80,7 +88,7 @@ class NodeRunner:
         )
         reply = RegisterReply.model_validate_json(raw)
         if not reply.accepted:
-            raise Unavailable(f"the hub refused node {self.name!r}: {reply.reason}")
+            raise Unauthorized(f"the hub refused node {self.name!r}: {reply.reason}")
         log.debug("node %r joined the mesh", self.name)  # the hub logs the join at INFO
 
     async def _beat(self) -> None:

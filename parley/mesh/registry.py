@@ -14,7 +14,7 @@ from parley.clock import Clock
 from parley.errors import ParleyError
 from parley.mesh.broker import Broker, Subscription
 from parley.mesh.join_token import join_token_matches
-from parley.mesh.liveness import NodeLiveness
+from parley.mesh.liveness import NodeBack, NodeLiveness, NodeLost, nothing_back, nothing_lost
 from parley.mesh.messages import HEARTBEAT, REGISTER, Heartbeat, Register, RegisterReply
 from parley.mesh.nodes import register_node
 from parley.store import Store
@@ -33,13 +33,15 @@ class MeshRegistry:
         join_token: str,
         on_node_ready: NodeReady,
         offline_after: timedelta,
+        on_node_lost: NodeLost = nothing_lost,
+        on_node_back: NodeBack = nothing_back,
     ) -> None:
         self._store = store
         self._broker = broker
         self._clock = clock
         self._join_token = join_token
         self._on_node_ready = on_node_ready
-        self._liveness = NodeLiveness(store, clock, offline_after)
+        self._liveness = NodeLiveness(store, clock, offline_after, on_node_lost, on_node_back)
         self._subscriptions: list[Subscription] = []
         self._tasks: set[asyncio.Task[None]] = set()
 

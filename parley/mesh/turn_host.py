@@ -13,16 +13,19 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from parley.brains.brain import Actions, Brain, Said, Turn
+from parley.brains.brain import Actions, Said, Turn
+from parley.brains.cache import BrainCache
 from parley.brains.deferred import DeferredActions
 from parley.errors import Invalid, ParleyError
 from parley.mesh.broker import Broker, Subscription
 from parley.mesh.messages import (
     RUN_EVENTS,
     ActionCall,
+    HeldTurns,
     RunEvent,
     StopTurn,
     TurnStart,
+    held_subject,
     stop_subject,
     turn_subject,
 )
@@ -30,16 +33,16 @@ from parley.redact import redact
 
 log = logging.getLogger(__name__)
 
-BrainFor = Callable[[str], Brain]
-ActionsFor = Callable[[str], Actions]
+# A turn's Actions, from its run token and the hub's URL.
+ActionsFor = Callable[[str, str], Actions]
 
 
 class TurnHost:
     def __init__(
-        self, node: str, broker: Broker, brain_for: BrainFor, actions_for: ActionsFor
+        self, node: str, broker: Broker, brains: BrainCache, actions_for: ActionsFor
     ) -> None:
         self._node, self._broker = node, broker
-        self._brain_for, self._actions_for = brain_for, actions_for
+        self._brains, self._actions_for = brains, actions_for
         self._turns: dict[int, asyncio.Task[None]] = {}
         self._subscriptions: list[Subscription] = []
 
@@ -47,6 +50,7 @@ class TurnHost:
         self._subscriptions = [
             await self._broker.subscribe(turn_subject(self._node), self._on_turn),
             await self._broker.subscribe(stop_subject(self._node), self._on_stop),
+            await self._broker.subscribe(held_subject(self._node), self._on_held),
         ]
 
     async def stop(self) -> None:
@@ -55,6 +59,7 @@ class TurnHost:
         for task in list(self._turns.values()):
             task.cancel()
         await asyncio.gather(*self._turns.values(), return_exceptions=True)
+        await self._brains.close()
 
     async def _on_turn(self, data: bytes) -> bytes:
         try:
@@ -65,6 +70,9 @@ class TurnHost:
         self._turns[start.run_id] = task
         task.add_done_callback(lambda _: self._turns.pop(start.run_id, None))
         return b'{"accepted": true}'
+
+    async def _on_held(self, data: bytes) -> bytes:
+        return HeldTurns(run_ids=sorted(self._turns)).model_dump_json().encode()
 
     async def _on_stop(self, data: bytes) -> None:
         with contextlib.suppress(ValidationError):
@@ -82,9 +90,11 @@ class TurnHost:
         deferred = DeferredActions()
         turn = _turn(start)
         try:
-            brain = self._brain_for(start.brain)
+            brain = self._brains(start.brain)
             acts_at_end = getattr(brain, "acts_at_end", False)
-            actions = deferred if acts_at_end else self._actions_for(start.run_token)
+            actions = (
+                deferred if acts_at_end else self._actions_for(start.run_token, start.parley_url)
+            )
             outcome = await brain.think(turn, actions, stream)
         except asyncio.CancelledError:
             await self._report_stopped(ended("stopped"))

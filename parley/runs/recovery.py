@@ -1,25 +1,43 @@
-"""After a restart: a run that was running when the process died is failed with reason
-``interrupted``, and its input is offered again to the next run of its session."""
+"""Runs whose turn is gone: a run that was running when the hub died and that no node still holds
+is failed with reason ``interrupted``; the running runs of a node lost to silence are failed with
+reason ``node_lost``. Either way, its input is offered again to the next run of its session."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from parley.clock import Clock
-from parley.runs.model import RunChange, RunState
+from parley.runs.model import Run, RunChange, RunState
 from parley.store import Tx
 
 INTERRUPTED = "interrupted"
+NODE_LOST = "node_lost"
 
 
-async def recover_interrupted(tx: Tx, clock: Clock) -> int:
+async def recover_interrupted(tx: Tx, clock: Clock, held: Collection[int] = ()) -> int:
+    """Fail every running run but those a live node says it ``held`` (their turns go on)."""
+    gone = [run for run in await tx.runs.running() if run.id not in held]
+    return await fail_and_requeue(tx, clock, gone, INTERRUPTED)
+
+
+async def fail_lost_node(tx: Tx, clock: Clock, node: str) -> int:
+    """A node gone silent takes its turns with it; nothing of other nodes is touched."""
+    lost = await tx.runs.running(node)
+    return await fail_and_requeue(tx, clock, lost, NODE_LOST)
+
+
+async def fail_and_requeue(tx: Tx, clock: Clock, gone: list[Run], reason: str) -> int:
     now = clock.now()
-    interrupted = await tx.runs.running()
-    for run in interrupted:
-        await tx.runs.finish(run.id, RunState.FAILED, now, reason=INTERRUPTED)
-        tx.effects.changed.append(RunChange(run, RunState.FAILED, now, INTERRUPTED))
+    failed = 0
+    for run in gone:
+        if not await tx.runs.finish(run.id, RunState.FAILED, now, reason=reason):
+            continue  # its outcome was recorded meanwhile
+        failed += 1
+        tx.effects.changed.append(RunChange(run, RunState.FAILED, now, reason))
         next_run = await tx.runs.queued_in_session(run.session_id)
         if next_run is None:
             next_run = await tx.runs.enqueue(run.agent_id, run.topic_id, run.session_id, now)
         await tx.messages.move_inputs(run.id, next_run)
-    if interrupted:
+    if failed:
         tx.effects.wake = True
-    return len(interrupted)
+    return failed

@@ -51,6 +51,7 @@ def _variable_names(from_server: bool) -> Any:
 
 
 _open_runs = exists().where(runs.c.agent_id == agents.c.id, runs.c.state.in_(("queued", "running")))
+_running_runs = exists().where(runs.c.agent_id == agents.c.id, runs.c.state == "running")
 
 
 def _agent_query() -> Select[Any]:
@@ -229,13 +230,14 @@ class AgentsRepo:
         return result.rowcount == 1
 
     async def move_if_idle(self, agent_id: int, node_id: int, states: Sequence[Lifecycle]) -> bool:
-        """Reassign in one statement, so that work arriving meanwhile cannot slip in between."""
+        """Reassign in one statement, so that a turn starting meanwhile cannot slip in between.
+        Queued text moves with the agent: it starts once the new node has made the workspace."""
         result = await self._c.execute(
             update(agents)
             .where(
                 agents.c.id == agent_id,
                 agents.c.lifecycle.in_(_states(states)),
-                ~_open_runs,
+                ~_running_runs,
             )
             .values(node_id=node_id, workspace=None)
         )

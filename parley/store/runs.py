@@ -332,9 +332,20 @@ class RunsRepo:
         query = _query().where(runs.c.agent_id == agent_id, runs.c.state.in_(_OPEN))
         return [_run(row) for row in await self._c.execute(query.order_by(runs.c.id))]
 
-    async def running(self) -> list[Run]:
+    async def running(self, node: str | None = None) -> list[Run]:
+        """Running runs, of every node or of the one named."""
         query = _query().where(runs.c.state == RunState.RUNNING.value).order_by(runs.c.id)
+        if node is not None:
+            query = query.where(nodes.c.name == node)
         return [_run(row) for row in await self._c.execute(query)]
+
+    async def count_running(self, agent_id: int) -> int:
+        query = (
+            select(func.count())
+            .select_from(runs)
+            .where(runs.c.agent_id == agent_id, runs.c.state == RunState.RUNNING.value)
+        )
+        return int((await self._c.execute(query)).scalar_one())
 
     async def count_open(self, agent_id: int) -> int:
         query = (

@@ -160,7 +160,7 @@ async def test_reassign_is_refused_unless_the_agent_is_idle(
     response = await parley.owner.post("/api/v1/agents/scribe/reassign", json={"node": "beta"})
     assert response.status_code == 409
     assert response.json()["message"] == (
-        "agent scribe is not idle (1 run(s) queued or running); reassign it when it is idle"
+        "agent scribe is not idle (1 turn(s) running); reassign it when it is idle"
     )
     assert (await parley.agent("scribe"))["node"] == "local"
 

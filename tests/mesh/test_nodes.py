@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from parley.errors import Unavailable
+from parley.errors import Unauthorized
 from parley.mesh.join_token import load_or_create_join_token
 from parley.mesh.messages import HEARTBEAT, REGISTER, Heartbeat
 from parley.mesh.node_runner import NodeRunner
@@ -49,7 +49,7 @@ async def test_a_second_node_joins_through_the_broker(parley: Harness, beta: Nod
 
 async def test_a_wrong_join_token_is_refused(parley: Harness, tmp_path: Path) -> None:
     runner = NodeRunner("intruder", parley.context.broker, "pj_wrong", tmp_path / "x", 1)
-    with pytest.raises(Unavailable, match="wrong join token"):
+    with pytest.raises(Unauthorized, match="wrong join token"):
         await runner.start()
     await runner.stop()
     assert (await parley.owner.get("/api/v1/nodes/intruder")).status_code == 404
