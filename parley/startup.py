@@ -44,12 +44,16 @@ HUB_TIMEOUT = 60.0
 
 
 @asynccontextmanager
-async def running(settings: Settings, clock: Clock) -> AsyncIterator[Context]:
-    """Data folder, store (migrated), owner, broker, hub registry, the local node, the sweeper."""
+async def running(
+    settings: Settings, clock: Clock, mesh: Broker | None = None
+) -> AsyncIterator[Context]:
+    """Data folder, store (migrated), owner, broker, hub registry, the local node, the sweeper.
+    ``mesh``: a broker to other machines, which the caller opened and closes; else the
+    in-process one."""
     folder = DataFolder(settings.data_dir)
     folder.prepare(default_store=settings.database_url is None)
     store = await Store.open(settings.resolved_database_url)
-    broker = LocalBroker()
+    broker: Broker = mesh or LocalBroker()
     runtime = Runtime(
         store,
         broker,
@@ -62,7 +66,8 @@ async def running(settings: Settings, clock: Clock) -> AsyncIterator[Context]:
     context = Context(settings=settings, store=store, broker=broker, clock=clock, runtime=runtime)
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(store.close)
-        stack.push_async_callback(broker.close)
+        if mesh is None:
+            stack.push_async_callback(broker.close)
         await _announce_owner(context)
         join_token = load_or_create_join_token(settings.data_dir)
 
