@@ -87,8 +87,8 @@ async def measure_hops(
             await call(p.client, "DELETE", f"/tasks/{task}")
         await asyncio.sleep(0.5)
         still, escaped, failed = await _leftovers(p.store, clock.now() - timedelta(seconds=0.25))
-        hops, first, last = await _finished_hops(p.store, started, ended)
-        latencies = await _hop_latencies(p.store, started, ended)
+        hops, first, last = await finished_hops(p.store, started, ended)
+        latencies = await hop_latencies(p.store, started, ended)
     span = (ended - started).total_seconds()
     per_hop = max(hops, 1)
     return HopResult(
@@ -114,7 +114,7 @@ def _in_agent_conversations() -> Any:
     return select(topics.c.id).where(topics.c.kind == "agent_conversation")
 
 
-async def _finished_hops(store: Store, started: datetime, ended: datetime) -> tuple[int, int, int]:
+async def finished_hops(store: Store, started: datetime, ended: datetime) -> tuple[int, int, int]:
     """Runs finished in agent conversations within the window; and in its first and last second."""
     query = select(runs.c.finished_at).where(
         runs.c.state == "finished",
@@ -130,7 +130,7 @@ async def _finished_hops(store: Store, started: datetime, ended: datetime) -> tu
     return len(times), first, last
 
 
-async def _hop_latencies(store: Store, started: datetime, ended: datetime) -> list[float]:
+async def hop_latencies(store: Store, started: datetime, ended: datetime) -> list[float]:
     """For each text written in the window, the time since the previous text of its agent
     conversation: the hop that answered it (the writer is the run that took the previous one)."""
     query = (

@@ -130,6 +130,9 @@ async def joining(
     ``broker``, keeps a heartbeat, makes its agents' workspaces under ``workspaces`` and runs
     their turns here; what a turn does goes to the hub's HTTP API under the run's token (with
     ``hub``, a client the caller owns; else one of the node's own)."""
+    folder = DataFolder(settings.data_dir)  # where its command brains' process groups are noted
+    folder.prepare(default_store=False)
+    end_leftovers(folder.brain_groups)  # what a killed life of this node left running
     async with contextlib.AsyncExitStack() as stack:
         client = hub
         if client is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -26,6 +27,40 @@ NODE_FIELDS = [
     "joined_at",
     "engram",
 ]
+
+
+@app.command("join")
+def join(
+    broker: str = typer.Option(
+        ..., "--broker", envvar="PARLEY_BROKER", help="the hub's broker: nats://HOST:4222"
+    ),
+    join_token: str = typer.Option(
+        ...,
+        "--join-token",
+        envvar="PARLEY_JOIN_TOKEN",
+        help="the hub's join token (its data folder's private/join-token)",
+    ),
+    name: str = typer.Option(..., "--name", help="this node's name in the mesh"),
+    workspaces: Path | None = typer.Option(
+        None, "--workspaces", help="where its agents' workspaces go; default DATA_DIR/workspaces"
+    ),
+    data_dir: Path | None = typer.Option(
+        None, "--data-dir", help="default ./parley-data [PARLEY_DATA_DIR]"
+    ),
+    log_level: str | None = typer.Option(None, "--log-level", help="debug|info|warning|error"),
+) -> None:
+    """Run this machine as a node of a hub's mesh (no store of its own): it registers, keeps a
+    heartbeat, and runs its agents' turns here until SIGTERM or Ctrl-C. Model brains call their
+    provider from here, with this machine's settings (PARLEY_OPENAI_API_KEY, …)."""
+    # Loaded here only: every other command starts without the node's machinery.
+    from parley.cli.joining import run_node
+    from parley.datafolder import DataFolder
+    from parley.settings import load_settings
+
+    with reporting_errors():
+        settings = load_settings(node_name=name, data_dir=data_dir, log_level=log_level)
+        place = workspaces or DataFolder(settings.data_dir).workspaces
+        run_node(settings, broker, join_token.strip(), place)
 
 
 @app.command("list")

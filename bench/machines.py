@@ -1,0 +1,133 @@
+"""Machines of one mesh on loopback, each a process of its own, for bench/mesh.py and the
+many-machines tests: a hub (``bench.mesh_hub`` on NATS, or ``parley serve`` with the in-process
+broker) and ``parley node join`` processes, each logging to a file of its own under ``place``."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+HEARTBEAT = {"PARLEY_HEARTBEAT_SECONDS": "0.3"}
+# A node silent for this long is lost: short, for faults to show within a test.
+HUB = {"PARLEY_NODE_OFFLINE_AFTER_SECONDS": "3", "PARLEY_LOG_LEVEL": "info"}
+
+
+def until(check: Callable[[], bool], within: float = 60.0) -> bool:
+    deadline = time.monotonic() + within
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+class Machines:
+    """A hub on ``database_url`` and ``broker_url`` (None: the in-process broker, no nodes)."""
+
+    def __init__(
+        self,
+        place: Path,
+        database_url: str,
+        broker_url: str | None,
+        hub_env: dict[str, str] | None = None,
+    ) -> None:
+        self.place, self.database_url, self.broker_url = place, database_url, broker_url
+        self.hub_env = HUB | (hub_env or {})
+        self.port = free_port()
+        self.hub_dir = place / "hub"
+        self.hub: subprocess.Popen[bytes] | None = None
+        self.nodes: dict[str, subprocess.Popen[bytes]] = {}
+        self.api = httpx.Client(base_url=f"http://127.0.0.1:{self.port}/api/v1", timeout=30)
+
+    def _spawn(self, name: str, argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+        clean = {k: v for k, v in os.environ.items() if not k.startswith("PARLEY_")}
+        log = (self.place / f"{name}.log").open("ab")
+        return subprocess.Popen(
+            [sys.executable, "-m", *argv],
+            cwd=ROOT,
+            env=clean | env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+
+    def start_hub(self) -> None:
+        if self.broker_url is None:
+            argv = ["parley", "serve", "--data-dir", str(self.hub_dir), "--port", str(self.port)]
+            argv += ["--database-url", self.database_url]
+        else:
+            argv = ["bench.mesh_hub", str(self.hub_dir), self.database_url, self.broker_url]
+            argv += [str(self.port)]
+        self.hub = self._spawn("hub", argv, HEARTBEAT | self.hub_env)
+        assert until(self._healthy), self.log("hub")
+        token = (self.hub_dir / "private" / "owner-token").read_text().strip()
+        self.api.headers["Authorization"] = f"Bearer {token}"
+
+    def _healthy(self) -> bool:
+        try:
+            return self.api.get(f"http://127.0.0.1:{self.port}/healthz").status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    @property
+    def join_token(self) -> str:
+        return (self.hub_dir / "private" / "join-token").read_text().strip()
+
+    def join(self, name: str, token: str | None = None) -> subprocess.Popen[bytes]:
+        assert self.broker_url is not None
+        argv = ["parley", "node", "join", "--broker", self.broker_url, "--name", name]
+        argv += ["--join-token", token or self.join_token, "--workspaces", str(self.place / name)]
+        argv += ["--data-dir", str(self.place / f"{name}-data")]
+        node = self._spawn(name, argv, HEARTBEAT)
+        self.nodes[name] = node
+        return node
+
+    def joined(self, name: str) -> None:
+        """Node ``name`` started and seen online by the hub."""
+        self.join(name)
+        assert until(lambda: self.node(name)["status"] == "online"), self.log(name)
+
+    def node(self, name: str) -> dict[str, Any]:
+        answer = self.api.get(f"/nodes/{name}")
+        return answer.json() if answer.status_code == 200 else {"status": "absent"}
+
+    def hire(self, name: str, node: str, brain: str, max_sessions: int = 1) -> None:
+        body = {"name": name, "node": node, "brain": brain, "max_sessions": max_sessions}
+        hired = self.api.post("/agents", json=body)
+        assert hired.status_code == 201, hired.text
+        assert until(lambda: self.api.get(f"/agents/{name}").json()["lifecycle"] == "active")
+
+    def kill(self, process: subprocess.Popen[bytes]) -> None:
+        """SIGKILL: no shutdown of any kind."""
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=10)
+
+    def stop_all(self) -> None:
+        for process in [*self.nodes.values(), *([self.hub] if self.hub else [])]:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                try:
+                    process.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+        self.api.close()
+
+    def log(self, name: str) -> str:
+        return (self.place / f"{name}.log").read_text(errors="replace")[-4000:]

@@ -1,0 +1,157 @@
+"""Many machines on loopback, each a process of its own: a hub (on PostgreSQL and NATS) and two
+``parley node join`` processes with their own workspace folders. A relay crosses both nodes and
+back to a person's task; a turn on a node is stopped from the hub; a node, the hub and NATS are
+each killed or restarted mid-traffic with 200 tasks in flight, and every task gets its one
+answer: none lost, none twice."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from bench.machines import Machines, until
+from tests.conftest import create_database, drop_database
+from tests.nats_server import NatsServer
+
+RELAY_A = """
+rules:
+  - when: {from: b}
+    do:
+      - report: "back {text}"
+otherwise:
+  - send: {to: b, text: "ping {text}"}
+"""
+# B takes a moment: a node killed mid-traffic is likely killed mid-turn.
+RELAY_B = "otherwise: [{sleep: 0.1}, {reply: 'pong {text}'}]"
+IN_FLIGHT = 200
+
+
+def relay(machines: Machines, count: int, label: str = "t") -> dict[int, str]:
+    """``count`` tasks for A, each to be relayed to B and back: their ids and texts."""
+    tasks = {}
+    for i in range(count):
+        text = f"{label}{i}"
+        made = machines.api.post("/tasks", json={"agent": "a", "text": text})
+        assert made.status_code == 201, made.text
+        tasks[made.json()["id"]] = text
+    return tasks
+
+
+def answers(machines: Machines, tasks: dict[int, str]) -> tuple[int, int]:
+    """(lost, duplicated) of the tasks' relayed answers, as things stand."""
+    lost = duplicated = 0
+    for task, text in tasks.items():
+        detail = machines.api.get(f"/tasks/{task}").json()
+        bodies = [m["body"] for m in detail["messages"]["items"]]
+        found = bodies.count(f"back pong ping {text}")
+        lost += found == 0
+        duplicated += max(found - 1, 0)
+    return lost, duplicated
+
+
+def all_answered(machines: Machines, tasks: dict[int, str]) -> Callable[[], bool]:
+    return lambda: answers(machines, tasks)[0] == 0
+
+
+@pytest.fixture
+def postgres_database() -> Iterator[str]:
+    name = f"parley_mesh_{os.getpid()}"
+    try:
+        url = asyncio.run(create_database(name))
+    except Exception as exc:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"PostgreSQL not reachable: {exc} (CI=true: it is required)")
+        pytest.skip(f"PostgreSQL not reachable: {exc}")
+    yield url
+    asyncio.run(drop_database(name))
+
+
+@pytest.fixture
+def machines(tmp_path: Path, postgres_database: str, nats_server: NatsServer) -> Iterator[Machines]:
+    mesh = Machines(tmp_path, postgres_database, nats_server.url)
+    try:
+        mesh.start_hub()
+        mesh.joined("n1")
+        mesh.joined("n2")
+        mesh.hire("a", "n1", f"scripted:{_write(tmp_path / 'a.yaml', RELAY_A)}", 4)
+        mesh.hire("b", "n2", f"scripted:{_write(tmp_path / 'b.yaml', RELAY_B)}", 4)
+        yield mesh
+    finally:
+        mesh.stop_all()
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def test_a_relay_crosses_both_nodes_and_comes_back_to_the_person(machines: Machines) -> None:
+    tasks = relay(machines, 1)
+    assert until(all_answered(machines, tasks)), machines.log("hub")
+    assert answers(machines, tasks) == (0, 0)
+    nodes = {n["name"]: n for n in machines.api.get("/nodes").json()["items"]}
+    assert {name: nodes[name]["agents"] for name in ("n1", "n2")} == {"n1": 1, "n2": 1}
+    assert (machines.place / "n1" / "a").is_dir() and (machines.place / "n2" / "b").is_dir()
+
+
+def test_a_wrong_join_token_is_refused_on_the_node_and_logged_on_the_hub(
+    machines: Machines,
+) -> None:
+    intruder = machines.join("intruder", token="pj_wrong")
+    assert intruder.wait(timeout=30) != 0
+    assert "the hub refused node 'intruder': wrong join token" in machines.log("intruder")
+    assert "node 'intruder' tried to join with a wrong join token" in machines.log("hub")
+
+
+def test_a_turn_on_a_node_is_stopped_from_the_hub_and_its_process_group_killed(
+    machines: Machines,
+) -> None:
+    pid_file = machines.place / "n2" / "sleeper" / "pid"  # in its workspace, on its node
+    machines.hire("sleeper", "n2", "command:sh -c 'echo $$ > pid; sleep 60'")
+    run = machines.api.post("/conversations/sleeper/messages", json={"text": "sleep"}).json()
+    assert until(lambda: pid_file.exists() and pid_file.read_text().strip() != "")
+    pid = int(pid_file.read_text())
+    stopped = machines.api.post(f"/runs/{run['run_id']}/stop")
+    assert stopped.status_code == 200, stopped.text
+    assert until(lambda: not _alive(pid), within=10)
+    assert machines.api.get(f"/runs/{run['run_id']}").json()["run"]["state"] == "stopped"
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie left for an init that does not reap (as in some containers)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "State:\tZ" not in status
+
+
+def test_a_node_the_hub_and_nats_each_failing_mid_traffic_lose_and_repeat_nothing(
+    machines: Machines, nats_server: NatsServer
+) -> None:
+    """One mesh through three faults, each with its own 200 tasks in flight."""
+    tasks = relay(machines, IN_FLIGHT, "node")
+    machines.kill(machines.nodes["n2"])  # SIGKILL: its turns end with it, unreported
+    assert until(lambda: machines.node("n2")["status"] == "offline")
+    machines.joined("n2")  # the machine comes back
+    assert until(all_answered(machines, tasks), within=300), machines.log("hub")
+    assert answers(machines, tasks) == (0, 0)
+
+    tasks = relay(machines, IN_FLIGHT, "hub")
+    assert machines.hub is not None
+    machines.kill(machines.hub)
+    time.sleep(1)  # the nodes go on meanwhile
+    machines.start_hub()
+    assert until(all_answered(machines, tasks), within=300), machines.log("hub")
+    assert answers(machines, tasks) == (0, 0)
+
+    tasks = relay(machines, IN_FLIGHT, "nats")
+    nats_server.stop()
+    nats_server.start()
+    assert until(all_answered(machines, tasks), within=300), machines.log("hub")
+    assert answers(machines, tasks) == (0, 0)
