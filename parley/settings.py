@@ -49,6 +49,28 @@ class ChannelSettings(BaseModel):
     thread_bindings: ThreadBindingSettings = Field(default_factory=ThreadBindingSettings)
 
 
+DAY = 24 * 3600.0
+
+
+class DiscordThreadBindingSettings(ThreadBindingSettings):
+    idle_timeout_seconds: float | None = Field(
+        DAY, gt=0, description="a bound thread's binding ends after this long idle (24 h)"
+    )
+
+
+class DiscordSettings(ChannelSettings):
+    thread_bindings: DiscordThreadBindingSettings = Field(
+        default_factory=DiscordThreadBindingSettings
+    )
+    avatar_url: str | None = Field(
+        None,
+        description="an agent's avatar in bound threads: a URL where {agent} is its name",
+    )
+    accounts_poll_seconds: float = Field(
+        10.0, gt=0, description="how often parley serve looks for Discord accounts given a token"
+    )
+
+
 class ChannelsSettings(BaseModel):
     """Per channel; ``PARLEY_CHANNELS__DISCORD__THREAD_BINDINGS__SPAWN_SUBAGENT_SESSIONS=true``
     or ``[channels.discord.thread_bindings]`` in parley.toml."""
@@ -56,7 +78,7 @@ class ChannelsSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     web: ChannelSettings = Field(default_factory=ChannelSettings)
-    discord: ChannelSettings = Field(default_factory=ChannelSettings)
+    discord: DiscordSettings = Field(default_factory=DiscordSettings)
 
     def of(self, channel: str) -> ChannelSettings:
         found = getattr(self, channel, None) if channel in ("web", "discord") else None

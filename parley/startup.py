@@ -17,6 +17,7 @@ from parley.agents.workspaces import provision_waiting
 from parley.brains.cache import BrainCache
 from parley.brains.factory import brain_for
 from parley.brains.groups import end_leftovers
+from parley.channels.discord.available import INSTALL_HINT, discord_installed
 from parley.channels.sweeper import run_binding_sweeper
 from parley.clock import Clock
 from parley.context import Context
@@ -114,6 +115,7 @@ async def running(
         stack.push_async_callback(_cancel, sweeper)
         bindings = asyncio.create_task(run_binding_sweeper(store, clock, settings.sweep_seconds))
         stack.push_async_callback(_cancel, bindings)
+        await _start_discord(stack, context)
         log.info("Parley is up: store %s, node %r", store.dialect, settings.node_name)
         yield context
 
@@ -173,6 +175,28 @@ async def _announce_owner(context: Context) -> None:
         log.info(
             "owner token (if this machine made it) is in %s", owner_token_path(settings.data_dir)
         )
+
+
+async def _start_discord(stack: contextlib.AsyncExitStack, context: Context) -> None:
+    """A Discord adapter per Discord account given a token, if discord.py is installed (an
+    optional extra: without it, accounts with a token get a one-line hint in the log)."""
+    if not discord_installed():
+        async with context.store.transaction() as tx:
+            accounts = await tx.channels.accounts()
+        if any(a.channel == "discord" and a.has_token for a in accounts):
+            log.error(INSTALL_HINT)
+        return
+    from parley.channels.discord.service import DiscordAccounts  # the optional library's edge
+
+    discord = DiscordAccounts(
+        context.store,
+        context.clock,
+        context.settings.channels.discord,
+        context.runtime.channels.registry,
+    )
+    polling = asyncio.create_task(discord.run())
+    stack.push_async_callback(discord.stop)
+    stack.push_async_callback(_cancel, polling)
 
 
 async def _cancel(task: asyncio.Task[None]) -> None:

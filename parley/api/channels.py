@@ -12,6 +12,7 @@ from parley.api.schemas.channels import (
     IdentityIn,
     IdentityOut,
     TitleIn,
+    TokenIn,
     WebConversationDetailOut,
     WebConversationOut,
 )
@@ -42,6 +43,24 @@ async def set_account(
         account = await accounts.set_account(
             tx, ctx.clock, caller, channel, account_id, body.default_agent
         )
+    return AccountOut.of(account)
+
+
+@router.put(ACCOUNT + "/token")
+async def set_token(
+    channel: str, account_id: str, body: TokenIn, caller: Caller, ctx: Ctx
+) -> AccountOut:
+    """Set or replace the account's secret (owners); its adapter uses it from its next call."""
+    async with ctx.store.transaction() as tx:
+        account = await accounts.set_token(tx, caller, channel, account_id, body.token)
+    return AccountOut.of(account)
+
+
+@router.delete(ACCOUNT + "/token")
+async def clear_token(channel: str, account_id: str, caller: Caller, ctx: Ctx) -> AccountOut:
+    """Forget the account's secret (owners): its adapter stops at its next call."""
+    async with ctx.store.transaction() as tx:
+        account = await accounts.set_token(tx, caller, channel, account_id, None)
     return AccountOut.of(account)
 
 

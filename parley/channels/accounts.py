@@ -7,7 +7,7 @@ from __future__ import annotations
 from parley.agents.lookup import agent_by_name
 from parley.channels.model import ChannelAccount, ConversationRef
 from parley.clock import Clock
-from parley.errors import NotFound
+from parley.errors import Invalid, NotFound
 from parley.people.accounts import person_by_name, require_owner
 from parley.people.model import Person
 from parley.store import Tx
@@ -28,6 +28,35 @@ async def set_account(
     changed = await tx.channels.account(channel, account_id)
     assert changed is not None
     return changed
+
+
+MAX_TOKEN = 500
+SECRET_CHANNELS = ("discord",)  # channels whose accounts log in with a secret
+
+
+def checked_token(channel: str, token: str) -> str:
+    """A bot token as given at an edge: one printable word (a copy-paste's stray newline
+    trimmed), for a channel that logs in with one."""
+    if channel not in SECRET_CHANNELS:
+        raise Invalid(f"token: a {channel} account takes no token", field="token")
+    token = token.strip()
+    if not 1 <= len(token) <= MAX_TOKEN or not token.isascii() or not token.isprintable():
+        raise Invalid(f"token: give the bot's token, 1 to {MAX_TOKEN} printable ASCII characters",
+                      field="token")  # fmt: skip
+    if any(c.isspace() for c in token):
+        raise Invalid("token: a token has no spaces", field="token")
+    return token
+
+
+async def set_token(
+    tx: Tx, by: Person, channel: str, account_id: str, token: str | None
+) -> ChannelAccount:
+    """Set (or, with None, clear) the account's secret; its adapter uses the newest one from
+    its next call on."""
+    require_owner(by, "set channel tokens")
+    found = await account(tx, channel, account_id)
+    await tx.channels.set_token(found.id, None if token is None else checked_token(channel, token))
+    return await account(tx, channel, account_id)
 
 
 async def account(tx: Tx, channel: str, account_id: str) -> ChannelAccount:

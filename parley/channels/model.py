@@ -130,6 +130,9 @@ class ChannelAccount:
     account_id: str
     default_agent: str | None
     created_at: datetime
+    has_token: bool = False  # its secret (a bot token) is set; the secret itself never leaves
+    last_inbound_at: datetime | None = None  # when a user's message last came in
+    last_outbound_at: datetime | None = None  # when it last posted (webhook posts included)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,8 @@ conversations."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -10,6 +12,7 @@ import typer
 
 from parley.cli.output import console, reporting_errors, show, table
 from parley.cli.state import JsonOption, client, given_text
+from parley.errors import Invalid
 
 app = typer.Typer(help="Channels: accounts, linked users, web conversations.", no_args_is_help=True)
 account_app = typer.Typer(help="Channel accounts (owners).", no_args_is_help=True)
@@ -19,6 +22,7 @@ app.add_typer(account_app, name="account")
 app.add_typer(identity_app, name="identity")
 app.add_typer(web_app, name="web")
 
+ACCOUNT_COLUMNS = ["channel", "account_id", "default_agent", "has_token", "last_outbound_at"]
 WEB_CONVERSATION_COLUMNS = ["id", "title", "person", "parent_id", "created_at"]
 
 
@@ -51,12 +55,49 @@ def _account_line(row: dict[str, Any]) -> str:
     return f"{row['channel']} account {row['account_id']}: {agent}"
 
 
+@account_app.command("token")
+def set_token(
+    ctx: typer.Context,
+    channel: str,
+    account: str,
+    token_file: str | None = typer.Option(
+        None, "--file", help="read the token from this file ('-': stdin), never from argv"
+    ),
+    clear: bool = typer.Option(False, "--clear", help="forget the account's token"),
+    as_json: bool = JsonOption,
+) -> None:
+    """Set, replace or forget a channel account's token (a Discord bot token)."""
+    with reporting_errors():
+        if clear == (token_file is not None):
+            raise Invalid("give --file FILE (or --file - for stdin), or --clear")
+        path = f"{_account(channel, account)}/token"
+        if token_file is None:
+            row = client(ctx).delete(path)
+        else:
+            row = client(ctx).put(path, {"token": _read_secret(token_file)})
+        show(row, as_json, lambda row: console.print(_token_line(row), markup=False))
+
+
+def _read_secret(name: str) -> str:
+    if name == "-":
+        return sys.stdin.read()
+    try:
+        return Path(name).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise Invalid(f"cannot read the token file {name}: {exc}") from exc
+
+
+def _token_line(row: dict[str, Any]) -> str:
+    state = "token set" if row["has_token"] else "no token"
+    return f"{row['channel']} account {row['account_id']}: {state}"
+
+
 @account_app.command("list")
 def list_accounts(ctx: typer.Context, as_json: bool = JsonOption) -> None:
     """Channel accounts with their default agent."""
     with reporting_errors():
         rows = client(ctx).get("/channels/accounts")
-        show(rows, as_json, lambda r: table(r, ["channel", "account_id", "default_agent"], "none"))
+        show(rows, as_json, lambda r: table(r, ACCOUNT_COLUMNS, "none"))
 
 
 @identity_app.command("link")

@@ -24,7 +24,7 @@ async def say(
     """Give ``text`` to the agent in the person's conversation with it, opened on first use;
     ``channel_ref``: the channel conversation it came in from, if any."""
     check_text(text)
-    conversation = await _open_or_start(tx, clock, person, agent_name)
+    conversation = await open_or_start(tx, clock, person, agent_name)
     worker = await pick_for_held_topic(tx, conversation.agent_name)
     return await queue_text(
         tx, clock.now(), conversation, worker, text, author_person_id=person.id,
@@ -47,7 +47,7 @@ async def delete_conversation(tx: Tx, clock: Clock, person: Person, agent_name: 
     return conversation
 
 
-async def _open_or_start(tx: Tx, clock: Clock, person: Person, agent_name: str) -> Topic:
+async def open_or_start(tx: Tx, clock: Clock, person: Person, agent_name: str) -> Topic:
     addressed = await agent_by_name(tx, agent_name)
     if addressed.is_node_session:
         raise Invalid(f"{addressed.name} is a node session: ask it with 'parley node ask'")

@@ -28,7 +28,16 @@ _WEB = select(web_conversations, people.c.name.label("person_name")).outerjoin(
 
 
 def _account(row: Any) -> ChannelAccount:
-    return ChannelAccount(row.id, row.channel, row.account_id, row.default_agent, row.created_at)
+    return ChannelAccount(
+        id=row.id,
+        channel=row.channel,
+        account_id=row.account_id,
+        default_agent=row.default_agent,
+        created_at=row.created_at,
+        has_token=row.token is not None,
+        last_inbound_at=row.last_inbound_at,
+        last_outbound_at=row.last_outbound_at,
+    )
 
 
 def _conversation(row: Any) -> WebConversation:
@@ -71,6 +80,31 @@ class ChannelsRepo:
             update(channel_accounts)
             .where(channel_accounts.c.id == account)
             .values(default_agent_id=agent_id)
+        )
+
+    async def set_token(self, account: int, token: str | None) -> None:
+        await self._c.execute(
+            update(channel_accounts).where(channel_accounts.c.id == account).values(token=token)
+        )
+
+    async def token_of(self, channel: str, account_id: str) -> str | None:
+        """The account's secret, for its adapter only (never an answer of the API)."""
+        query = select(channel_accounts.c.token).where(
+            channel_accounts.c.channel == channel, channel_accounts.c.account_id == account_id
+        )
+        found: str | None = (await self._c.execute(query)).scalar_one_or_none()
+        return found
+
+    async def record_activity(
+        self, channel: str, account_id: str, at: datetime, *, outbound: bool
+    ) -> None:
+        column = "last_outbound_at" if outbound else "last_inbound_at"
+        await self._c.execute(
+            update(channel_accounts)
+            .where(
+                channel_accounts.c.channel == channel, channel_accounts.c.account_id == account_id
+            )
+            .values({column: at})
         )
 
     async def account(self, channel: str, account_id: str) -> ChannelAccount | None:

@@ -524,6 +524,9 @@ channel_accounts = Table(
     Column("account_id", String(200), nullable=False),
     Column("default_agent_id", Integer, ForeignKey("agents.id"), nullable=True),
     Column("created_at", UTCDateTime, nullable=False),
+    Column("token", Text, nullable=True),  # the account's secret (a bot token); never shown
+    Column("last_inbound_at", UTCDateTime, nullable=True),
+    Column("last_outbound_at", UTCDateTime, nullable=True),
     UniqueConstraint("channel", "account_id", name="uq_channel_accounts"),
 )
 

@@ -21,11 +21,20 @@ class AccountIn(Body):
     )  # fmt: skip
 
 
+class TokenIn(Body):
+    model_config = example(token="MTIz.abc.xyz")
+
+    token: str = Field(description="the account's secret (a Discord bot token); never shown back")
+
+
 class AccountOut(BaseModel):
     channel: str
     account_id: str
     default_agent: str | None
     created_at: datetime
+    has_token: bool = Field(description="its secret is set (the secret itself is never shown)")
+    last_inbound_at: datetime | None = Field(description="when a user's message last came in")
+    last_outbound_at: datetime | None = Field(description="when it last posted anything")
 
     @classmethod
     def of(cls, account: ChannelAccount) -> AccountOut:
@@ -34,6 +43,9 @@ class AccountOut(BaseModel):
             account_id=account.account_id,
             default_agent=account.default_agent,
             created_at=account.created_at,
+            has_token=account.has_token,
+            last_inbound_at=account.last_inbound_at,
+            last_outbound_at=account.last_outbound_at,
         )
 
 

@@ -44,6 +44,10 @@ What it speaks
     (its template such as ``/channels/{channel_id}/messages``, or a concrete path) with 429 +
     ``retry_after`` (and the ``Via`` header discord.py requires before it retries), 5xx
     (discord.py retries after 1 s, 3 s, …, five tries in all), 403 or 404 (not retried).
+  - Nonces: a message posted with ``nonce`` and ``enforce_nonce`` whose nonce the bot used in
+    that channel before is not posted again: the first one is answered (Discord does so for a
+    few minutes; the fake for its life). ``drop_next(method, route)`` cuts a call's connection
+    unanswered, as a network failure does.
   - Disconnects: ``drop_gateway()`` closes the sockets with 4000; discord.py resumes.
     ``refuse_resume = True`` answers RESUME with INVALID_SESSION; discord.py then waits 5 s in
     ``Client.before_identify_hook`` before it identifies again (``bot_harness.Bot`` skips it).
@@ -75,6 +79,7 @@ from tests.channels.discord.fake_http import API
 from tests.channels.discord.fake_rest import FakeRest
 from tests.channels.discord.fake_state import (
     JSON,
+    PUBLIC_THREAD,
     FakeChannel,
     FakeCommand,
     FakeInteraction,
@@ -84,6 +89,7 @@ from tests.channels.discord.fake_state import (
     PlannedFailure,
 )
 
+DROPPED = 0  # a planned failure that cuts the connection instead of answering
 HANG_GUARD = 30  # seconds: a wait that never ends is a failure, not a hung suite
 OPTION_TYPES = {bool: 5, int: 4, float: 10, str: 3}  # Python value → Discord option type
 
@@ -165,6 +171,24 @@ class FakeDiscord:
         await self._notify()
         return message
 
+    async def user_starts_thread(self, channel_id: int, author: str, name: str) -> FakeChannel:
+        """A person starts a public thread in a text channel; bots get THREAD_CREATE."""
+        parent = self.state.channel(channel_id)
+        thread = FakeChannel(
+            id=self.state.new_id(),
+            guild_id=parent.guild_id,
+            name=name,
+            type=PUBLIC_THREAD,
+            parent_id=parent.id,
+            owner_id=self.state.user(author).id,
+        )
+        self.state.channels[thread.id] = thread
+        await self.gateway.dispatch(
+            "THREAD_CREATE", {**payloads.channel(thread), "newly_created": True}
+        )
+        await self._notify()
+        return thread
+
     async def user_runs_command(
         self, channel_id: int, author: str, name: str, options: dict[str, Any] | None = None
     ) -> FakeInteraction:
@@ -222,6 +246,12 @@ class FakeDiscord:
                 "a planned failure needs a status >= 400, times >= 1, retry_after >= 0"
             )
         self.state.failures.append(PlannedFailure(method, route, status, times, retry_after))
+
+    def drop_next(self, method: str, route: str, *, times: int = 1) -> None:
+        """Cut the connection of the next ``times`` calls to ``method route`` before any answer
+        (a network failure: the client cannot know whether the call was taken; the fake did
+        not take it)."""
+        self.state.failures.append(PlannedFailure(method, route, DROPPED, times, 0))
 
     async def drop_gateway(self, code: int = CLOSE_UNKNOWN_ERROR) -> None:
         await self.gateway.drop(code)

@@ -171,6 +171,8 @@ def message(state: FakeState, m: FakeMessage) -> JSON:
         data["message_reference"] = {**reference, "guild_id": str(m.guild_id), "type": 0}
     if m.interaction_id is not None:
         data["application_id"] = str(state.application_id)
+    if m.nonce is not None:
+        data["nonce"] = m.nonce
     return data
 
 

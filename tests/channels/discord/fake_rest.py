@@ -97,6 +97,10 @@ class FakeRest:
         if call.route not in PATH_TOKEN_ROUTES and not self.state.token_is_valid(call.token):
             return error_response(401, 0, "401: Unauthorized")
         failure = self.state.take_failure(call.method, call.route, call.path)
+        if failure is not None and failure.status == 0:  # cut, unanswered
+            if request.transport is not None:
+                request.transport.abort()
+            raise asyncio.CancelledError
         if failure is not None:
             return planned_failure_response(failure)
         try:
@@ -203,8 +207,14 @@ class FakeRest:
         channel = self._channel(request)
         body = await read_body(request)
         content = message_content(body)
+        nonce = _nonce(body)
+        if nonce is not None and body.get("enforce_nonce"):
+            seen = self.state.nonced(channel.id, self.state.bot.id, nonce)
+            if seen is not None:
+                return json_response(payloads.message(self.state, seen))
         await self._reopen_if_archived(channel)
         message = FakeMessage(
+            nonce=nonce,
             id=self.state.new_id(),
             channel_id=channel.id,
             guild_id=channel.guild_id,
@@ -295,3 +305,12 @@ class FakeRest:
         if channel.type != GUILD_TEXT:
             raise FakeError(400, 50024, "Cannot execute action on this channel type")
         return channel
+
+
+def _nonce(body: JSON) -> str | None:
+    nonce = body.get("nonce")
+    if nonce is None:
+        return None
+    if not isinstance(nonce, str | int) or len(str(nonce)) > 25:
+        raise FakeError(400, 50035, "Invalid Form Body: nonce must be 25 or fewer in length.")
+    return str(nonce)

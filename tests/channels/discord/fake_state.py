@@ -83,6 +83,7 @@ class FakeMessage:
     persona_avatar_url: str | None = None
     interaction_id: int | None = None
     reply_to: int | None = None  # the message it answers (message_reference)
+    nonce: str | None = None  # what the sender gave to recognise its own message
 
 
 @dataclass
@@ -217,6 +218,15 @@ class FakeState:
         if channel.is_thread:
             channel.message_count += 1
         return message
+
+    def nonced(self, channel_id: int, author_id: int, nonce: str) -> FakeMessage | None:
+        """A message with this nonce by this author in the channel: Discord answers it again,
+        instead of posting, when the sender asks with ``enforce_nonce`` (for a few minutes; the
+        fake remembers for its life)."""
+        for message in self.messages.get(channel_id, []):
+            if message.nonce == nonce and message.author.id == author_id:
+                return message
+        return None
 
     def take_failure(self, method: str, route: str, path: str) -> PlannedFailure | None:
         for failure in self.failures:

@@ -1,0 +1,94 @@
+"""``/focus AGENT-OR-SESSION`` and ``/unfocus``: a person on Discord binds the channel or thread
+they are in to a session (their conversation with an agent, or ``topic:ID`` they may read), so
+that what is said there goes to it and its answers come back there; only who bound it unbinds it
+(an owner can always, with ``parley binding unbind``). Each answers with one sentence, seen by
+the person who asked only."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from parley.channels.bindings import SessionBindingService, topic_of
+from parley.channels.model import BindingTargetKind, BindRequest, ConversationRef, session_key
+from parley.clock import Clock
+from parley.conversations.model import Topic
+from parley.conversations.person import open_or_start
+from parley.errors import Forbidden, NotFound
+from parley.people.model import Person
+from parley.settings import DiscordThreadBindingSettings
+from parley.store import Tx
+
+UNFOCUS = "unfocus"  # why a binding ended by /unfocus
+
+
+def bound_by(user_id: str) -> str:
+    return f"discord:{user_id}"
+
+
+async def focus(
+    tx: Tx,
+    clock: Clock,
+    ref: ConversationRef,
+    user_id: str,
+    target: str,
+    lifetimes: DiscordThreadBindingSettings,
+) -> str:
+    person = await _person(tx, ref, user_id)
+    topic = await _session(tx, clock, person, target.strip())
+    await SessionBindingService(tx, clock).bind(
+        BindRequest(
+            target_session_key=session_key(topic.id),
+            target_kind=BindingTargetKind.SESSION,
+            conversation=ref,
+            bound_by=bound_by(user_id),
+            idle_timeout=_seconds(lifetimes.idle_timeout_seconds),
+            max_age=_seconds(lifetimes.max_age_seconds),
+        )
+    )
+    return (
+        f"Bound here to {session_key(topic.id)} ({topic.agent_name}): what you write here goes"
+        " to it, and its answers come here. /unfocus ends it."
+    )
+
+
+async def unfocus(tx: Tx, clock: Clock, ref: ConversationRef, user_id: str) -> str:
+    bindings = SessionBindingService(tx, clock)
+    held = await bindings.resolve_by_conversation(ref)
+    if held is None or not held.is_active:
+        raise NotFound("nothing is bound here")
+    if held.bound_by != bound_by(user_id):
+        raise Forbidden(
+            f"only who bound it ({held.bound_by}) can unfocus binding {held.binding_id};"
+            f" an owner can with 'parley binding unbind {held.binding_id}'"
+        )
+    await bindings.unbind(UNFOCUS, binding_id=held.binding_id)
+    return f"Unbound from {held.target_session_key}: this place is as before."
+
+
+async def _person(tx: Tx, ref: ConversationRef, user_id: str) -> Person:
+    account = await tx.channels.account(ref.channel, ref.account_id)
+    person_id = None if account is None else await tx.channels.person_of(account.id, user_id)
+    person = None if person_id is None else await tx.people.by_id(person_id)
+    if person is None:
+        raise Forbidden(
+            f"Parley does not know you (discord user {user_id}): ask an owner to link you"
+        )
+    return person
+
+
+async def _session(tx: Tx, clock: Clock, person: Person, target: str) -> Topic:
+    """``topic:ID`` the person may read, or their conversation with the agent so named."""
+    if not target.startswith("topic:"):
+        return await open_or_start(tx, clock, person, target)
+    topic = await tx.topics.by_id(topic_of(target))
+    if topic is None or topic.is_closed:
+        raise NotFound(f"no open session {target}")
+    origin = topic if topic.origin_id == topic.id else await tx.topics.by_id(topic.origin_id)
+    owned = origin is not None and origin.person_id == person.id
+    if not (person.is_owner or topic.person_id == person.id or owned):
+        raise Forbidden(f"{target} is not yours to focus on")
+    return topic
+
+
+def _seconds(value: float | None) -> timedelta | None:
+    return None if value is None else timedelta(seconds=value)

@@ -1,0 +1,78 @@
+"""Parley (in process, its API and runtime) speaking to the fake Discord through its real
+Discord adapter: a discord account ``bot`` with the fake's token, whose default agent is
+``manager``, and the fake's user ``ada`` linked to the owner."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from datetime import datetime
+from typing import Any
+
+from parley.channels.discord.adapter import DiscordAdapter
+from parley.channels.model import ConversationRef
+from parley.settings import (
+    ChannelsSettings,
+    DiscordSettings,
+    DiscordThreadBindingSettings,
+    Settings,
+)
+from tests.channels.discord.fake_discord import FakeDiscord
+from tests.support import Harness, ManualClock, started
+
+ACCOUNT = "bot"
+COMMANDS = 2  # /focus and /unfocus, synced once the bot is ready
+
+
+def on_discord(settings: Settings, spawn_threads: bool) -> Settings:
+    bindings = DiscordThreadBindingSettings(spawn_subagent_sessions=spawn_threads)
+    discord = DiscordSettings(thread_bindings=bindings, accounts_poll_seconds=0.05)
+    return settings.model_copy(update={"channels": ChannelsSettings(discord=discord)})
+
+
+async def call(parley: Harness, method: str, path: str, **body: Any) -> Any:
+    response = await parley.owner.request(method, f"/api/v1{path}", json=body or None)
+    assert response.status_code < 300, response.text
+    return response.json() if response.content else None
+
+
+async def set_up_account(parley: Harness, fake: FakeDiscord, default_agent: str) -> None:
+    account = f"/channels/discord/accounts/{ACCOUNT}"
+    await call(parley, "PUT", account, default_agent=default_agent)
+    await call(parley, "PUT", f"{account}/token", token=fake.token)
+    ada = fake.state.user("ada")
+    await call(parley, "PUT", f"{account}/identities/{ada.id}", person="owner")
+
+
+@asynccontextmanager
+async def parley_on(
+    settings: Settings,
+    clock: ManualClock,
+    fake: FakeDiscord,
+    setup: Callable[[Harness], Awaitable[None]] | None = None,
+) -> AsyncIterator[Harness]:
+    """Parley started (and ``setup`` done): yields once the bot has connected anew and its
+    commands are synced."""
+    identified = fake.gateway.identifies
+    async with started(settings, clock) as parley:
+        if setup is not None:
+            await setup(parley)
+        await fake.wait_until(lambda: fake.gateway.identifies > identified)
+        await fake.wait_until(lambda: len(fake.state.commands) == COMMANDS)
+        yield parley
+
+
+def moment(value: object) -> datetime:
+    assert isinstance(value, str), value
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def place(channel_id: int, parent_id: int | None = None) -> ConversationRef:
+    parent = None if parent_id is None else str(parent_id)
+    return ConversationRef("discord", ACCOUNT, str(channel_id), parent)
+
+
+def adapter(parley: Harness) -> DiscordAdapter:
+    found = parley.context.runtime.channels.registry.adapter_for(place(1))
+    assert isinstance(found, DiscordAdapter)
+    return found
