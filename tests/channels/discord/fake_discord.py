@@ -189,6 +189,21 @@ class FakeDiscord:
         await self._notify()
         return thread
 
+    async def archive_thread(self, thread_id: int) -> None:
+        """Discord archives a thread (idle past its auto-archive duration, or a moderator)."""
+        thread = self.state.channel(thread_id)
+        thread.archived = True
+        await self.gateway.dispatch("THREAD_UPDATE", payloads.channel(thread))
+
+    async def delete_thread(self, thread_id: int) -> None:
+        """A moderator deletes a thread: it is gone, and bots get THREAD_DELETE."""
+        thread = self.state.channel(thread_id)
+        self.state.deleted_channels[thread.id] = self.state.channels.pop(thread.id)
+        data = payloads.channel(thread)
+        await self.gateway.dispatch(
+            "THREAD_DELETE", {k: data[k] for k in ("id", "guild_id", "parent_id", "type")}
+        )
+
     async def user_runs_command(
         self, channel_id: int, author: str, name: str, options: dict[str, Any] | None = None
     ) -> FakeInteraction:
