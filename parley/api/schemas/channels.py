@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from parley.api.schemas.base import NAME, Body, capped, example
 from parley.api.schemas.bindings import ConversationRefOut
+from parley.channels.accounts import MAX_TOKEN
 from parley.channels.model import ChannelAccount, WebConversation, WebMessage
 from parley.channels.web.conversations import MAX_TITLE, WebConversationDetail
 
@@ -24,7 +25,11 @@ class AccountIn(Body):
 class TokenIn(Body):
     model_config = example(token="MTIz.abc.xyz")
 
-    token: str = Field(description="the account's secret (a Discord bot token); never shown back")
+    token: str = Field(
+        description="the account's secret (a Discord bot token), surrounding spaces trimmed;"
+        " never shown back",
+        json_schema_extra=capped(MAX_TOKEN, 1),
+    )
 
 
 class AccountOut(BaseModel):

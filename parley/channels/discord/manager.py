@@ -2,7 +2,8 @@
 and kept connected, its persona webhooks, and its token. It is made once per account and
 reused; the token is never captured: it is read from the store before each REST call, so a
 token rotated with ``parley channel account token`` is used by the very next call, and a
-gateway session that Discord ends for the old token is opened again with the new one."""
+gateway session that Discord ends for the old token is opened again with the new one. A token
+taken away ends the session."""
 
 from __future__ import annotations
 
@@ -71,17 +72,32 @@ class DiscordAccountManager:
         it got as far as logging in."""
         client = self.client = self._make_client(self)
         logged_in = False
+        watching: asyncio.Task[None] | None = None
         try:
             await client.login(token)
             logged_in = True
+            watching = asyncio.create_task(self._follow_the_token(client))
             await client.connect(reconnect=True)
         except discord.LoginFailure:
             log.warning("discord account %r: Discord refused its token", self.account_id)
         except (discord.DiscordException, OSError) as exc:
             log.warning("discord account %r disconnected: %s", self.account_id, type(exc).__name__)
         finally:
+            if watching is not None:
+                watching.cancel()
             await client.close()
         return logged_in
+
+    async def _follow_the_token(self, client: discord.Client) -> None:
+        """Between calls, keep the client's token the newest, so that the gateway resumes or
+        identifies again with it; a token taken away ends the session."""
+        while (token := await self.token()) is not None:
+            http: HTTPClient = client.http
+            http.token = token
+            await asyncio.sleep(self.settings.accounts_poll_seconds)
+        log.info("discord account %r: its token was taken away", self.account_id)
+        # Shielded: this watch is cancelled as the session ends, the closing must not be.
+        await asyncio.shield(client.close())
 
     async def close(self) -> None:
         if self.client is not None:

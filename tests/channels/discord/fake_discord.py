@@ -5,8 +5,9 @@ server on 127.0.0.1 at a free port, with one bot application, one guild and its 
 ``pointed_at(fake)`` sets ``discord.http.Route.BASE`` and ``DiscordWebSocket.DEFAULT_GATEWAY``
 to it for the duration of a test (a plain ``discord.Client`` never asks ``/gateway/bot``: it
 dials that default); the ``fake_discord`` fixture of this folder's conftest does both. The test
-acts as the people on Discord (``user_says``, ``user_runs_command``) and as Discord itself
-(``rotate_token``, ``fail_next``, ``drop_gateway``), then inspects ``fake.state``, which records
+acts as the people on Discord (``user_says``, ``user_starts_thread``, ``user_runs_command``) and
+as Discord itself (``rotate_token``, ``fail_next``, ``drop_next``, ``drop_gateway``,
+``archive_thread``, ``delete_thread``), then inspects ``fake.state``, which records
 what the bot did: messages per channel or thread (author, webhook persona, reply), threads,
 webhooks, commands, interaction replies, and every REST call with its bot token and status.
 ``fake.wait_until(condition)`` waits for the state to change; ``bot_harness`` has a client.
