@@ -21,12 +21,15 @@ from tests.channels.discord.fake_discord import FakeDiscord
 from tests.support import Harness, ManualClock, started
 
 ACCOUNT = "bot"
+AVATAR = "https://example.invalid/avatars/{agent}.png"
 COMMANDS = 2  # /focus and /unfocus, synced once the bot is ready
 
 
 def on_discord(settings: Settings, spawn_threads: bool) -> Settings:
     bindings = DiscordThreadBindingSettings(spawn_subagent_sessions=spawn_threads)
-    discord = DiscordSettings(thread_bindings=bindings, accounts_poll_seconds=0.05)
+    discord = DiscordSettings(
+        thread_bindings=bindings, accounts_poll_seconds=0.05, avatar_url=AVATAR
+    )
     return settings.model_copy(update={"channels": ChannelsSettings(discord=discord)})
 
 

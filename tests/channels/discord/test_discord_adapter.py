@@ -144,6 +144,7 @@ async def test_a_webhook_persona_post_records_activity_and_touches_its_binding(
     )
     (posted,) = fake_discord.state.messages[thread.id]
     assert posted.webhook_id is not None and posted.persona_username == "scribe"
+    assert posted.persona_avatar_url == "https://example.invalid/avatars/scribe.png"
     row = await account_row(parley)
     assert moment(row["last_outbound_at"]) == clock.now()
     (touched,) = (await call(parley, "GET", "/bindings"))["items"]
