@@ -80,7 +80,7 @@ class DiscordAccountManager:
             await client.connect(reconnect=True)
         except discord.LoginFailure:
             log.warning("discord account %r: Discord refused its token", self.account_id)
-        except (discord.DiscordException, OSError) as exc:
+        except Exception as exc:  # whatever ended it, the account connects again
             log.warning("discord account %r disconnected: %s", self.account_id, type(exc).__name__)
         finally:
             if watching is not None:
@@ -91,13 +91,20 @@ class DiscordAccountManager:
     async def _follow_the_token(self, client: discord.Client) -> None:
         """Between calls, keep the client's token the newest, so that the gateway resumes or
         identifies again with it; a token taken away ends the session."""
-        while (token := await self.token()) is not None:
+        while (token := await self._token_or_same(client)) is not None:
             http: HTTPClient = client.http
             http.token = token
             await asyncio.sleep(self.settings.accounts_poll_seconds)
         log.info("discord account %r: its token was taken away", self.account_id)
         # Shielded: this watch is cancelled as the session ends, the closing must not be.
         await asyncio.shield(client.close())
+
+    async def _token_or_same(self, client: discord.Client) -> str | None:
+        """The newest token; the one in use while the store is away for a moment."""
+        try:
+            return await self.token()
+        except Unavailable:
+            return client.http.token
 
     async def close(self) -> None:
         if self.client is not None:
