@@ -20,6 +20,7 @@ from parley.agents.model import (
 )
 from parley.reads.model import Slice, Window
 from parley.store.connection import Connection
+from parley.store.driver import once
 from parley.store.keyset import sliced
 from parley.store.tables import (
     agent_env,
@@ -103,12 +104,14 @@ def _names(joined: str | None) -> tuple[str, ...]:
     return tuple(sorted(joined.split(","))) if joined else ()
 
 
-_BY_ID = _agent_query().where(agents.c.id == bindparam("agent_id"))
-_BY_NAME = _agent_query().where(agents.c.name == bindparam("name"))
-_RECEIVABLE = _agent_query().where(
-    agents.c.name == bindparam("name"),
-    agents.c.lifecycle.in_(bindparam("states", expanding=True)),
-    agents.c.is_template.is_(False),
+_BY_ID = once(_agent_query().where(agents.c.id == bindparam("agent_id")))
+_BY_NAME = once(_agent_query().where(agents.c.name == bindparam("name")))
+_RECEIVABLE = once(
+    _agent_query().where(
+        agents.c.name == bindparam("name"),
+        agents.c.lifecycle.in_(bindparam("states", expanding=True)),
+        agents.c.is_template.is_(False),
+    )
 )
 _MEMORY_OF = (
     select(

@@ -9,6 +9,7 @@ from sqlalchemy import bindparam, case, null, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from parley.store.connection import Connection
+from parley.store.driver import once
 from parley.store.tables import hop_counts
 from parley.store.types import UTCDateTime
 
@@ -32,11 +33,12 @@ def _spend(dialect: Any) -> Any:
 
 
 # Built once: this runs on every hop.
-_SPEND = {"sqlite": _spend(sqlite), "postgresql": _spend(postgresql)}
-_NOTICE = (
+_SPEND = {"sqlite": _spend(sqlite), "postgresql": once(_spend(postgresql))}
+_NOTICE = once(
     update(hop_counts)
     .where(
-        hop_counts.c.origin_topic_id == bindparam("origin_id"), hop_counts.c.noticed_at.is_(None)
+        hop_counts.c.origin_topic_id == bindparam("origin_id"),
+        hop_counts.c.noticed_at.is_(None),
     )
     .values(noticed_at=bindparam("now"))
 )

@@ -11,6 +11,7 @@ from sqlalchemy import Select, bindparam, insert, or_, select, update
 from parley.conversations.model import Message
 from parley.reads.model import Slice, Window
 from parley.store.connection import Connection
+from parley.store.driver import once
 from parley.store.keyset import sliced
 from parley.store.tables import agents, messages, people
 
@@ -49,9 +50,9 @@ def _message(row: Any) -> Message:
     )
 
 
-_INSERT = insert(messages).returning(messages.c.id)
-_INPUTS = _query().where(messages.c.run_id == bindparam("run_id"))
-_INPUTS_OF = _query().where(messages.c.run_id.in_(bindparam("run_ids", expanding=True)))
+_INSERT = once(insert(messages).returning(messages.c.id))
+_INPUTS = once(_query().where(messages.c.run_id == bindparam("run_id")))
+_INPUTS_OF = once(_query().where(messages.c.run_id.in_(bindparam("run_ids", expanding=True))))
 _RECENT = (
     _query()
     .where(

@@ -25,6 +25,7 @@ from parley.people.model import Person
 from parley.reads.model import Slice, Window
 from parley.runs.model import OPEN_STATES, Run, RunState, Session
 from parley.store.connection import Connection
+from parley.store.driver import once
 from parley.store.keyset import sliced
 from parley.store.tables import agents, nodes, runs, sessions, topics
 from parley.store.visibility import readable_topic_id
@@ -107,28 +108,30 @@ def _startable() -> Select[Any]:
 
 
 # Statements on the hot path are built once (building one costs more than running it).
-_SESSION = select(sessions).where(
-    sessions.c.agent_id == bindparam("agent_id"), sessions.c.topic_id == bindparam("topic_id")
+_SESSION = once(
+    select(sessions).where(
+        sessions.c.agent_id == bindparam("agent_id"), sessions.c.topic_id == bindparam("topic_id")
+    )
 )
-_SESSIONS_BY_IDS = select(sessions).where(
-    sessions.c.id.in_(bindparam("session_ids", expanding=True))
+_SESSIONS_BY_IDS = once(
+    select(sessions).where(sessions.c.id.in_(bindparam("session_ids", expanding=True)))
 )
-_CLEAR_STOPPED = (
+_CLEAR_STOPPED = once(
     update(sessions)
     .where(sessions.c.id.in_(bindparam("session_ids", expanding=True)))
     .values(was_stopped=False)
 )
 _INSERT_SESSION = insert(sessions)
-_QUEUED_IN_SESSION = (
+_QUEUED_IN_SESSION = once(
     select(runs.c.id)
     .where(runs.c.session_id == bindparam("session_id"), runs.c.state == RunState.QUEUED.value)
     .order_by(runs.c.id)
     .limit(1)
     .with_for_update()
 )
-_ENQUEUE = insert(runs).returning(runs.c.id)
-_STARTABLE = _startable()
-_START = (
+_ENQUEUE = once(insert(runs).returning(runs.c.id))
+_STARTABLE = once(_startable())
+_START = once(
     update(runs)
     .where(runs.c.id == bindparam("run_id"), runs.c.state == RunState.QUEUED.value)
     .values(
@@ -137,7 +140,7 @@ _START = (
         started_at=bindparam("now"),
     )
 )
-_FINISH = (
+_FINISH = once(
     update(runs)
     .where(runs.c.id == bindparam("run_id"), runs.c.state.in_(_OPEN))
     .values(
@@ -153,15 +156,17 @@ _KEEP_STDERR = (
     update(runs).where(runs.c.id == bindparam("run_id")).values(stderr=bindparam("stderr"))
 )
 _STDERR = select(runs.c.stderr).where(runs.c.id == bindparam("run_id"))
-_BY_ID = _query().where(runs.c.id == bindparam("run_id"))
-_STATE = select(runs.c.state).where(runs.c.id == bindparam("run_id"))
-_BY_IDS = _query().where(runs.c.id.in_(bindparam("run_ids", expanding=True)))
-_BY_TOKEN = _query().where(
-    runs.c.token_hash == bindparam("hash"), runs.c.state == RunState.RUNNING.value
+_BY_ID = once(_query().where(runs.c.id == bindparam("run_id")))
+_STATE = once(select(runs.c.state).where(runs.c.id == bindparam("run_id")))
+_BY_IDS = once(_query().where(runs.c.id.in_(bindparam("run_ids", expanding=True))))
+_BY_TOKEN = once(
+    _query().where(runs.c.token_hash == bindparam("hash"), runs.c.state == RunState.RUNNING.value)
 )
-_RUNNING_LOAD = select(runs.c.agent_id, runs.c.session_id).where(
-    runs.c.state == RunState.RUNNING.value,
-    runs.c.agent_id.in_(bindparam("agent_ids", expanding=True)),
+_RUNNING_LOAD = once(
+    select(runs.c.agent_id, runs.c.session_id).where(
+        runs.c.state == RunState.RUNNING.value,
+        runs.c.agent_id.in_(bindparam("agent_ids", expanding=True)),
+    )
 )
 
 

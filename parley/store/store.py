@@ -26,6 +26,7 @@ from parley.store.bindings import BindingsRepo
 from parley.store.channels import ChannelsRepo
 from parley.store.connection import Connection, InlineConnection
 from parley.store.connections import ConnectionsRepo
+from parley.store.driver import DriverConnection
 from parley.store.effects import AfterCommit, Effects
 from parley.store.engine import create_engine
 from parley.store.frames import FramesRepo
@@ -133,7 +134,7 @@ class Store:
     async def _connection(self) -> AsyncIterator[Connection]:
         if isinstance(self.engine, AsyncEngine):
             async with self.engine.begin() as connection:
-                yield connection
+                yield DriverConnection(connection)
             return
         assert self._inline_lock is not None
         task = asyncio.current_task()

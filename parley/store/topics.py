@@ -13,6 +13,7 @@ from parley.conversations.model import LOCAL, Topic, TopicKind
 from parley.people.model import Person
 from parley.reads.model import Slice, Window
 from parley.store.connection import Connection
+from parley.store.driver import once
 from parley.store.keyset import sliced
 from parley.store.tables import agents, people, topics
 from parley.store.visibility import readable_topic
@@ -75,22 +76,24 @@ def _topic(row: Any) -> Topic:
 
 # Statements on the hot path are built once: building a select costs ~100 µs here, running a
 # prebuilt one ~15 µs.
-_BY_ID = _query().where(topics.c.id == bindparam("topic_id"))
-_OPEN_AGENT_CONVERSATION = _query().where(
-    topics.c.kind == TopicKind.AGENT_CONVERSATION.value,
-    topics.c.connection == bindparam("connection"),
-    topics.c.root_topic_id == bindparam("root_id"),
-    topics.c.pair_key == bindparam("pair"),
-    topics.c.closed_at.is_(None),
+_BY_ID = once(_query().where(topics.c.id == bindparam("topic_id")))
+_OPEN_AGENT_CONVERSATION = once(
+    _query().where(
+        topics.c.kind == TopicKind.AGENT_CONVERSATION.value,
+        topics.c.connection == bindparam("connection"),
+        topics.c.root_topic_id == bindparam("root_id"),
+        topics.c.pair_key == bindparam("pair"),
+        topics.c.closed_at.is_(None),
+    )
 )
-_BY_IDS = _query().where(topics.c.id.in_(bindparam("topic_ids", expanding=True)))
-_CLOSED_LOCKED = (
+_BY_IDS = once(_query().where(topics.c.id.in_(bindparam("topic_ids", expanding=True))))
+_CLOSED_LOCKED = once(
     select(topics.c.closed_at, topics.c.closed_reason)
     .where(topics.c.id == bindparam("topic_id"))
     .with_for_update()
 )
 _INSERT = insert(topics).returning(topics.c.id)
-_LOCK = (
+_LOCK = once(
     select(topics.c.id)
     .where(topics.c.id.in_(bindparam("topic_ids", expanding=True)))
     .order_by(topics.c.id)
