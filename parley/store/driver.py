@@ -96,7 +96,8 @@ class DriverConnection:
 
     def __init__(self, connection: AsyncConnection) -> None:
         self._sa = connection
-        self._adapted: Any = None  # SQLAlchemy's asyncpg adapter, once looked up
+        self._raw: Any = None  # the pool's connection, once looked up
+        self._adapted: Any = None  # SQLAlchemy's asyncpg adapter on it
 
     @property
     def dialect(self) -> Dialect:
@@ -132,7 +133,7 @@ class DriverConnection:
         """SQLAlchemy's asyncpg connection, its transaction begun (it begins at the first
         statement); None where this SQLAlchemy's adapter is not the one this was written for."""
         if self._adapted is None:
-            raw = await self._sa.get_raw_connection()
+            self._raw = raw = await self._sa.get_raw_connection()
             adapted = raw.dbapi_connection
             if not all(hasattr(adapted, a) for a in ("_transaction", "_start_transaction")):
                 return None
@@ -172,8 +173,9 @@ class DriverConnection:
             adapted._handle_exception(error)  # raises asyncpg's error as the DBAPI's
         except Exception as dbapi_error:
             lost = self.dialect.is_disconnect(cast(Any, dbapi_error), adapted, None)
-            if lost:
+            if lost:  # as SQLAlchemy does: this connection, and the pool's older ones
                 await self._sa.invalidate(dbapi_error)
+                self._sa.sync_engine.pool._invalidate(self._raw, dbapi_error, _checkin=False)
             return DBAPIError.instance(
                 sql,
                 values,

@@ -1,0 +1,115 @@
+"""PostgreSQL's statements marked ``once`` run on asyncpg directly (parley/store/driver.py): in
+the same transaction as SQLAlchemy's, read back as SQLAlchemy reads them, failing as it fails."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+import asyncpg
+import pytest
+from sqlalchemy import bindparam, event, func, insert, select, update
+
+from parley.errors import Conflict, Unavailable
+from parley.store import Store
+from parley.store.driver import once
+from parley.store.tables import people
+from tests.conftest import empty_tables
+
+_ADD = once(insert(people).returning(people.c.id, people.c.created_at))
+_NAMED = once(
+    select(people.c.id, people.c.name.label("who"), people.c.created_at)
+    .where(people.c.name.in_(bindparam("names", expanding=True)))
+    .order_by(people.c.id)
+)
+_RENAME = once(update(people).where(people.c.role == bindparam("was")).values(role="member"))
+_COUNT = select(func.count()).select_from(people)  # not marked: SQLAlchemy runs it
+
+
+@pytest.fixture
+async def store(postgres_url: str) -> AsyncIterator[Store]:
+    await empty_tables(postgres_url)
+    opened = await Store.open(postgres_url)
+    yield opened
+    await opened.close()
+
+
+def person(name: str, role: str = "owner") -> dict[str, Any]:
+    east = timezone(timedelta(hours=2))
+    made = datetime(2026, 1, 2, 5, 0, tzinfo=east)
+    return {"name": name, "role": role, "token_hash": f"hash-{name}", "created_at": made}
+
+
+async def test_a_marked_statement_bypasses_sqlalchemys_execution_but_not_its_listeners(
+    store: Store,
+) -> None:
+    executed: list[str] = []
+    on_cursor: list[str] = []
+    engine = store.engine.sync_engine  # type: ignore[union-attr]
+    event.listen(engine, "before_execute", lambda *a: executed.append("sqlalchemy"))
+    event.listen(engine, "before_cursor_execute", lambda c, cur, sql, *a: on_cursor.append(sql))
+    async with store.transaction() as tx:
+        await tx.connection.execute(_ADD, person("ada"))
+        await tx.connection.execute(_COUNT)
+    assert executed == ["sqlalchemy"]  # the unmarked count alone
+    assert len(on_cursor) == 2 and on_cursor[0].startswith("INSERT INTO people")
+
+
+async def test_rows_come_back_as_sqlalchemy_reads_them(store: Store) -> None:
+    async with store.transaction() as tx:
+        added = (await tx.connection.execute(_ADD, person("ada"))).one()
+        await tx.connection.execute(_ADD, person("bob", "member"))
+        rows = (await tx.connection.execute(_NAMED, {"names": ["bob", "ada", "cy"]})).all()
+        renamed = await tx.connection.execute(_RENAME, {"was": "owner"})
+        none = await tx.connection.execute(_NAMED, {"names": ["cy"]})
+        assert none.first() is None
+    # Bound through the type decorator (to UTC), read back through it (aware, UTC).
+    assert added.created_at == datetime(2026, 1, 2, 3, 0, tzinfo=UTC)
+    assert added.created_at.tzinfo is UTC
+    assert [(row.who, row[0]) for row in rows] == [("ada", added.id), ("bob", added.id + 1)]
+    assert renamed.rowcount == 1
+
+
+async def test_a_marked_statement_is_inside_the_transaction(store: Store) -> None:
+    with pytest.raises(RuntimeError, match="undo"):
+        async with store.transaction() as tx:  # the marked insert is its first statement
+            await tx.connection.execute(_ADD, person("ada"))
+            assert (await tx.connection.execute(_COUNT)).scalar_one() == 1
+            raise RuntimeError("undo")
+    async with store.transaction() as tx:
+        assert (await tx.connection.execute(_COUNT)).scalar_one() == 0
+
+
+async def test_a_broken_rule_is_a_conflict_as_through_sqlalchemy(store: Store) -> None:
+    async with store.transaction() as tx:
+        await tx.connection.execute(_ADD, person("ada"))
+    with pytest.raises(Conflict, match="a person with that name already exists"):
+        async with store.transaction() as tx:
+            await tx.connection.execute(_ADD, person("ada"))
+    with pytest.raises(Conflict, match="role"):
+        async with store.transaction() as tx:
+            await tx.connection.execute(_ADD, person("eve", "boss"))
+
+
+async def test_a_lost_connection_is_unavailable_and_the_next_transaction_works(
+    store: Store, postgres_url: str
+) -> None:
+    killer = await asyncpg.connect(postgres_url.replace("+asyncpg", ""))
+    try:
+        with pytest.raises(Unavailable):
+            async with store.transaction() as tx:
+                await tx.connection.execute(_ADD, person("ada"))
+                pid = await killer.fetchval(
+                    "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+                    " AND pid <> pg_backend_pid() AND state LIKE 'idle in transaction%'"
+                )
+                await killer.execute("SELECT pg_terminate_backend($1)", pid)
+                await asyncio.sleep(0.1)  # the server closes the socket
+                await tx.connection.execute(_ADD, person("bob"))
+    finally:
+        await killer.close()
+    async with store.transaction() as tx:
+        await tx.connection.execute(_ADD, person("cy"))
+        assert (await tx.connection.execute(_COUNT)).scalar_one() == 1
