@@ -39,7 +39,7 @@ def create_engine(url: str) -> AsyncEngine | Engine:
     url = normalise_url(url)
     if url.startswith("sqlite"):
         return _sqlite_engine(url)
-    return create_async_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=True)
+    return create_async_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=False)
 
 
 def _sqlite_engine(url: str) -> Engine:
