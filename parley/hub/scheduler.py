@@ -106,7 +106,7 @@ class Scheduler:
         loop_time = asyncio.get_running_loop().time()
         away = {node for node, until in self._unreachable.items() if until > loop_time}
         away |= self._lost
-        starting: list[Starting] = []
+        chosen: list[Starting] = []
         async with self._store.transaction() as tx:
             candidates = await tx.runs.startable(BATCH)
             agents = await tx.agents.by_ids({run.agent_id for run in candidates})
@@ -121,13 +121,17 @@ class Scheduler:
                     continue
                 if agent.node_name in away:
                     continue
-                token = new_run_token()
-                if not await tx.runs.start(run.id, hash_token(token), now):
-                    continue
                 busy.add(run.session_id)
                 load[agent.id] = load.get(agent.id, 0) + 1
-                starting.append(Starting(run, agent, token))
-                tx.effects.changed.append(RunChange(run, RunState.RUNNING, now))
+                chosen.append(Starting(run, agent, new_run_token()))
+            # One statement for the batch (on PostgreSQL), not one per run.
+            tokens = {s.run.id: hash_token(s.token) for s in chosen}
+            started = await tx.runs.start_many(tokens, now)
+            starting = [s for s in chosen if s.run.id in started]
+            if len(starting) < len(chosen):
+                self.wake()  # a run stopped meanwhile kept a slot another may take now
+            for s in starting:
+                tx.effects.changed.append(RunChange(s.run, RunState.RUNNING, now))
             turns = await build_turns(tx, starting, self._parley_url)
         await asyncio.gather(
             *(

@@ -105,6 +105,7 @@ def _names(joined: str | None) -> tuple[str, ...]:
 
 
 _BY_ID = once(_agent_query().where(agents.c.id == bindparam("agent_id")))
+_BY_IDS = once(_agent_query().where(agents.c.id.in_(bindparam("agent_ids", expanding=True))))
 _BY_NAME = once(_agent_query().where(agents.c.name == bindparam("name")))
 _RECEIVABLE = once(
     _agent_query().where(
@@ -180,8 +181,11 @@ class AgentsRepo:
         return _agent(row) if row else None
 
     async def by_ids(self, agent_ids: Iterable[int]) -> dict[int, Agent]:
-        query = _agent_query().where(agents.c.id.in_(list(agent_ids)))
-        return {row.id: _agent(row) for row in await self._c.execute(query)}
+        wanted = list(agent_ids)
+        if not wanted:
+            return {}
+        rows = await self._c.execute(_BY_IDS, {"agent_ids": wanted})
+        return {row.id: _agent(row) for row in rows}
 
     async def all(self, states: Sequence[Lifecycle] | None = None) -> list[Agent]:
         query = _agent_query().order_by(agents.c.name)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
+    Integer,
     Select,
+    String,
     and_,
     bindparam,
     exists,
@@ -17,6 +19,7 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.exc import IntegrityError
 
 from parley.agents.model import HELD_TOPIC_STATES, Modality
@@ -140,6 +143,21 @@ _START = once(
         started_at=bindparam("now"),
     )
 )
+# PostgreSQL starts a batch in one statement: each run with its own token's hash.
+_GIVEN = (
+    func.unnest(
+        bindparam("run_ids", type_=postgresql.ARRAY(Integer)),
+        bindparam("hashes", type_=postgresql.ARRAY(String)),
+    )
+    .table_valued("run_id", "hash")
+    .render_derived()
+)
+_START_MANY = once(
+    update(runs)
+    .where(runs.c.id == _GIVEN.c.run_id, runs.c.state == RunState.QUEUED.value)
+    .values(state=RunState.RUNNING.value, token_hash=_GIVEN.c.hash, started_at=bindparam("now"))
+    .returning(runs.c.id)
+)
 _FINISH = once(
     update(runs)
     .where(runs.c.id == bindparam("run_id"), runs.c.state.in_(_OPEN))
@@ -236,8 +254,22 @@ class RunsRepo:
         return per_agent, busy
 
     async def start(self, run_id: int, token_hash: str, now: datetime) -> bool:
-        parameters = {"run_id": run_id, "hash": token_hash, "now": now}
-        return (await self._c.execute(_START, parameters)).rowcount == 1
+        return run_id in await self.start_many({run_id: token_hash}, now)
+
+    async def start_many(self, token_hashes: Mapping[int, str], now: datetime) -> set[int]:
+        """Start these runs, each with its token's hash; those that were still queued."""
+        if not token_hashes:
+            return set()
+        if self._c.dialect.name == "postgresql":  # one round trip; SQLite's run inline anyway
+            given = {"run_ids": list(token_hashes), "hashes": list(token_hashes.values())}
+            rows = await self._c.execute(_START_MANY, {**given, "now": now})
+            return {row.id for row in rows}
+        started = set()
+        for run_id, token_hash in token_hashes.items():
+            parameters = {"run_id": run_id, "hash": token_hash, "now": now}
+            if (await self._c.execute(_START, parameters)).rowcount == 1:
+                started.add(run_id)
+        return started
 
     async def requeue(self, run_id: int) -> None:
         """A run its node did not take goes back to waiting, as if never started."""

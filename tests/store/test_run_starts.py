@@ -1,0 +1,41 @@
+"""Starting a batch of runs (the scheduler's): one statement on PostgreSQL, each run with its
+own token's hash, and only runs still queued start."""
+
+from __future__ import annotations
+
+from parley.conversations.model import TopicKind
+from parley.runs.model import RunState
+from tests.support import Harness
+
+
+async def test_a_batch_starts_the_queued_runs_each_with_its_own_token(parley: Harness) -> None:
+    await parley.hire("scribe", max_sessions=8)
+    now = parley.clock.now()
+    # Queued and started in one transaction: the hub's scheduler never sees them queued.
+    async with parley.context.store.transaction() as tx:
+        agent = await tx.agents.by_name("scribe")
+        assert agent is not None
+        queued = []
+        for n in range(3):
+            task = await tx.topics.insert(TopicKind.TASK, agent.id, now, text=f"work {n}")
+            session = await tx.runs.session(agent.id, task.id, now)
+            queued.append(await tx.runs.enqueue(agent.id, task.id, session.id, now))
+        first, second, third = queued
+        assert await tx.runs.start(first, "hash-first", now)
+        missing = third + 100
+        hashes = {first: "again", second: "hash-second", third: "hash-third", missing: "none"}
+        started = await tx.runs.start_many(hashes, now)
+        runs = await tx.runs.by_ids(queued)
+    assert started == {second, third}  # the running one and the missing one are not
+    assert {run_id: runs[run_id].token_hash for run_id in queued} == {
+        first: "hash-first",
+        second: "hash-second",
+        third: "hash-third",
+    }
+    assert {runs[run_id].state for run_id in queued} == {RunState.RUNNING}
+    assert runs[second].started_at == now
+
+
+async def test_a_batch_of_none_starts_nothing(parley: Harness) -> None:
+    async with parley.context.store.transaction() as tx:
+        assert await tx.runs.start_many({}, parley.clock.now()) == set()
