@@ -117,7 +117,8 @@ class DriverConnection:
         except DBAPIError:
             raise
         except Exception as error:  # BEGIN failed: said as SQLAlchemy would
-            raise await self._translated(self._adapted, error, "BEGIN", []) from error
+            translated = await self._translated(self._adapted, error, "BEGIN", [])
+            raise translated from translated.__cause__
         if adapted is None:
             return await self._sa.execute(statement, parameters)
         sql, values = shape.bound(parameters)
@@ -160,7 +161,8 @@ class DriverConnection:
                     status = await driver.execute(sql, *values)
                     records, rowcount = [], _affected(status)
         except Exception as error:
-            raise await self._translated(adapted, error, sql, values) from error
+            translated = await self._translated(adapted, error, sql, values)
+            raise translated from translated.__cause__
         if dispatch.after_cursor_execute:
             dispatch.after_cursor_execute(sync, None, sql, values, None, False)
         return shape.result(records, rowcount)
@@ -168,15 +170,20 @@ class DriverConnection:
     async def _translated(
         self, adapted: Any, error: Exception, sql: str, values: list[Any]
     ) -> Exception:
-        """``error`` as SQLAlchemy would have raised it; a lost connection is invalidated."""
+        """``error`` as SQLAlchemy would have raised it: the driver's wrapped in its class
+        (``IntegrityError``, …), a lost connection invalidated; any other error as it is."""
+        if adapted is None:
+            return error
         try:
             adapted._handle_exception(error)  # raises asyncpg's error as the DBAPI's
         except Exception as dbapi_error:
+            if not isinstance(dbapi_error, self.dialect.loaded_dbapi.Error):
+                return error
             lost = self.dialect.is_disconnect(cast(Any, dbapi_error), adapted, None)
             if lost:  # as SQLAlchemy does: this connection, and the pool's older ones
                 await self._sa.invalidate(dbapi_error)
                 self._sa.sync_engine.pool._invalidate(self._raw, dbapi_error, _checkin=False)
-            return DBAPIError.instance(
+            wrapped = DBAPIError.instance(
                 sql,
                 values,
                 dbapi_error,
@@ -184,6 +191,8 @@ class DriverConnection:
                 connection_invalidated=lost,
                 dialect=self.dialect,
             )
+            wrapped.__cause__ = dbapi_error
+            return wrapped
         return error
 
 
