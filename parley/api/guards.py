@@ -15,6 +15,7 @@ from parley.api.errors import error_response
 from parley.context import Context
 from parley.errors import ParleyError, TooLarge, Unauthorized, Unavailable
 from parley.federation.model import ConnectionState
+from parley.federation.receiver import revoked_here
 from parley.federation.tokens import peer_token_hash
 from parley.people.accounts import authenticate
 from parley.runs.tokens import running_run
@@ -65,8 +66,10 @@ async def _peer(context: Context, token: str | None) -> object:
     token_hash = peer_token_hash(token)
     async with context.store.transaction() as tx:
         connection = await tx.connections.by_issued_token_hash(token_hash)
-    if connection is None or connection.state is ConnectionState.REVOKED:
+    if connection is None:
         raise Unauthorized("this peer token is not known here")
+    if connection.state is ConnectionState.REVOKED:
+        raise revoked_here()
     return connection
 
 

@@ -142,15 +142,26 @@ class PeerText:
 
 class NotApplied(TextRefused):
     """A frame refused without being applied: its seq is not the next one expected. Nothing
-    changes and its verdict is not kept, so a frame from the future is taken once the ones
-    before it have come."""
+    changes and its verdict is not kept."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message, Refusal.INVALID)
 
 
-def _future(expected: int, seq: int) -> NotApplied:
-    return NotApplied(f"seq {seq} from the future: {expected} is expected next")
+class SeqAhead(NotApplied):
+    """A frame from the future: taken once the ones before it (from ``expected``) have come."""
+
+    def __init__(self, expected: int, seq: int) -> None:
+        super().__init__(f"seq {seq} from the future: {expected} is expected next")
+        self.expected = expected
+
+
+class SeqTaken(NotApplied):
+    """The frame's seq was used by a frame applied before: another message's, or a concurrent
+    copy of this one (which the caller tells apart by its message_id, under the thread's lock)."""
+
+    def __init__(self, seq: int) -> None:
+        super().__init__(f"seq {seq} was taken already by another message")
 
 
 async def receive_from_peer(
@@ -163,7 +174,7 @@ async def receive_from_peer(
     conversation = await tx.topics.by_thread(connection.name, text.thread_id)
     if conversation is None:
         if text.seq != 1:
-            raise _future(1, text.seq)
+            raise SeqAhead(1, text.seq)
         _check_taken(connection, backlog_full)
         return await _start_from_peer(tx, clock, connection, text)
     await tx.topics.lock([conversation.id])
@@ -171,9 +182,9 @@ async def receive_from_peer(
     assert locked is not None
     expected = locked.seq_received + 1
     if text.seq > expected:
-        raise _future(expected, text.seq)
+        raise SeqAhead(expected, text.seq)
     if text.seq < expected:
-        raise NotApplied(f"seq {text.seq} was taken already by another message")
+        raise SeqTaken(text.seq)
     # The frame is applied from here on, taken or refused: either way its seq is used.
     await tx.topics.received_seq(locked.id, text.seq)
     _check_taken(connection, backlog_full)

@@ -58,6 +58,15 @@ class FrameVerdict(BaseModel):
     original: Verdict | None = None
     reason: str | None = None  # a rejection's (parley.conversations: Refusal)
     detail: str | None = None
+    # A text frame from the future (its thread's seq has a gap here): it was not applied, and
+    # the thread goes on from this seq, which the sender sends again from.
+    expected_seq: int | None = Field(default=None, ge=1, le=MAX_SEQ)
+
+    @property
+    def gap(self) -> bool:
+        """Refused as from the future: not final, the thread is sent again from
+        ``expected_seq``."""
+        return self.verdict is Verdict.REJECTED and self.expected_seq is not None
 
     @property
     def final_verdict(self) -> Verdict:

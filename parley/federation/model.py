@@ -21,6 +21,10 @@ class ConnectionState(StrEnum):
     REVOKED = "revoked"  # for good (later)
 
 
+# The reason a peer gives with its 401 when it revoked the connection (any other 401 may pass).
+REVOKED = ConnectionState.REVOKED.value
+
+
 @dataclass(frozen=True)
 class Connection:
     """A link to a peer installation. The token to call it is not part of this value: only the
@@ -121,5 +125,8 @@ def outbound_of(payload: str) -> Outbound:
     return _OUTBOUND.validate_json(payload)
 
 
+TEXT_KEY = "frame:"  # the start of a text frame's outbox key (a close's is "close:")
+
+
 def frame_key(message_id: str) -> str:
-    return f"frame:{message_id}"
+    return f"{TEXT_KEY}{message_id}"

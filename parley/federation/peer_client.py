@@ -1,6 +1,7 @@
 """The one HTTP client to peer installations: the handshake, and batches of frames. Whatever
 the peer answers is turned into the error tree here: a transport failure, a timeout or a 5xx is
-``Unavailable`` (retried with backoff), a refusal a final error with the peer's own words."""
+``Unavailable`` (retried with backoff), a refusal a final error with the peer's own words (a
+401 with the reason it gives, if any)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pydantic import ValidationError
 
 from parley.errors import ERRORS_BY_CODE, Invalid, ParleyError, Unauthorized, Unavailable
 from parley.federation.frames import CloseFrame, FrameVerdict, TextFrame, Verdicts
-from parley.federation.model import PeerEndpoint
+from parley.federation.model import REVOKED, PeerEndpoint
 from parley.redact import redact
 
 HANDSHAKE = "/federation/v1/handshake"
@@ -71,14 +72,16 @@ class PeerClient:
 
 def _refusal(url: str, response: httpx.Response) -> ParleyError:
     """A peer's refusal in our tree; its 5xx (and anything unreadable) is transient."""
+    reason = None
     try:
         answer = response.json()
         code, message = str(answer["error"]), redact(str(answer["message"]))[:500]
-    except (ValueError, KeyError, TypeError):
+        reason = answer.get("reason")
+    except (ValueError, KeyError, TypeError, AttributeError):
         code, message = "error", f"HTTP {response.status_code}"
     said = f"the peer at {url} refused: {message}"
     if response.status_code >= 500 or response.status_code == 429:
         return Unavailable(said)
-    if response.status_code == 401:
-        return Unauthorized(said)
+    if response.status_code == 401:  # "revoked" when the peer says so: the one for good
+        return Unauthorized(said, **({"reason": REVOKED} if reason == REVOKED else {}))
     return ERRORS_BY_CODE.get(code, Invalid)(said)

@@ -1,7 +1,8 @@
 """Applying a peer's batch of frames, in ONE transaction, with a verdict per frame in frame
 order. A text frame seen before (by message_id) changes nothing and gets its first verdict
 again, as a duplicate; one whose seq is not the next of its thread is refused and not kept
-(``NotApplied``); every other verdict — accepted, or refused for good — is kept for dedup."""
+(``NotApplied``; one from the future says the seq expected, from which the sender sends
+again); every other verdict — accepted, or refused for good — is kept for dedup."""
 
 from __future__ import annotations
 
@@ -10,10 +11,16 @@ from collections.abc import Sequence
 from parley.clock import Clock
 from parley.conversations.agent_conversations import TextRefused
 from parley.conversations.lifetime import close_root
-from parley.conversations.peer_conversations import NotApplied, PeerText, receive_from_peer
+from parley.conversations.peer_conversations import (
+    NotApplied,
+    PeerText,
+    SeqAhead,
+    SeqTaken,
+    receive_from_peer,
+)
 from parley.errors import Unauthorized
 from parley.federation.frames import CloseFrame, FrameVerdict, TextFrame, Verdict
-from parley.federation.model import Connection, ConnectionState, queue_limit
+from parley.federation.model import REVOKED, Connection, ConnectionState, queue_limit
 from parley.runs.stop import stop_topics
 from parley.store import Store, Tx
 
@@ -31,7 +38,7 @@ async def receive_batch(
         # Read again under a shared lock: a pause or a revoke since the token was checked counts.
         current = await tx.connections.by_name(connection.name, shared_lock=True)
         if current is None or current.state is ConnectionState.REVOKED:
-            raise Unauthorized("this peer token is not known here")
+            raise revoked_here()
         room = queue_limit(current, default_limit) - await tx.frames.backlog(current.name)
         verdicts = []
         for frame in frames:
@@ -42,23 +49,28 @@ async def receive_batch(
         return verdicts
 
 
+def revoked_here() -> Unauthorized:
+    """The peer's token of a connection revoked here: the peer revokes its side when told."""
+    return Unauthorized("this connection was revoked here, for good", reason=REVOKED)
+
+
 async def _receive(
     tx: Tx, clock: Clock, connection: Connection, frame: TextFrame | CloseFrame, full: bool
 ) -> FrameVerdict:
     if isinstance(frame, CloseFrame):
         return await _close(tx, clock, connection, frame)
-    seen = await tx.frames.received(connection.id, frame.message_id)
+    seen = await _seen(tx, connection, frame)
     if seen is not None:
-        return FrameVerdict(
-            message_id=frame.message_id,
-            verdict=Verdict.DUPLICATE,
-            original=Verdict(seen.verdict),
-            reason=seen.reason,
-            detail=seen.detail,
-        )
+        return seen
     text = PeerText(frame.thread_id, frame.seq, frame.from_role, frame.to_role, frame.body)
     try:
         await receive_from_peer(tx, clock, connection, text, backlog_full=full)
+    except SeqTaken as exc:
+        # Looked up again under the thread's lock: a concurrent copy of this same batch (the
+        # sender retried a batch still being applied) took the seq and committed meanwhile.
+        return await _seen(tx, connection, frame) or _rejected(frame, exc)
+    except SeqAhead as exc:
+        return _rejected(frame, exc).model_copy(update={"expected_seq": exc.expected})
     except NotApplied as exc:
         return _rejected(frame, exc)
     except TextRefused as exc:
@@ -74,6 +86,20 @@ async def _receive(
         clock.now(),
     )
     return verdict
+
+
+async def _seen(tx: Tx, connection: Connection, frame: TextFrame) -> FrameVerdict | None:
+    """The verdict ``frame`` got when it first came, as a duplicate; None if it is new."""
+    seen = await tx.frames.received(connection.id, frame.message_id)
+    if seen is None:
+        return None
+    return FrameVerdict(
+        message_id=frame.message_id,
+        verdict=Verdict.DUPLICATE,
+        original=Verdict(seen.verdict),
+        reason=seen.reason,
+        detail=seen.detail,
+    )
 
 
 def _rejected(frame: TextFrame, refusal: TextRefused) -> FrameVerdict:

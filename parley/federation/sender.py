@@ -5,9 +5,12 @@ every verdict in one transaction — accepted or duplicate: delivered; rejected:
 with a notice to the sending role in its conversation, and our side of a thread the peer will
 take no more text in is closed (see ``THREAD_ENDING`` and ``federation/failures.py``). A
 transport failure puts the whole batch back with backoff and jitter, recorded on the connection
-for ``connection list``. One batch in flight per connection: every thread's frames go in order,
-and httpx stays at what it does well. A paused or revoked connection sends nothing; a peer that
-no longer knows our token (401) has revoked the connection, and so it is here too."""
+for ``connection list``. A text the peer finds from the future (a gap in its thread: it lacks
+what came before) is not final: the thread's text from the seq the peer expects goes again.
+One batch in flight per connection: every thread's frames go in order, and httpx stays at what
+it does well. A paused or revoked connection sends nothing; a peer that says it revoked the
+connection (401, reason ``revoked``) did so for good, and so it is here too; any other 401 is
+retried like an outage (a peer restored from an old backup, a proxy in front of it)."""
 
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from parley.federation.failures import close_our_side, notify_failed
 from parley.federation.frames import CloseFrame, FrameVerdict, TextFrame, Verdict
 from parley.federation.lifecycle import end_for_good
 from parley.federation.model import (
+    REVOKED,
     ConnectionState,
     Outbound,
     OutboundClose,
@@ -122,8 +126,10 @@ class FederationSender:
         except Invalid as exc:  # the peer refused the batch as a whole: no retry changes that
             await self._settle_refused(items, frames, _reason(exc))
             return 0.0
-        except Unauthorized as exc:  # the peer revoked the connection: so is ours, for good
-            await self._revoked_by_peer(peer, _reason(exc))
+        except Unauthorized as exc:
+            if exc.fields.get("reason") != REVOKED:  # a peer restored, misconfigured: may pass
+                return await self._retry(peer, items, _reason(exc))
+            await self._revoked_by_peer(peer, _reason(exc))  # so is ours, for good
             return None
         except (ParleyError, TimeoutError, OSError) as exc:
             return await self._retry(peer, items, _reason(exc))
@@ -148,6 +154,9 @@ class FederationSender:
             for item, frame, verdict in zip(items, frames, verdicts, strict=True):
                 if verdict.final_verdict is Verdict.ACCEPTED:
                     await tx.outbox.delivered(item.id, self.name, now)
+                    continue
+                if await _resent(tx, frame, verdict, now):
+                    await tx.outbox.retry_at(item.id, self.name, now, _gap(verdict))
                     continue
                 reason = f"{verdict.reason or 'rejected'}: {verdict.detail or ''}".rstrip(": ")
                 await self._fail(tx, item, frame, _clean(reason))
@@ -198,7 +207,25 @@ THREAD_ENDING = {Refusal.THREAD.value, Refusal.UNKNOWN_ROLE.value, Refusal.ROLES
 def _ends_thread(frame: Outbound, verdict: FrameVerdict) -> bool:
     if isinstance(frame, OutboundClose):
         return False  # closed here already
-    return frame.seq == 1 or verdict.reason in THREAD_ENDING
+    return frame.seq == 1 or verdict.reason in THREAD_ENDING or verdict.gap
+
+
+async def _resent(tx: Tx, frame: Outbound, verdict: FrameVerdict, now: datetime) -> bool:
+    """A text from the future for the peer (it lacks the thread's text from ``expected_seq``:
+    restored from a backup, or that text is on its way): the thread's text from there goes
+    again, this one after it. False if some of it failed here: the gap is for good."""
+    if not verdict.gap or not isinstance(frame, OutboundText):
+        return False
+    assert verdict.expected_seq is not None
+    if verdict.expected_seq >= frame.seq:  # nothing before it is missing: a confused peer
+        return False
+    return await tx.frames.send_again(
+        frame.connection, frame.topic_id, verdict.expected_seq, frame.seq, now
+    )
+
+
+def _gap(verdict: FrameVerdict) -> str:
+    return _clean(f"the peer expects seq {verdict.expected_seq} first: sent again from there")
 
 
 def _wire(frame: Outbound) -> TextFrame | CloseFrame:

@@ -7,10 +7,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, exists, func, insert, select, update
+from sqlalchemy import bindparam, exists, func, insert, select, true, update
 
 from parley.deliveries.model import Delivery, DeliveryState
-from parley.federation.model import Outbound, OutboundText, outbound_of
+from parley.federation.model import TEXT_KEY, Outbound, OutboundText, outbound_of
 from parley.runs.model import RunState
 from parley.store.connection import Connection
 from parley.store.outbox import PENDING, claiming, delivery_of
@@ -70,12 +70,16 @@ class FramesRepo:
         rows.sort(key=lambda row: (row.thread_topic_id, row.seq))
         return [delivery_of(row) for row in rows]
 
-    async def fail_pending(self, connection: str, error: str) -> list[OutboundText]:
+    async def fail_pending(
+        self, connection: str, error: str, texts_only: bool = False
+    ) -> list[OutboundText]:
         """Fail every frame of ``connection`` still waiting to be sent (claimed ones too: their
-        settling then changes nothing); the text frames, for their notices."""
+        settling then changes nothing), or with ``texts_only`` its text frames only (a close
+        goes once the connection can carry it); the text frames, for their notices."""
+        texts = outbox.c.idempotency_key.startswith(TEXT_KEY) if texts_only else true()
         result = await self._c.execute(
             update(outbox)
-            .where(outbox.c.connection == connection, PENDING)
+            .where(outbox.c.connection == connection, PENDING, texts)
             .values(state=DeliveryState.FAILED.value, last_error=error, claimed_by=None,
                     claimed_until=None)
             .returning(outbox.c.payload, outbox.c.seq, outbox.c.thread_topic_id)
@@ -83,6 +87,28 @@ class FramesRepo:
         rows = sorted(result, key=lambda row: (row.thread_topic_id, row.seq))
         frames = [outbound_of(row.payload) for row in rows]
         return [frame for frame in frames if isinstance(frame, OutboundText)]
+
+    async def send_again(
+        self, connection: str, topic_id: int, first_seq: int, before_seq: int, now: datetime
+    ) -> bool:
+        """Make the thread's frames from ``first_seq`` up to ``before_seq`` due again now,
+        those delivered included; False (and nothing changed) if one of them failed."""
+        thread = (
+            outbox.c.connection == connection,
+            outbox.c.thread_topic_id == topic_id,
+            outbox.c.seq >= first_seq,
+            outbox.c.seq < before_seq,
+        )
+        failed = select(outbox.c.id).where(*thread, outbox.c.state == DeliveryState.FAILED.value)
+        if (await self._c.execute(failed.limit(1))).first() is not None:
+            return False
+        delivered = outbox.c.state == DeliveryState.DELIVERED.value
+        await self._c.execute(
+            update(outbox)
+            .where(*thread, delivered)
+            .values(state=DeliveryState.PENDING.value, next_attempt_at=now, delivered_at=None)
+        )
+        return True
 
     async def waiting(self, connection: str) -> int:
         """Frames of ``connection`` waiting to be sent."""

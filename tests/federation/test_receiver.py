@@ -4,6 +4,7 @@ the first verdict replayed, per-thread seq, roles, exposure, and whole batches r
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -97,11 +98,14 @@ def test_seq_holds_order_per_thread(host: tuple[Installation, str]) -> None:
     early = post(one, token, text_frame("t1", 3, "m3"), text_frame("t2", 1, "n1"))
     assert summary(early) == [("rejected", None, "invalid"), ("accepted", None, None)]
     assert "from the future" in early[0]["detail"]
+    # It says where the thread goes on from, for the sender to send again from there.
+    assert (early[0]["expected_seq"], early[1]["expected_seq"]) == (2, None)
     # The early frame was not kept: sent again after the one before it, it is taken.
     late = post(one, token, text_frame("t1", 2, "m2"), text_frame("t1", 3, "m3"))
     assert summary(late) == [("accepted", None, None), ("accepted", None, None)]
     reused = post(one, token, text_frame("t1", 2, "other"))
     assert summary(reused) == [("rejected", None, "invalid")]
+    assert reused[0]["expected_seq"] is None  # taken, not a gap: nothing to send again
     (t1,) = [c for c in agent_conversations(one) if c["thread_id"] == "t1"]
     assert [m["body"] for m in messages(one, t1["id"])] == ["text 1", "text 2", "text 3"]
 
@@ -225,3 +229,46 @@ def test_a_close_frame_closes_the_thread_and_later_text_is_refused(
     again = post(one, token, closing, {"type": "close", "thread_id": "t9", "reason": ""})
     assert [v["verdict"] for v in again] == ["accepted", "accepted"]
     assert agent_conversations(one) == [t1 | {"status": t1["status"]}]
+
+
+def test_concurrent_copies_of_a_batch_get_one_verdict_and_duplicates_of_it(
+    host: tuple[Installation, str],
+) -> None:
+    """A sender that retries a batch the receiver is still applying (its answer was slow or
+    cut) sends a second copy at once: each frame is taken once, and the copy that comes second
+    is told 'duplicate' with the first verdict, never that its seq was taken (on PostgreSQL the
+    copies really run at once: the second waits on each thread's lock)."""
+    one, token = host
+    for attempt in range(6):
+        frames = [
+            text_frame(f"c{attempt}-{n}", seq, f"c{attempt}-{n}-{seq}")
+            for n in range(10)
+            for seq in (1, 2)
+        ]
+        answers = _post_twice_at_once(one, token, frames)
+        for first, second in zip(*answers, strict=True):
+            assert sorted([summary([first])[0], summary([second])[0]]) == [
+                ("accepted", None, None),
+                ("duplicate", "accepted", None),
+            ], (first, second)
+    texts = [m["body"] for c in agent_conversations(one) for m in messages(one, c["id"])]
+    assert sorted(texts) == sorted(["text 1", "text 2"] * 60)
+
+
+def _post_twice_at_once(
+    at: Installation, token: str, frames: list[dict[str, Any]]
+) -> list[list[dict[str, Any]]]:
+    start = threading.Barrier(2)
+    answers: list[list[dict[str, Any]]] = []
+
+    def copy() -> None:
+        start.wait()
+        answers.append(post(at, token, *frames))
+
+    copies = [threading.Thread(target=copy) for _ in range(2)]
+    for thread in copies:
+        thread.start()
+    for thread in copies:
+        thread.join(timeout=60)
+    assert len(answers) == 2
+    return answers

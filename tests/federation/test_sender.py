@@ -4,8 +4,16 @@ a notice to the sending role. Real servers, separate stores."""
 
 from __future__ import annotations
 
+import json
+import shutil
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.federation.peers import (
     Installation,
@@ -118,3 +126,105 @@ def test_a_send_to_an_unknown_connection_or_a_bad_name_fails_the_turn(
         assert said.exit_code == 7, said.output
         assert "no connection named 'nowhere'" in said.output
         assert _frames(one) == []
+
+
+class _RefusingEveryToken(BaseHTTPRequestHandler):
+    """What may stand at a peer's URL for a while (a proxy in front of it, or the peer restored
+    from a backup older than our connection): it answers every batch 401, not saying revoked."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = json.dumps({"error": "unauthorized", "message": "who are you?"}).encode()
+        self.send_response(401)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@contextmanager
+def _refusing_every_token(port: int) -> Iterator[None]:
+    server = ThreadingHTTPServer(("127.0.0.1", port), _RefusingEveryToken)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def test_a_401_that_does_not_say_revoked_is_retried_and_revokes_nothing(
+    tmp_path: Path, store_urls: list[str]
+) -> None:
+    port = free_port()
+    two_settings = settings_for("two", tmp_path, store_urls[1], port)
+    with installations(tmp_path, store_urls[:1], ["one"]) as (one,):
+        with serving(two_settings, port=port) as served:
+            two = Installation("two", served, two_settings)
+            connect(one, two)
+            hire_scripted(one, "sender", SENDER, tmp_path)
+            hire_scripted(two, "listener", LISTENER, tmp_path)
+            two.ok("connection", "expose", "one", "listener")
+        with _refusing_every_token(port):
+            one.ok("say", "sender", "tell listener still friends?")
+            wait_for(lambda: _connection(one)["failures"] >= 1)
+            refused = _connection(one)
+            assert (refused["state"], refused["queued"]) == ("active", 1)
+            assert "refused: who are you?" in refused["last_error"]
+            (waiting,) = _frames(one)
+            assert waiting["state"] == "pending"
+        with serving(two_settings, port=port) as served:
+            two = Installation("two", served, two_settings)
+            wait_for(lambda: _frames(one)[0]["state"] == "delivered")
+            assert _connection(one)["state"] == "active"
+            assert _texts(two) == ["still friends?"]
+
+
+def test_a_peer_missing_earlier_text_of_a_thread_gets_the_thread_again_from_there(
+    tmp_path: Path, store_urls: list[str]
+) -> None:
+    """The peer was restored from a backup taken before our first text: our second is from the
+    future there, so the thread goes again from the seq it expects, each text once, in order."""
+    if not store_urls[1].startswith("sqlite"):
+        pytest.skip("the peer's backup here is a copy of its SQLite file")
+    peer_store = Path(store_urls[1].removeprefix("sqlite:///"))
+    port = free_port()
+    two_settings = settings_for("two", tmp_path, store_urls[1], port)
+    with installations(tmp_path, store_urls[:1], ["one"]) as (one,):
+        with serving(two_settings, port=port) as served:
+            two = Installation("two", served, two_settings)
+            connect(one, two)
+            hire_scripted(one, "sender", SENDER, tmp_path)
+            hire_scripted(two, "listener", LISTENER, tmp_path)
+            two.ok("connection", "expose", "one", "listener")
+        backup = _copy_store(peer_store, tmp_path / "backup")
+        with serving(two_settings, port=port) as served:
+            one.ok("say", "sender", "tell listener first")
+            wait_for(lambda: _frames(one)[0]["state"] == "delivered")
+        _copy_store(backup / peer_store.name, peer_store.parent)
+        with serving(two_settings, port=port) as served:
+            two = Installation("two", served, two_settings)
+            one.ok("say", "sender", "tell listener second")
+            wait_for(lambda: [f["state"] for f in _frames(one)] == ["delivered"] * 2)
+            (thread,) = agent_conversations(two)
+            assert [m["body"] for m in messages(two, thread["id"])] == ["first", "second"]
+            (ours,) = agent_conversations(one)
+            assert ours["closed_reason"] is None
+            notices = [m for m in messages(one, ours["id"]) if m["kind"] == "notice"]
+            assert notices == []
+
+
+def _copy_store(store: Path, to: Path) -> Path:
+    """The SQLite file ``store`` (with its WAL, if any) copied into the folder ``to``."""
+    to.mkdir(exist_ok=True)
+    for suffix in ("", "-wal", "-shm"):
+        part = store.with_name(store.name + suffix)
+        (to / part.name).unlink(missing_ok=True)
+        if part.exists():
+            shutil.copy2(part, to / part.name)
+    return to
