@@ -37,10 +37,13 @@ async def close_our_side(tx: Tx, now: datetime, topic_ids: Sequence[int], reason
     await stop_topics(tx, closing, now, reason)
 
 
-async def fail_waiting(tx: Tx, now: datetime, connection: str, reason: str) -> None:
-    """Every frame of ``connection`` still waiting to be sent fails, each with its notice, and
-    the threads they were in are closed on our side."""
-    frames = await tx.frames.fail_pending(connection, reason)
+async def fail_waiting(
+    tx: Tx, now: datetime, connection: str, reason: str, texts_only: bool = False
+) -> None:
+    """Every frame of ``connection`` still waiting to be sent fails (with ``texts_only``: its
+    text frames), each text with its notice, and the threads they were in are closed on our
+    side."""
+    frames = await tx.frames.fail_pending(connection, reason, texts_only)
     for frame in frames:
         await notify_failed(tx, now, frame, reason)
     await close_our_side(tx, now, [f.topic_id for f in frames], f"not sent: {reason}")

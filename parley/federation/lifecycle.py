@@ -2,10 +2,11 @@
 revoke (for good), and its queue limit. A peer that no longer knows our token has revoked the
 connection on its side: ours is then revoked too, at that first contact.
 
-Pausing stops every run of its agent conversations, fails what waits to be sent (each sending
-role told), and from then on sends on it are refused here and the peer's text is refused with
-reason ``paused``. Unpausing restarts nothing. Revoking does what pausing does, closes its
-agent conversations, and kills both tokens: the peer's is refused here, ours is forgotten."""
+Pausing stops every run of its agent conversations, fails the text waiting to be sent (each
+sending role told; a close waiting goes after unpause), and from then on sends on it are
+refused here and the peer's text is refused with reason ``paused``. Unpausing restarts
+nothing. Revoking does what pausing does, closes its agent conversations, and kills both
+tokens: the peer's is refused here (told it is revoked), ours is forgotten."""
 
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ async def pause(tx: Tx, clock: Clock, by: Person, name: str) -> ConnectionStatus
         await tx.connections.set_state(connection.id, ConnectionState.PAUSED)
         reason = f"the connection {name} is paused"
         await stop_topics(tx, await tx.topics.on_connection(name), now, reason)
-        await fail_waiting(tx, now, name, reason)
+        # A close waiting to be sent stays: it goes after unpause, so the peer's side ends too.
+        await fail_waiting(tx, now, name, reason, texts_only=True)
     return await status_of(tx, await _locked(tx, name))
 
 

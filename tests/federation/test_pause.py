@@ -16,8 +16,10 @@ from tests.federation.peers import (
     hire_scripted,
     installations,
     messages,
+    settings_for,
     wait_for,
 )
+from tests.served import free_port, serving
 
 SENDER = """
 rules:
@@ -182,3 +184,33 @@ def test_a_revoke_is_for_good_on_both_sides_at_the_next_contact(
         said = one.cli("say", "sender", "tell listener@two again")
         assert said.exit_code == 7 and "the connection two is revoked" in said.output
         assert _texts(two) == ["hi"]
+
+
+def test_a_close_waiting_when_the_connection_is_paused_goes_after_unpause(
+    tmp_path: Path, store_urls: list[str]
+) -> None:
+    port = free_port()
+    two_settings = settings_for("two", tmp_path, store_urls[1], port)
+    with installations(tmp_path, store_urls[:1], ["one"]) as (one,):
+        with serving(two_settings, port=port) as served:
+            two = Installation("two", served, two_settings)
+            connect(one, two)
+            hire_scripted(one, "sender", SENDER, tmp_path)
+            hire_scripted(two, "listener", LISTENER, tmp_path)
+            two.ok("connection", "expose", "one", "listener")
+            one.ok("say", "sender", "tell listener@two hi")
+            wait_for(lambda: _settled(one))
+        # Two is away: deleting the root puts a close that waits, and then one pauses.
+        one.ok("conversation", "delete", "sender")
+        wait_for(lambda: _connection(one)["failures"] >= 1)
+        one.ok("connection", "pause", "two")
+        close = _frames(one)[-1]
+        assert close["state"] == "pending"
+        assert "paused" not in (close["last_error"] or "")
+        one.ok("connection", "unpause", "two")
+        with serving(two_settings, port=port) as served:
+            two = Installation("two", served, two_settings)
+            wait_for(lambda: _settled(one))
+            assert [f["state"] for f in _frames(one)] == ["delivered", "delivered"]
+            (thread,) = agent_conversations(two)
+            assert thread["closed_reason"] == "closed by one: its root was deleted"
