@@ -145,7 +145,7 @@ async def _check(peer: Peer, body: str) -> None:
     for frame, verdict in zip(frames, verdicts, strict=True):
         if frame["type"] == "close":
             assert verdict == {"thread_id": frame["thread_id"], "verdict": "accepted"} | {
-                k: None for k in ("message_id", "original", "reason", "detail")
+                k: None for k in ("message_id", "original", "reason", "detail", "expected_seq")
             }
             continue
         assert verdict["message_id"] == frame["message_id"]
@@ -155,6 +155,9 @@ async def _check(peer: Peer, body: str) -> None:
         if verdict["verdict"] == "rejected":
             assert verdict["reason"] in {"thread", "roles", "unknown_role", "invalid"}
             assert verdict["detail"]
+            if verdict["expected_seq"] is not None:  # a gap: the thread goes on from there
+                assert "from the future" in verdict["detail"]
+                assert verdict["expected_seq"] < frame["seq"]
         accepted += verdict["verdict"] == "accepted"
     assert said_after - said_before == accepted
     assert kept_after - kept_before <= sum(f["type"] == "text" for f in frames)
