@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from parley.channels.discord.adapter import DiscordAdapter
@@ -18,11 +19,14 @@ from parley.settings import (
     Settings,
 )
 from tests.channels.discord.fake_discord import FakeDiscord
+from tests.runs.support import script
 from tests.support import Harness, ManualClock, started
 
 ACCOUNT = "bot"
 AVATAR = "https://example.invalid/avatars/{agent}.png"
 COMMANDS = 2  # /focus and /unfocus, synced once the bot is ready
+ECHO = "otherwise: [{reply: 'echo: {text}'}]"
+MESSAGES = "/channels/{channel_id}/messages"
 
 
 def on_discord(settings: Settings, spawn_threads: bool) -> Settings:
@@ -63,6 +67,20 @@ async def parley_on(
         await fake.wait_until(lambda: fake.gateway.identifies > identified)
         await fake.wait_until(lambda: len(fake.state.commands) == COMMANDS)
         yield parley
+
+
+@asynccontextmanager
+async def scribe_on(
+    settings: Settings, clock: ManualClock, fake: FakeDiscord, folder: Path
+) -> AsyncIterator[Harness]:
+    """Parley whose account's default agent is ``scribe``, echoing every text it is given."""
+
+    async def setup(harness: Harness) -> None:
+        await harness.hire("scribe", brain=script(folder, "scribe", ECHO))
+        await set_up_account(harness, fake, "scribe")
+
+    async with parley_on(settings, clock, fake, setup) as harness:
+        yield harness
 
 
 def moment(value: object) -> datetime:

@@ -17,18 +17,14 @@ from parley.settings import Settings
 from tests.channels.discord.fake_discord import FakeDiscord
 from tests.channels.discord.on_discord import (
     ACCOUNT,
+    MESSAGES,
     adapter,
     call,
     on_discord,
-    parley_on,
     place,
-    set_up_account,
+    scribe_on,
 )
-from tests.runs.support import script
 from tests.support import Harness, ManualClock, eventually
-
-MESSAGES = "/channels/{channel_id}/messages"
-ECHO = "otherwise: [{reply: 'echo: {text}'}]"
 
 
 @pytest.fixture
@@ -40,11 +36,7 @@ def settings(settings: Settings) -> Settings:
 async def parley(
     settings: Settings, clock: ManualClock, fake_discord: FakeDiscord, tmp_path: Path
 ) -> AsyncIterator[Harness]:
-    async def setup(harness: Harness) -> None:
-        await harness.hire("scribe", brain=script(tmp_path, "scribe", ECHO))
-        await set_up_account(harness, fake_discord, "scribe")
-
-    async with parley_on(settings, clock, fake_discord, setup) as harness:
+    async with scribe_on(settings, clock, fake_discord, tmp_path) as harness:
         yield harness
 
 
