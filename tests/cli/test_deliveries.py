@@ -9,8 +9,6 @@ from tests.cli.test_runtime_commands import hire, ok, ok_json, run, until
 from tests.conversations.test_tasks import MANAGER
 from tests.served import Served
 
-SLOW_WORKER = "otherwise: [{sleep: 0.3}, {complete: 'late'}]"
-
 
 def _subtask_of(served: Served, task_id: str) -> int:
     subtasks = until(lambda: ok_json(served, "task", "show", task_id)["subtasks"]["items"])
@@ -22,15 +20,15 @@ def test_a_result_that_cannot_be_delivered_is_listed_with_why(
     served: Served, tmp_path: Path
 ) -> None:
     hire(served, tmp_path, "manager", MANAGER)
-    hire(served, tmp_path, "worker", SLOW_WORKER)
+    # A person's desk: its turn waits for the answer below, so the parent is surely deleted
+    # before the result exists, however slow the machine (a sleeping brain raced the delete).
+    ok(served, "agent", "hire", "worker", "--node", "local", "--human", "owner")
     parent = ok(served, "task", "create", "manager", "orphan").strip()
     orphan = _subtask_of(served, parent)
+    [turn] = until(lambda: ok_json(served, "turns")["items"])
     ok(served, "task", "delete", parent)
-    # The worker finishes, then the delivery fails: a bound against a hang, generous for a
-    # loaded machine (CI saw 10 s pass once with other suites running beside it).
-    [failed] = until(
-        lambda: ok_json(served, "delivery", "list", "--state", "failed")["items"], within=60
-    )
+    ok(served, "answer", str(turn["run"]["id"]), "late", "--complete")
+    [failed] = until(lambda: ok_json(served, "delivery", "list", "--state", "failed")["items"])
     assert failed["key"].startswith(f"task:{orphan}:run:")
     assert (failed["kind"], failed["state"], failed["attempts"]) == ("task_completion", "failed", 1)
     assert failed["last_error"] == "the topic it answers was closed (task deleted by owner)"
@@ -38,6 +36,8 @@ def test_a_result_that_cannot_be_delivered_is_listed_with_why(
     assert failed["key"] in words and "task deleted by owner" in words
 
     kept = ok(served, "task", "create", "manager", "kept").strip()
+    [turn] = until(lambda: ok_json(served, "turns")["items"])
+    ok(served, "answer", str(turn["run"]["id"]), "in time", "--complete")
     until(lambda: ok_json(served, "task", "show", kept)["topic"]["status"] == "done")
     newest = ok_json(served, "delivery", "list", "--limit", "1")
     assert [item["state"] for item in newest["items"]] == ["delivered"]
