@@ -1,0 +1,65 @@
+"""Table definitions, by concept. The migrations in ``migrations/versions`` create exactly these."""
+
+from __future__ import annotations
+
+from parley.store.tables.base import metadata
+from parley.store.tables.channels import (
+    channel_accounts,
+    channel_bindings,
+    channel_identities,
+    web_conversations,
+    web_messages,
+)
+from parley.store.tables.deliveries import (
+    outbox,
+)
+from parley.store.tables.federation import (
+    connections,
+    exposures,
+    invites,
+    received_frames,
+)
+from parley.store.tables.team import (
+    agent_changes,
+    agent_env,
+    agent_memory,
+    agent_warnings,
+    agents,
+    nodes,
+    people,
+)
+from parley.store.tables.work import (
+    AGENT_CONVERSATION_KEY,
+    hop_counts,
+    messages,
+    runs,
+    sessions,
+    topics,
+)
+
+__all__ = [
+    "AGENT_CONVERSATION_KEY",
+    "agent_changes",
+    "agent_env",
+    "agent_memory",
+    "agent_warnings",
+    "agents",
+    "channel_accounts",
+    "channel_bindings",
+    "channel_identities",
+    "connections",
+    "exposures",
+    "hop_counts",
+    "invites",
+    "messages",
+    "metadata",
+    "nodes",
+    "outbox",
+    "people",
+    "received_frames",
+    "runs",
+    "sessions",
+    "topics",
+    "web_conversations",
+    "web_messages",
+]
