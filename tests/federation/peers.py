@@ -143,3 +143,32 @@ def text_frame(thread_id: str, seq: int, message_id: str, **fields: Any) -> dict
         "body": f"text {seq}",
     }
     return frame | fields
+
+
+# An agent that keeps in its memory what it is told, and who told it.
+LISTENER = """
+otherwise:
+  - remember: "{sender}: {text}"
+"""
+
+
+def frames(at: Installation) -> list[dict[str, Any]]:
+    """The wire frames in ``at``'s outbox, oldest first."""
+    items = at.get("/deliveries?limit=1000")["items"]
+    return sorted((d for d in items if d["kind"] == "frame"), key=lambda d: d["id"])
+
+
+def only_connection(at: Installation) -> dict[str, Any]:
+    """``at``'s one connection, as ``connection list`` shows it."""
+    (link,) = at.get("/connections")["items"]
+    return dict(link)
+
+
+def texts_received(at: Installation) -> list[str]:
+    """The text of every agent conversation ``at`` can read, conversation by conversation."""
+    return [
+        m["body"]
+        for c in agent_conversations(at)
+        for m in messages(at, c["id"])
+        if m["kind"] == "text"
+    ]

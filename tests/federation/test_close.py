@@ -5,11 +5,11 @@ is rooted there, telling its own peers in turn. Real servers, separate stores, t
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from tests.federation.peers import (
     Installation,
     agent_conversations,
+    frames,
     installations,
     messages,
     wait_for,
@@ -19,12 +19,8 @@ from tests.federation.test_relay import start_three_way_relay
 TOLD = "its root was deleted"
 
 
-def _frames(at: Installation) -> list[dict[str, Any]]:
-    return [d for d in at.get("/deliveries?limit=1000")["items"] if d["kind"] == "frame"]
-
-
 def _all_sent(at: Installation) -> bool:
-    return all(f["state"] == "delivered" for f in _frames(at))
+    return all(f["state"] == "delivered" for f in frames(at))
 
 
 def _closed(at: Installation) -> dict[str, str | None]:
@@ -40,7 +36,7 @@ def test_deleting_a_root_closes_its_threads_on_every_installation_down_the_chain
         wait_for(lambda: any(m["kind"] == "report" for m in messages(one, root["id"])))
         for side in (one, two, three):
             wait_for(lambda side=side: _all_sent(side))  # type: ignore[misc]
-        texts_sent = {side.name: len(_frames(side)) for side in (one, two, three)}
+        texts_sent = {side.name: len(frames(side)) for side in (one, two, three)}
 
         one.ok("conversation", "delete", "asker")
         # One closes its thread and tells two; two closes that thread (its own root) and the
@@ -55,9 +51,9 @@ def test_deleting_a_root_closes_its_threads_on_every_installation_down_the_chain
         assert at_three["closed_reason"] == f"closed by two: {TOLD}"
         for side in (one, two, three):
             wait_for(lambda side=side: _all_sent(side))  # type: ignore[misc]
-        closes = {side.name: len(_frames(side)) - texts_sent[side.name] for side in (one, two)}
+        closes = {side.name: len(frames(side)) - texts_sent[side.name] for side in (one, two)}
         assert closes == {"one": 1, "two": 1}
-        assert len(_frames(three)) == texts_sent["three"]
+        assert len(frames(three)) == texts_sent["three"]
         assert agent_conversations(one) == [thread]  # two's close of its relay was not sent
 
         # A new root opens a new thread, which two sees as one the peer started.

@@ -9,14 +9,18 @@ from pathlib import Path
 from typing import Any
 
 from tests.federation.peers import (
+    LISTENER,
     Installation,
     agent_conversations,
     connect,
+    frames,
     handshake_as_peer,
     hire_scripted,
     installations,
     messages,
+    only_connection,
     settings_for,
+    texts_received,
     wait_for,
 )
 from tests.served import free_port, serving
@@ -28,33 +32,10 @@ rules:
       - send: {to: "{who}@{where}", text: "{what}"}
 otherwise: []
 """
-LISTENER = """
-otherwise:
-  - remember: "{sender}: {text}"
-"""
 DOZER = """
 otherwise:
   - sleep: 600
 """
-
-
-def _frames(at: Installation) -> list[dict[str, Any]]:
-    items = at.get("/deliveries?limit=1000")["items"]
-    return sorted((d for d in items if d["kind"] == "frame"), key=lambda d: d["id"])
-
-
-def _connection(at: Installation) -> dict[str, Any]:
-    (link,) = at.get("/connections")["items"]
-    return dict(link)
-
-
-def _texts(at: Installation) -> list[str]:
-    return [
-        m["body"]
-        for c in agent_conversations(at)
-        for m in messages(at, c["id"])
-        if m["kind"] == "text"
-    ]
 
 
 def _notices(at: Installation, topic_id: int) -> list[str]:
@@ -66,7 +47,7 @@ def _runs(at: Installation, agent: str) -> list[dict[str, Any]]:
 
 
 def _settled(at: Installation) -> bool:
-    return all(f["state"] != "pending" for f in _frames(at))
+    return all(f["state"] != "pending" for f in frames(at))
 
 
 def test_a_paused_side_refuses_the_peers_text_and_unpausing_restarts_nothing(
@@ -96,22 +77,22 @@ def test_a_paused_side_refuses_the_peers_text_and_unpausing_restarts_nothing(
         # The peer's text is refused as 'paused': the peer fails it and tells its sender.
         one.ok("say", "sender", "tell listener@two are you there?")
         wait_for(lambda: _settled(one))
-        refused = _frames(one)[-1]
+        refused = frames(one)[-1]
         assert refused["state"] == "failed"
         assert refused["last_error"].startswith("paused: this side paused the connection")
         (thread,) = [c for c in agent_conversations(one) if c["sender"] == "listener@two"]
         assert _notices(one, thread["id"]) == [
             f"Your text to listener@two was refused: {refused['last_error']}"
         ]
-        assert sorted(_texts(two)) == ["hi", "wake up"]
+        assert sorted(texts_received(two)) == ["hi", "wake up"]
 
         unpaused = json.loads(two.ok("connection", "unpause", "one", "--json"))
         assert unpaused["state"] == "active"
         assert [r["state"] for r in _runs(two, "dozer")] == ["stopped"]
         # The refusal used its seq: the same thread goes on, with nothing lost in between.
         one.ok("say", "sender", "tell listener@two back again")
-        wait_for(lambda: _frames(one)[-1]["state"] == "delivered")
-        assert sorted(_texts(two)) == ["back again", "hi", "wake up"]
+        wait_for(lambda: frames(one)[-1]["state"] == "delivered")
+        assert sorted(texts_received(two)) == ["back again", "hi", "wake up"]
         assert thread["closed_reason"] is None
         assert len([c for c in agent_conversations(two) if c["agent"] == "listener"]) == 1
 
@@ -124,13 +105,13 @@ def test_pausing_fails_the_text_waiting_to_be_sent_with_a_notice_to_its_sender(
         hire_scripted(one, "sender", SENDER, tmp_path)
         one.ok("say", "sender", "tell listener@far first")
         one.ok("say", "sender", "tell listener@far second")
-        wait_for(lambda: _connection(one)["failures"] >= 1)
-        assert _connection(one)["queued"] == 2
+        wait_for(lambda: only_connection(one)["failures"] >= 1)
+        assert only_connection(one)["queued"] == 2
 
         one.ok("connection", "pause", "far")
-        link = _connection(one)
+        link = only_connection(one)
         assert (link["state"], link["queued"]) == ("paused", 0)
-        failed = _frames(one)
+        failed = frames(one)
         assert [f["state"] for f in failed] == ["failed", "failed"]
         assert {f["last_error"] for f in failed} == {"the connection far is paused"}
         (thread,) = agent_conversations(one)
@@ -158,7 +139,7 @@ def test_a_revoke_is_for_good_on_both_sides_at_the_next_contact(
         hire_scripted(two, "listener", LISTENER, tmp_path)
         two.ok("connection", "expose", "one", "listener")
         one.ok("say", "sender", "tell listener@two hi")
-        wait_for(lambda: _frames(one)[-1]["state"] == "delivered")
+        wait_for(lambda: frames(one)[-1]["state"] == "delivered")
 
         revoked = json.loads(two.ok("connection", "revoke", "one", "--json"))
         assert revoked["state"] == "revoked"
@@ -171,9 +152,9 @@ def test_a_revoke_is_for_good_on_both_sides_at_the_next_contact(
 
         # One learns it at its next contact: its token is refused, so its side is revoked too.
         one.ok("say", "sender", "tell listener@two still there?")
-        wait_for(lambda: _connection(one)["state"] == "revoked")
+        wait_for(lambda: only_connection(one)["state"] == "revoked")
         wait_for(lambda: _settled(one))
-        lost = _frames(one)[-1]
+        lost = frames(one)[-1]
         assert lost["state"] == "failed"
         assert lost["last_error"].startswith("the connection two was revoked by the peer")
         (thread,) = agent_conversations(one)
@@ -183,7 +164,7 @@ def test_a_revoke_is_for_good_on_both_sides_at_the_next_contact(
         ]
         said = one.cli("say", "sender", "tell listener@two again")
         assert said.exit_code == 7 and "the connection two is revoked" in said.output
-        assert _texts(two) == ["hi"]
+        assert texts_received(two) == ["hi"]
 
 
 def test_a_close_waiting_when_the_connection_is_paused_goes_after_unpause(
@@ -202,15 +183,15 @@ def test_a_close_waiting_when_the_connection_is_paused_goes_after_unpause(
             wait_for(lambda: _settled(one))
         # Two is away: deleting the root puts a close that waits, and then one pauses.
         one.ok("conversation", "delete", "sender")
-        wait_for(lambda: _connection(one)["failures"] >= 1)
+        wait_for(lambda: only_connection(one)["failures"] >= 1)
         one.ok("connection", "pause", "two")
-        close = _frames(one)[-1]
+        close = frames(one)[-1]
         assert close["state"] == "pending"
         assert "paused" not in (close["last_error"] or "")
         one.ok("connection", "unpause", "two")
         with serving(two_settings, port=port) as served:
             two = Installation("two", served, two_settings)
             wait_for(lambda: _settled(one))
-            assert [f["state"] for f in _frames(one)] == ["delivered", "delivered"]
+            assert [f["state"] for f in frames(one)] == ["delivered", "delivered"]
             (thread,) = agent_conversations(two)
             assert thread["closed_reason"] == "closed by one: its root was deleted"

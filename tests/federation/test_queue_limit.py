@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from tests.federation.peers import (
-    Installation,
     agent_conversations,
     connect,
+    frames,
     handshake_as_peer,
     hire_scripted,
     installations,
@@ -19,11 +18,6 @@ from tests.federation.peers import (
     wait_for,
 )
 from tests.federation.test_pause import DOZER, SENDER
-
-
-def _frames(at: Installation) -> list[dict[str, Any]]:
-    items = at.get("/deliveries?limit=1000")["items"]
-    return sorted((d for d in items if d["kind"] == "frame"), key=lambda d: d["id"])
 
 
 def test_a_send_past_the_connections_limit_fails_at_once_with_queue_full(
@@ -39,14 +33,14 @@ def test_a_send_past_the_connections_limit_fails_at_once_with_queue_full(
         said = one.cli("say", "sender", "tell listener@far three")
         assert said.exit_code == 7, said.output
         assert "queue_full: 2 texts wait to be sent to far" in said.output
-        assert len(_frames(one)) == 2
+        assert len(frames(one)) == 2
         refused = one.cli("connection", "limit", "far", "0")
         assert refused.exit_code != 0
         # Back to the setting's default (1000): the send goes into the queue.
         default = json.loads(one.ok("connection", "limit", "far", "--json"))
         assert default["queue_limit"] is None
         one.ok("say", "sender", "tell listener@far three")
-        assert len(_frames(one)) == 3
+        assert len(frames(one)) == 3
 
 
 def test_the_receiver_refuses_text_as_queue_full_while_its_backlog_is_full(
@@ -63,8 +57,8 @@ def test_the_receiver_refuses_text_as_queue_full_while_its_backlog_is_full(
         wait_for(lambda: any(r["state"] == "running" for r in two.get("/runs")["items"]))
         for text in ("second", "third", "fourth"):
             one.ok("say", "sender", f"tell dozer@two {text}")
-        wait_for(lambda: all(f["state"] != "pending" for f in _frames(one)))
-        states = [(f["state"], (f["last_error"] or "")[:11]) for f in _frames(one)]
+        wait_for(lambda: all(f["state"] != "pending" for f in frames(one)))
+        states = [(f["state"], (f["last_error"] or "")[:11]) for f in frames(one)]
         assert states == [("delivered", "")] * 3 + [("failed", "queue_full:")]
         (thread,) = agent_conversations(one)
         notices = [m["body"] for m in messages(one, thread["id"]) if m["kind"] == "notice"]

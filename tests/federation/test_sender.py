@@ -16,13 +16,17 @@ from typing import Any
 import pytest
 
 from tests.federation.peers import (
+    LISTENER,
     Installation,
     agent_conversations,
     connect,
+    frames,
     hire_scripted,
     installations,
     messages,
+    only_connection,
     settings_for,
+    texts_received,
     wait_for,
 )
 from tests.served import free_port, serving
@@ -34,28 +38,6 @@ rules:
       - send: {to: "{who}@two", text: "{what}"}
 otherwise: []
 """
-LISTENER = """
-otherwise:
-  - remember: "{sender}: {text}"
-"""
-
-
-def _frames(at: Installation) -> list[dict[str, Any]]:
-    return [d for d in at.get("/deliveries?limit=1000")["items"] if d["kind"] == "frame"]
-
-
-def _connection(at: Installation) -> dict[str, Any]:
-    (link,) = at.get("/connections")["items"]
-    return dict(link)
-
-
-def _texts(at: Installation) -> list[str]:
-    return [
-        m["body"]
-        for c in agent_conversations(at)
-        for m in messages(at, c["id"])
-        if m["kind"] == "text"
-    ]
 
 
 def test_a_peer_away_is_retried_with_backoff_and_gets_the_text_once(
@@ -72,21 +54,21 @@ def test_a_peer_away_is_retried_with_backoff_and_gets_the_text_once(
             two.ok("connection", "expose", "one", "listener")
         # Two is away (its store stays): the frame waits, the connection shows why.
         one.ok("say", "sender", "tell listener are you there?")
-        wait_for(lambda: _connection(one)["failures"] >= 1)
-        away = _connection(one)
+        wait_for(lambda: only_connection(one)["failures"] >= 1)
+        away = only_connection(one)
         assert away["queued"] == 1 and away["retry_at"] is not None
         assert "cannot reach the peer" in away["last_error"]
-        (waiting,) = _frames(one)
+        (waiting,) = frames(one)
         assert waiting["state"] == "pending" and waiting["attempts"] >= 1
         listing = one.ok("connection", "list", "--json")
         assert "cannot reach the peer" in listing and '"failures": ' in listing
         with serving(two_settings, port=port) as served:
             two = Installation("two", served, two_settings)
-            wait_for(lambda: _frames(one)[0]["state"] == "delivered")
-            back = _connection(one)
+            wait_for(lambda: frames(one)[0]["state"] == "delivered")
+            back = only_connection(one)
             assert (back["queued"], back["failures"], back["retry_at"]) == (0, 0, None)
             assert back["last_contact_at"] is not None
-            assert _texts(two) == ["are you there?"]
+            assert texts_received(two) == ["are you there?"]
 
 
 def test_a_refused_frame_fails_for_good_with_a_notice_to_its_sender(
@@ -97,8 +79,8 @@ def test_a_refused_frame_fails_for_good_with_a_notice_to_its_sender(
         hire_scripted(one, "sender", SENDER, tmp_path)
         hire_scripted(two, "listener", LISTENER, tmp_path)  # not exposed
         one.ok("say", "sender", "tell listener hello")
-        wait_for(lambda: _frames(one)[0]["state"] == "failed")
-        (failed,) = _frames(one)
+        wait_for(lambda: frames(one)[0]["state"] == "failed")
+        (failed,) = frames(one)
         assert failed["last_error"].startswith("unknown_role: no agent listener takes text")
         (thread,) = agent_conversations(one)
         notices = [m["body"] for m in messages(one, thread["id"]) if m["kind"] == "notice"]
@@ -111,8 +93,8 @@ def test_a_refused_frame_fails_for_good_with_a_notice_to_its_sender(
         # Exposed now, a new send gets through, in a new thread.
         two.ok("connection", "expose", "one", "listener")
         one.ok("say", "sender", "tell listener hello again")
-        wait_for(lambda: any(f["state"] == "delivered" for f in _frames(one)))
-        assert _texts(two) == ["hello again"]
+        wait_for(lambda: any(f["state"] == "delivered" for f in frames(one)))
+        assert texts_received(two) == ["hello again"]
         threads = [c["thread_id"] for c in agent_conversations(one)]
         assert len(set(threads)) == 2
 
@@ -125,7 +107,7 @@ def test_a_send_to_an_unknown_connection_or_a_bad_name_fails_the_turn(
         said = one.cli("say", "sender", "tell listener hello")
         assert said.exit_code == 7, said.output
         assert "no connection named 'nowhere'" in said.output
-        assert _frames(one) == []
+        assert frames(one) == []
 
 
 class _RefusingEveryToken(BaseHTTPRequestHandler):
@@ -172,17 +154,17 @@ def test_a_401_that_does_not_say_revoked_is_retried_and_revokes_nothing(
             two.ok("connection", "expose", "one", "listener")
         with _refusing_every_token(port):
             one.ok("say", "sender", "tell listener still friends?")
-            wait_for(lambda: _connection(one)["failures"] >= 1)
-            refused = _connection(one)
+            wait_for(lambda: only_connection(one)["failures"] >= 1)
+            refused = only_connection(one)
             assert (refused["state"], refused["queued"]) == ("active", 1)
             assert "refused: who are you?" in refused["last_error"]
-            (waiting,) = _frames(one)
+            (waiting,) = frames(one)
             assert waiting["state"] == "pending"
         with serving(two_settings, port=port) as served:
             two = Installation("two", served, two_settings)
-            wait_for(lambda: _frames(one)[0]["state"] == "delivered")
-            assert _connection(one)["state"] == "active"
-            assert _texts(two) == ["still friends?"]
+            wait_for(lambda: frames(one)[0]["state"] == "delivered")
+            assert only_connection(one)["state"] == "active"
+            assert texts_received(two) == ["still friends?"]
 
 
 def test_a_peer_missing_earlier_text_of_a_thread_gets_the_thread_again_from_there(
@@ -205,12 +187,12 @@ def test_a_peer_missing_earlier_text_of_a_thread_gets_the_thread_again_from_ther
         backup = _copy_store(peer_store, tmp_path / "backup")
         with serving(two_settings, port=port) as served:
             one.ok("say", "sender", "tell listener first")
-            wait_for(lambda: _frames(one)[0]["state"] == "delivered")
+            wait_for(lambda: frames(one)[0]["state"] == "delivered")
         _copy_store(backup / peer_store.name, peer_store.parent)
         with serving(two_settings, port=port) as served:
             two = Installation("two", served, two_settings)
             one.ok("say", "sender", "tell listener second")
-            wait_for(lambda: [f["state"] for f in _frames(one)] == ["delivered"] * 2)
+            wait_for(lambda: [f["state"] for f in frames(one)] == ["delivered"] * 2)
             (thread,) = agent_conversations(two)
             assert [m["body"] for m in messages(two, thread["id"])] == ["first", "second"]
             (ours,) = agent_conversations(one)
