@@ -88,13 +88,13 @@ _OPEN_AGENT_CONVERSATION = once(
 )
 _BY_IDS = once(_query().where(topics.c.id.in_(bindparam("topic_ids", expanding=True))))
 _CLOSED_LOCKED = once(
-    select(topics.c.closed_at, topics.c.closed_reason)
+    select(topics.c.id, topics.c.closed_at, topics.c.closed_reason)
     .where(topics.c.id == bindparam("topic_id"))
     .with_for_update()
 )
 _INSERT = insert(topics).returning(topics.c.id)
 _LOCK = once(
-    select(topics.c.id)
+    select(topics.c.id, topics.c.closed_at, topics.c.closed_reason)
     .where(topics.c.id.in_(bindparam("topic_ids", expanding=True)))
     .order_by(topics.c.id)
     .with_for_update()
@@ -104,6 +104,10 @@ _LOCK = once(
 class TopicsRepo:
     def __init__(self, connection: Connection) -> None:
         self._c = connection
+        # Topics this transaction holds locked, with why each is closed (None: open). Nobody
+        # else can close them until commit, so what a later check asks is known: a hop's check
+        # of its root, locked already by the run acting under it, costs no statement.
+        self._held: dict[int, str | None] = {}
 
     async def insert(self, kind: TopicKind, agent_id: int, now: datetime, **values: Any) -> Topic:
         result = await self._c.execute(
@@ -127,15 +131,21 @@ class TopicsRepo:
     async def closed_reason_locked(self, topic_id: int) -> str | None:
         """Lock the topic's row until commit and say why it is closed (None: open). Text joins
         a topic under this lock, so closing it waits for that text and then stops its run."""
-        row = (await self._c.execute(_CLOSED_LOCKED, {"topic_id": topic_id})).one()
-        return None if row.closed_at is None else (row.closed_reason or "closed")
+        if topic_id not in self._held:
+            row = (await self._c.execute(_CLOSED_LOCKED, {"topic_id": topic_id})).one()
+            self._hold(row)
+        return self._held[topic_id]
 
     async def lock(self, topic_ids: Iterable[int]) -> None:
         """Lock these topics' rows until commit, in one order (by id), so that two
         transactions locking several never wait for each other in a circle."""
-        wanted = sorted(set(topic_ids))
+        wanted = sorted(set(topic_ids) - self._held.keys())
         if wanted:
-            await self._c.execute(_LOCK, {"topic_ids": wanted})
+            for row in await self._c.execute(_LOCK, {"topic_ids": wanted}):
+                self._hold(row)
+
+    def _hold(self, row: Any) -> None:
+        self._held[row.id] = None if row.closed_at is None else (row.closed_reason or "closed")
 
     async def by_id(self, topic_id: int) -> Topic | None:
         row = (await self._c.execute(_BY_ID, {"topic_id": topic_id})).first()
@@ -296,3 +306,6 @@ class TopicsRepo:
             .where(topics.c.id.in_(list(topic_ids)), topics.c.closed_at.is_(None))
             .values(closed_at=now, closed_reason=reason)
         )
+        for topic_id in topic_ids:  # those closed already keep their first reason
+            if topic_id in self._held and self._held[topic_id] is None:
+                self._held[topic_id] = reason
