@@ -34,9 +34,7 @@ async def fail_and_requeue(tx: Tx, clock: Clock, gone: list[Run], reason: str) -
             continue  # its outcome was recorded meanwhile
         failed += 1
         tx.effects.changed.append(RunChange(run, RunState.FAILED, now, reason))
-        next_run = await tx.runs.queued_in_session(run.session_id)
-        if next_run is None:
-            next_run = await tx.runs.enqueue(run.agent_id, run.topic_id, run.session_id, now)
+        next_run = await tx.runs.waiting_or_new(run.agent_id, run.topic_id, run.session_id, now)
         await tx.messages.move_inputs(run.id, next_run)
     if failed:
         tx.effects.wake = True

@@ -16,6 +16,7 @@ from sqlalchemy import (
     exists,
     func,
     insert,
+    literal,
     select,
     update,
 )
@@ -31,6 +32,7 @@ from parley.store.connection import Connection
 from parley.store.driver import once
 from parley.store.keyset import sliced
 from parley.store.tables import agents, nodes, runs, sessions, topics
+from parley.store.types import UTCDateTime
 from parley.store.visibility import readable_topic_id
 
 _OPEN = [state.value for state in OPEN_STATES]
@@ -133,6 +135,31 @@ _QUEUED_IN_SESSION = once(
     .with_for_update()
 )
 _ENQUEUE = once(insert(runs).returning(runs.c.id))
+
+
+def _waiting_or_new() -> Any:
+    """PostgreSQL: the session's waiting run (locked), else a new one, in one statement."""
+    waiting = (
+        select(runs.c.id)
+        .where(runs.c.session_id == bindparam("session_id"), runs.c.state == RunState.QUEUED.value)
+        .order_by(runs.c.id)
+        .limit(1)
+        .with_for_update()
+        .cte("waiting")
+    )
+    values = select(
+        bindparam("agent_id", type_=Integer),
+        bindparam("topic_id", type_=Integer),
+        bindparam("session_id", type_=Integer),
+        literal(RunState.QUEUED.value, String),
+        bindparam("now", type_=UTCDateTime),
+    ).where(~exists(select(waiting.c.id)))
+    columns = ["agent_id", "topic_id", "session_id", "state", "created_at"]
+    made = insert(runs).from_select(columns, values).returning(runs.c.id).cte("made")
+    return select(waiting.c.id).union_all(select(made.c.id))
+
+
+_WAITING_OR_NEW = once(_waiting_or_new())
 _STARTABLE = once(_startable())
 _START = once(
     update(runs)
@@ -225,6 +252,22 @@ class RunsRepo:
         it (and read its input) before text joining it is written. SQLite has one writer."""
         found = await self._c.execute(_QUEUED_IN_SESSION, {"session_id": session_id})
         return found.scalar_one_or_none()
+
+    async def waiting_or_new(
+        self, agent_id: int, topic_id: int, session_id: int, now: datetime
+    ) -> int:
+        """The session's waiting run, locked as ``queued_in_session`` locks it, else a new one:
+        text for the session joins it. One statement on PostgreSQL, where each is a round trip."""
+        if self._c.dialect.name == "postgresql":
+            values = {"agent_id": agent_id, "topic_id": topic_id, "session_id": session_id,
+                      "now": now}  # fmt: skip
+            return int((await self._c.execute(_WAITING_OR_NEW, values)).scalar_one())
+        waiting = await self.queued_in_session(session_id)
+        return (
+            waiting
+            if waiting is not None
+            else await self.enqueue(agent_id, topic_id, session_id, now)
+        )
 
     async def enqueue(self, agent_id: int, topic_id: int, session_id: int, now: datetime) -> int:
         values = {
