@@ -72,7 +72,9 @@ async def send_from_run(
     # root. A stop of the root takes that lock too.
     await pass_hop(tx, clock.now(), budget, topic)
     key = pair_key(sender.name, name)
-    conversation = await tx.topics.open_agent_conversation(LOCAL, topic.root_id, key)
+    conversation = _answering_in(topic, key) or await tx.topics.open_agent_conversation(
+        LOCAL, topic.root_id, key
+    )
     if conversation is None:
         recipient = await pick_for_new_topic(tx, clock, name)
         conversation = await _start(tx, clock, topic, sender, recipient)
@@ -94,6 +96,20 @@ async def send_from_run(
         from_run_id=run.id,
     )
     return Sent(conversation, queued)
+
+
+def _answering_in(topic: Topic, key: str) -> Topic | None:
+    """The run's own topic when it is the conversation sent to (an agent answering the other
+    role), found without a statement. It is open: a local agent conversation closes only with
+    its root, which ``pass_hop`` found open under the root's lock."""
+    if (
+        topic.kind is TopicKind.AGENT_CONVERSATION
+        and topic.connection == LOCAL
+        and topic.sender_name is not None
+        and pair_key(topic.agent_name, topic.sender_name) == key
+    ):
+        return topic
+    return None
 
 
 async def receive_text(
