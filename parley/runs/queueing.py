@@ -45,11 +45,11 @@ async def queue_text(
         raise Conflict(
             f"{topic.kind.value.replace('_', ' ')} {topic.id} is closed ({closed})", reason="thread"
         )
-    session = await tx.runs.session(recipient.id, topic.id, now)
     if recipient.is_node_session:  # each caller in a turn of its own
+        session = await tx.runs.session(recipient.id, topic.id, now)
         run_id = await tx.runs.enqueue(recipient.id, topic.id, session.id, now)
     else:
-        run_id = await tx.runs.waiting_or_new(recipient.id, topic.id, session.id, now)
+        run_id = await tx.runs.run_for_text(recipient.id, topic.id, now)
     message_id = await tx.messages.add(
         topic.id, "text", body, now, recipient_agent_id=recipient.id, run_id=run_id, **author
     )

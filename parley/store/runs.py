@@ -137,20 +137,34 @@ _QUEUED_IN_SESSION = once(
 _ENQUEUE = once(insert(runs).returning(runs.c.id))
 
 
-def _waiting_or_new() -> Any:
-    """PostgreSQL: the session's waiting run (locked), else a new one, in one statement."""
+def _waiting_or_new(by_session: bool) -> Any:
+    """PostgreSQL: a session's waiting run (locked), else a new one, in one statement. The
+    session is given by id, or (``by_session`` False) found by agent and topic: no row then
+    means the session is not made yet."""
+    if by_session:
+        session = select(bindparam("session_id", type_=Integer).label("id")).cte("session")
+    else:
+        session = (
+            select(sessions.c.id)
+            .where(
+                sessions.c.agent_id == bindparam("agent_id"),
+                sessions.c.topic_id == bindparam("topic_id"),
+            )
+            .cte("session")
+        )
     waiting = (
         select(runs.c.id)
-        .where(runs.c.session_id == bindparam("session_id"), runs.c.state == RunState.QUEUED.value)
+        .join(session, runs.c.session_id == session.c.id)
+        .where(runs.c.state == RunState.QUEUED.value)
         .order_by(runs.c.id)
         .limit(1)
-        .with_for_update()
+        .with_for_update(of=runs)
         .cte("waiting")
     )
     values = select(
         bindparam("agent_id", type_=Integer),
         bindparam("topic_id", type_=Integer),
-        bindparam("session_id", type_=Integer),
+        session.c.id,
         literal(RunState.QUEUED.value, String),
         bindparam("now", type_=UTCDateTime),
     ).where(~exists(select(waiting.c.id)))
@@ -159,7 +173,8 @@ def _waiting_or_new() -> Any:
     return select(waiting.c.id).union_all(select(made.c.id))
 
 
-_WAITING_OR_NEW = once(_waiting_or_new())
+_WAITING_OR_NEW = once(_waiting_or_new(by_session=True))
+_RUN_FOR_TEXT = once(_waiting_or_new(by_session=False))
 _STARTABLE = once(_startable())
 _START = once(
     update(runs)
@@ -252,6 +267,18 @@ class RunsRepo:
         it (and read its input) before text joining it is written. SQLite has one writer."""
         found = await self._c.execute(_QUEUED_IN_SESSION, {"session_id": session_id})
         return found.scalar_one_or_none()
+
+    async def run_for_text(self, agent_id: int, topic_id: int, now: datetime) -> int:
+        """The run that takes text for the agent in the topic: its session's waiting run, else
+        a new one (the session made on first use). On PostgreSQL one statement once the
+        session exists."""
+        if self._c.dialect.name == "postgresql":
+            values = {"agent_id": agent_id, "topic_id": topic_id, "now": now}
+            found = (await self._c.execute(_RUN_FOR_TEXT, values)).scalar_one_or_none()
+            if found is not None:
+                return int(found)
+        session = await self.session(agent_id, topic_id, now)
+        return await self.waiting_or_new(agent_id, topic_id, session.id, now)
 
     async def waiting_or_new(
         self, agent_id: int, topic_id: int, session_id: int, now: datetime

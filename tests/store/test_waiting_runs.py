@@ -39,3 +39,23 @@ async def test_a_session_has_one_waiting_run_and_a_new_one_once_it_started(
         session.id,
     )
     assert runs[after].created_at == now
+
+
+async def test_text_for_an_agent_makes_its_session_once_and_joins_the_waiting_run(
+    parley: Harness,
+) -> None:
+    await parley.hire("scribe", max_sessions=8)
+    now = parley.clock.now()
+    async with parley.context.store.transaction() as tx:
+        agent = await tx.agents.by_name("scribe")
+        assert agent is not None
+        task = await tx.topics.insert(TopicKind.TASK, agent.id, now, text="work")
+        first = await tx.runs.run_for_text(agent.id, task.id, now)  # no session yet
+        again = await tx.runs.run_for_text(agent.id, task.id, now)
+        assert await tx.runs.start(first, "hash", now)
+        after = await tx.runs.run_for_text(agent.id, task.id, now)
+        session = await tx.runs.session(agent.id, task.id, now)
+        runs = await tx.runs.by_ids([first, after])
+    assert again == first and after != first
+    assert {runs[r].session_id for r in (first, after)} == {session.id}
+    assert runs[after].state is RunState.QUEUED
