@@ -227,6 +227,33 @@ async def _start_from_peer(tx: Tx, clock: Clock, connection: Connection, text: P
 async def _continue(
     tx: Tx, clock: Clock, connection: Connection, conversation: Topic, text: PeerText
 ) -> Queued:
+    _check_thread(conversation, text)
+    # A role holding the conversation takes its text while draining, so that its work ends,
+    # and whether or not it is exposed: exposure says who a peer may address, and this role
+    # is in the conversation already (it may have started it).
+    recipient = await _addressable(tx, connection, text.to_role, HELD_TOPIC_STATES, None)
+    body = _checked(text.body)
+    return await _queue(tx, clock, connection, conversation, recipient, text.from_role, body)
+
+
+def check_known(
+    connection: Connection,
+    conversation: Topic,
+    text: PeerText,
+    holder: Agent | None,
+    backlog_full: bool,
+) -> str:
+    """What ``receive_from_peer`` checks of a text in a known thread once its seq is used,
+    for a caller that read and locked the thread and read ``holder`` (the agent named by
+    ``to_role``, if any) itself: the text's body, or ``TextRefused``."""
+    _check_taken(connection, backlog_full)
+    _check_thread(conversation, text)
+    if holder is None or holder.lifecycle not in HELD_TOPIC_STATES:
+        raise _unknown_role(text.to_role)
+    return _checked(text.body)
+
+
+def _check_thread(conversation: Topic, text: PeerText) -> None:
     if conversation.is_closed:
         raise TextRefused(
             f"agent conversation {text.thread_id} is closed ({conversation.closed_reason})",
@@ -238,12 +265,6 @@ async def _continue(
             f" and {conversation.agent_name} (ours)",
             Refusal.ROLES,
         )
-    # A role holding the conversation takes its text while draining, so that its work ends,
-    # and whether or not it is exposed: exposure says who a peer may address, and this role
-    # is in the conversation already (it may have started it).
-    recipient = await _addressable(tx, connection, text.to_role, HELD_TOPIC_STATES, None)
-    body = _checked(text.body)
-    return await _queue(tx, clock, connection, conversation, recipient, text.from_role, body)
 
 
 async def _exposed(
@@ -267,8 +288,12 @@ async def _addressable(
         or agent.lifecycle not in states
         or (exposed_on is not None and not await tx.connections.is_exposed(exposed_on, agent.id))
     ):
-        raise TextRefused(f"no agent {name} takes text from you here", Refusal.UNKNOWN_ROLE)
+        raise _unknown_role(name)
     return agent
+
+
+def _unknown_role(name: str) -> TextRefused:
+    return TextRefused(f"no agent {name} takes text from you here", Refusal.UNKNOWN_ROLE)
 
 
 def _checked(body: str) -> str:

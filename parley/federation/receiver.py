@@ -2,7 +2,11 @@
 order. A text frame seen before (by message_id) changes nothing and gets its first verdict
 again, as a duplicate; one whose seq is not the next of its thread is refused and not kept
 (``NotApplied``; one from the future says the seq expected, from which the sender sends
-again); every other verdict — accepted, or refused for good — is kept for dedup."""
+again); every other verdict — accepted, or refused for good — is kept for dedup.
+
+Text in threads known here goes the batch's fast path (``KnownThreads``: read, checked and
+written together); a new thread's first text and a close go one by one, here, after what
+the frames before them changed is written."""
 
 from __future__ import annotations
 
@@ -20,7 +24,9 @@ from parley.conversations.peer_conversations import (
 )
 from parley.errors import Unauthorized
 from parley.federation.frames import CloseFrame, FrameVerdict, TextFrame, Verdict
+from parley.federation.known_threads import KnownThreads
 from parley.federation.model import REVOKED, Connection, ConnectionState, queue_limit
+from parley.federation.verdicts import accepted, duplicate_of, refused
 from parley.runs.stop import stop_topics
 from parley.store import Store, Tx
 
@@ -40,12 +46,18 @@ async def receive_batch(
         if current is None or current.state is ConnectionState.REVOKED:
             raise revoked_here()
         room = queue_limit(current, default_limit) - await tx.frames.backlog(current.name)
+        known = KnownThreads(tx, clock.now(), current)
+        await known.read(frames)
         verdicts = []
         for frame in frames:
-            verdict = await _receive(tx, clock, current, frame, room <= 0)
+            verdict = known.take(frame, room <= 0)
+            if verdict is None:
+                await known.write()
+                verdict = await _receive(tx, clock, current, frame, room <= 0)
             if isinstance(frame, TextFrame) and verdict.verdict is Verdict.ACCEPTED:
                 room -= 1
             verdicts.append(verdict)
+        await known.write()
         return verdicts
 
 
@@ -68,16 +80,16 @@ async def _receive(
     except SeqTaken as exc:
         # Looked up again under the thread's lock: a concurrent copy of this same batch (the
         # sender retried a batch still being applied) took the seq and committed meanwhile.
-        return await _seen(tx, connection, frame) or _rejected(frame, exc)
+        return await _seen(tx, connection, frame) or refused(frame, exc)
     except SeqAhead as exc:
-        return _rejected(frame, exc).model_copy(update={"expected_seq": exc.expected})
+        return refused(frame, exc).model_copy(update={"expected_seq": exc.expected})
     except NotApplied as exc:
-        return _rejected(frame, exc)
+        return refused(frame, exc)
     except TextRefused as exc:
-        verdict = _rejected(frame, exc)
+        verdict = refused(frame, exc)
     else:
-        verdict = FrameVerdict(message_id=frame.message_id, verdict=Verdict.ACCEPTED)
-    await tx.frames.record(
+        verdict = accepted(frame)
+    kept = await tx.frames.record(
         connection.id,
         frame.message_id,
         verdict.verdict.value,
@@ -85,30 +97,14 @@ async def _receive(
         verdict.detail,
         clock.now(),
     )
-    return verdict
+    # Not kept: a concurrent copy of the batch refused this new thread too and came first.
+    return verdict if kept else (await _seen(tx, connection, frame) or verdict)
 
 
 async def _seen(tx: Tx, connection: Connection, frame: TextFrame) -> FrameVerdict | None:
     """The verdict ``frame`` got when it first came, as a duplicate; None if it is new."""
     seen = await tx.frames.received(connection.id, frame.message_id)
-    if seen is None:
-        return None
-    return FrameVerdict(
-        message_id=frame.message_id,
-        verdict=Verdict.DUPLICATE,
-        original=Verdict(seen.verdict),
-        reason=seen.reason,
-        detail=seen.detail,
-    )
-
-
-def _rejected(frame: TextFrame, refusal: TextRefused) -> FrameVerdict:
-    return FrameVerdict(
-        message_id=frame.message_id,
-        verdict=Verdict.REJECTED,
-        reason=refusal.reason.value,
-        detail=refusal.message,
-    )
+    return None if seen is None else duplicate_of(frame, seen)
 
 
 async def _close(tx: Tx, clock: Clock, connection: Connection, frame: CloseFrame) -> FrameVerdict:

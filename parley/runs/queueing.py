@@ -4,6 +4,7 @@ session answers each caller in a turn of its own."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -55,3 +56,49 @@ async def queue_text(
     )
     tx.effects.wake = True
     return Queued(topic.id, message_id, run_id)
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A text to queue with ``queue_texts``: ``body`` for ``recipient`` in ``topic_id``."""
+
+    topic_id: int
+    recipient: Agent
+    body: str
+    author_role: str
+
+
+async def queue_texts(tx: Tx, now: datetime, texts: Sequence[Waiting]) -> None:
+    """``queue_text`` for many texts at once, in their order, in a few statements: for topics
+    the caller holds locked and knows open."""
+    if not texts:
+        return
+    sessions = await tx.runs.sessions_of({_pair(text) for text in texts}, now)
+    shared = {_pair(t) for t in texts if not t.recipient.is_node_session}
+    waiting = await tx.runs.queued_in_sessions(sessions[pair].id for pair in shared)
+    # Each text's run: the one waiting in its session, else a new one (shared by the
+    # session's later texts; a node session's text has one of its own), by its place.
+    places: list[int] = []
+    wanted: list[tuple[int, int, int]] = []
+    for text in texts:
+        session = sessions[_pair(text)]
+        if not text.recipient.is_node_session and session.id in waiting:
+            places.append(waiting[session.id])
+            continue
+        wanted.append((text.recipient.id, text.topic_id, session.id))
+        places.append(-len(wanted))
+        if not text.recipient.is_node_session:
+            waiting[session.id] = -len(wanted)
+    made = await tx.runs.enqueue_many(wanted, now)
+    rows = [
+        {"topic_id": text.topic_id, "kind": "text", "body": text.body, "created_at": now,
+         "recipient_agent_id": text.recipient.id, "author_role": text.author_role,
+         "run_id": place if place > 0 else made[-place - 1]}
+        for text, place in zip(texts, places, strict=True)
+    ]  # fmt: skip
+    await tx.messages.add_many(rows)
+    tx.effects.wake = True
+
+
+def _pair(text: Waiting) -> tuple[int, int]:
+    return text.recipient.id, text.topic_id

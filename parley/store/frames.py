@@ -4,15 +4,18 @@ frames received are kept by message_id with their verdict, for dedup."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, exists, func, insert, select, true, update
+from sqlalchemy.dialects import postgresql, sqlite
 
 from parley.deliveries.model import Delivery, DeliveryState
 from parley.federation.model import TEXT_KEY, Outbound, OutboundText, outbound_of
 from parley.runs.model import RunState
 from parley.store.connection import Connection
+from parley.store.driver import once
 from parley.store.outbox import PENDING, claiming, delivery_of
 from parley.store.tables import messages, outbox, received_frames, runs, topics
 
@@ -39,6 +42,24 @@ _DUE_FRAMES = (
     .with_for_update(skip_locked=True)
 )
 _CLAIM_FRAMES = claiming(_DUE_FRAMES)
+_VERDICTS = once(
+    select(received_frames.c.message_id, received_frames.c.verdict, received_frames.c.reason,
+           received_frames.c.detail).where(
+        received_frames.c.connection_id == bindparam("connection_id"),
+        received_frames.c.message_id.in_(bindparam("message_ids", expanding=True)),
+    )
+)  # fmt: skip
+
+
+def _record(dialect: Any) -> Any:
+    """A verdict kept unless one is kept for the frame already: two copies of a batch may
+    both refuse a new thread, with no thread's lock to order them."""
+    return dialect.insert(received_frames).on_conflict_do_nothing(
+        index_elements=[received_frames.c.connection_id, received_frames.c.message_id]
+    )
+
+
+_RECORD = {"sqlite": _record(sqlite), "postgresql": once(_record(postgresql))}
 
 
 class FramesRepo:
@@ -145,12 +166,16 @@ class FramesRepo:
 
     async def received(self, connection_id: int, message_id: str) -> Any | None:
         """The verdict a frame with this message_id got (verdict, reason, detail), if any."""
-        query = select(received_frames.c.verdict, received_frames.c.reason,
-                       received_frames.c.detail).where(
-            received_frames.c.connection_id == connection_id,
-            received_frames.c.message_id == message_id,
-        )  # fmt: skip
-        return (await self._c.execute(query)).first()
+        return (await self.received_many(connection_id, [message_id])).get(message_id)
+
+    async def received_many(self, connection_id: int, message_ids: Sequence[str]) -> dict[str, Any]:
+        """The verdicts frames with these message_ids got (verdict, reason, detail), by id."""
+        if not message_ids:
+            return {}
+        found = await self._c.execute(
+            _VERDICTS, {"connection_id": connection_id, "message_ids": list(message_ids)}
+        )
+        return {row.message_id: row for row in found}
 
     async def record(
         self,
@@ -160,14 +185,37 @@ class FramesRepo:
         reason: str | None,
         detail: str | None,
         now: datetime,
+    ) -> bool:
+        """Keep a frame's verdict; False (nothing changed) if one is kept for it already."""
+        row = _verdict_row(connection_id, now, message_id, verdict, reason, detail)
+        result = await self._c.execute(_RECORD[self._c.dialect.name], row)
+        return bool(result.rowcount)
+
+    async def record_many(
+        self,
+        connection_id: int,
+        verdicts: Sequence[tuple[str, str, str | None, str | None]],
+        now: datetime,
     ) -> None:
-        await self._c.execute(
-            insert(received_frames).values(
-                connection_id=connection_id,
-                message_id=message_id,
-                verdict=verdict,
-                reason=reason,
-                detail=detail,
-                received_at=now,
-            )
-        )
+        """Keep frames' verdicts: (message_id, verdict, reason, detail) each."""
+        if verdicts:
+            rows = [_verdict_row(connection_id, now, *verdict) for verdict in verdicts]
+            await self._c.execute(_RECORD[self._c.dialect.name], rows)
+
+
+def _verdict_row(
+    connection_id: int,
+    now: datetime,
+    message_id: str,
+    verdict: str,
+    reason: str | None,
+    detail: str | None,
+) -> dict[str, Any]:
+    return {
+        "connection_id": connection_id,
+        "message_id": message_id,
+        "verdict": verdict,
+        "reason": reason,
+        "detail": detail,
+        "received_at": now,
+    }

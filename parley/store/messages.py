@@ -51,6 +51,7 @@ def _message(row: Any) -> Message:
 
 
 _INSERT = once(insert(messages).returning(messages.c.id))
+_ADD_MANY = insert(messages)
 _INPUTS = once(_query().where(messages.c.run_id == bindparam("run_id")))
 _INPUTS_OF = once(_query().where(messages.c.run_id.in_(bindparam("run_ids", expanding=True))))
 _RECENT = (
@@ -72,6 +73,12 @@ class MessagesRepo:
     async def add(self, topic_id: int, kind: str, body: str, now: datetime, **values: Any) -> int:
         row = {"topic_id": topic_id, "kind": kind, "body": body, "created_at": now, **values}
         return int((await self._c.execute(_INSERT, row)).scalar_one())
+
+    async def add_many(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Messages in one statement: each row has the same fields (those of ``add``, its
+        ``values`` included)."""
+        if rows:
+            await self._c.execute(_ADD_MANY, list(rows))
 
     async def page(self, topic_id: int, window: Window) -> Slice[Message]:
         """A topic's messages, newest first."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -175,6 +175,19 @@ def _waiting_or_new(by_session: bool) -> Any:
 
 _WAITING_OR_NEW = once(_waiting_or_new(by_session=True))
 _RUN_FOR_TEXT = once(_waiting_or_new(by_session=False))
+_ENQUEUE_MANY = insert(runs).returning(runs.c.id, sort_by_parameter_order=True)
+_SESSIONS_IN_TOPICS = once(
+    select(sessions).where(sessions.c.topic_id.in_(bindparam("topic_ids", expanding=True)))
+)
+_QUEUED_IN_SESSIONS = once(
+    select(runs.c.id, runs.c.session_id)
+    .where(
+        runs.c.session_id.in_(bindparam("session_ids", expanding=True)),
+        runs.c.state == RunState.QUEUED.value,
+    )
+    .order_by(runs.c.id)
+    .with_for_update()
+)
 _STARTABLE = once(_startable())
 _START = once(
     update(runs)
@@ -249,6 +262,22 @@ class RunsRepo:
             row = (await self._c.execute(_SESSION, key)).one()
         return _session(row)
 
+    async def sessions_of(
+        self, pairs: Iterable[tuple[int, int]], now: datetime
+    ) -> dict[tuple[int, int], Session]:
+        """The sessions of these (agent, topic) pairs, read in one statement; those missing
+        are made, one by one, as ``session`` makes them."""
+        wanted = set(pairs)
+        topic_ids = sorted({topic_id for _, topic_id in wanted})
+        found: dict[tuple[int, int], Session] = {}
+        if topic_ids:
+            for row in await self._c.execute(_SESSIONS_IN_TOPICS, {"topic_ids": topic_ids}):
+                if (row.agent_id, row.topic_id) in wanted:
+                    found[(row.agent_id, row.topic_id)] = _session(row)
+        for agent_id, topic_id in sorted(wanted - found.keys()):
+            found[(agent_id, topic_id)] = await self.session(agent_id, topic_id, now)
+        return found
+
     async def sessions_by_ids(self, session_ids: Sequence[int]) -> dict[int, Session]:
         rows = await self._c.execute(_SESSIONS_BY_IDS, {"session_ids": list(session_ids)})
         return {row.id: _session(row) for row in rows}
@@ -295,6 +324,30 @@ class RunsRepo:
             if waiting is not None
             else await self.enqueue(agent_id, topic_id, session_id, now)
         )
+
+    async def queued_in_sessions(self, session_ids: Iterable[int]) -> dict[int, int]:
+        """``queued_in_session`` for several sessions in one statement: session → run."""
+        wanted = sorted(set(session_ids))
+        if not wanted:
+            return {}
+        found: dict[int, int] = {}
+        for row in await self._c.execute(_QUEUED_IN_SESSIONS, {"session_ids": wanted}):
+            found.setdefault(row.session_id, row.id)
+        return found
+
+    async def enqueue_many(
+        self, waiting: Sequence[tuple[int, int, int]], now: datetime
+    ) -> list[int]:
+        """Queue a run for each (agent, topic, session), in one statement; their ids, in
+        that order."""
+        if not waiting:
+            return []
+        rows = [
+            {"agent_id": agent_id, "topic_id": topic_id, "session_id": session_id,
+             "state": RunState.QUEUED.value, "created_at": now}
+            for agent_id, topic_id, session_id in waiting
+        ]  # fmt: skip
+        return [int(row.id) for row in await self._c.execute(_ENQUEUE_MANY, rows)]
 
     async def enqueue(self, agent_id: int, topic_id: int, session_id: int, now: datetime) -> int:
         values = {

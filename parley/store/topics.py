@@ -93,6 +93,18 @@ _CLOSED_LOCKED = once(
     .with_for_update()
 )
 _INSERT = insert(topics).returning(topics.c.id)
+_BY_THREADS_LOCKED = once(
+    _query()
+    .where(
+        topics.c.connection == bindparam("connection"),
+        topics.c.thread_id.in_(bindparam("thread_ids", expanding=True)),
+    )
+    .order_by(topics.c.id)
+    .with_for_update(of=topics)
+)
+_RECEIVED_SEQ = (
+    update(topics).where(topics.c.id == bindparam("topic")).values(seq_received=bindparam("seq"))
+)
 _LOCK = once(
     select(topics.c.id, topics.c.closed_at, topics.c.closed_reason)
     .where(topics.c.id.in_(bindparam("topic_ids", expanding=True)))
@@ -180,6 +192,15 @@ class TopicsRepo:
         row = (await self._c.execute(query)).first()
         return _topic(row) if row else None
 
+    async def by_threads_locked(self, connection: str, thread_ids: Iterable[str]) -> list[Topic]:
+        """The threads of ``connection`` known here among ``thread_ids``, their rows locked
+        until commit in one order (by id), read in one statement."""
+        wanted = sorted(set(thread_ids))
+        if not wanted:
+            return []
+        parameters = {"connection": connection, "thread_ids": wanted}
+        return [_topic(row) for row in await self._c.execute(_BY_THREADS_LOCKED, parameters)]
+
     async def on_connection(self, connection: str) -> list[int]:
         """The agent conversations with ``connection``'s peer, closed ones too."""
         query = select(topics.c.id).where(topics.c.connection == connection)
@@ -252,6 +273,12 @@ class TopicsRepo:
         await self._c.execute(
             update(topics).where(topics.c.id == topic_id).values(seq_received=seq)
         )
+
+    async def received_seqs(self, seqs: dict[int, int]) -> None:
+        """Each conversation's last seq received, by topic id, in one statement."""
+        if seqs:
+            rows = [{"topic": topic_id, "seq": seq} for topic_id, seq in seqs.items()]
+            await self._c.execute(_RECEIVED_SEQ, rows)
 
     async def readable_page(
         self,

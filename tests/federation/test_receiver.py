@@ -231,6 +231,50 @@ def test_a_close_frame_closes_the_thread_and_later_text_is_refused(
     assert agent_conversations(one) == [t1 | {"status": t1["status"]}]
 
 
+def test_a_batch_mixing_known_and_new_threads_gets_the_verdicts_frames_one_by_one_get(
+    host: tuple[Installation, str],
+) -> None:
+    """Known threads' text is taken together, new threads and closes one by one: within one
+    batch, each frame still sees what the frames before it did (a repeat, a close, a seq)."""
+    one, token = host
+    post(one, token, text_frame("t1", 1, "m1"), text_frame("t2", 1, "n1"))
+    closing = {"type": "close", "thread_id": "t1", "reason": "gone"}
+    verdicts = post(
+        one,
+        token,
+        text_frame("t1", 2, "m2"),
+        text_frame("t3", 1, "o1"),  # a new thread, between known ones
+        text_frame("t2", 2, "n2"),
+        text_frame("t2", 2, "n2"),  # the same frame twice in one batch
+        text_frame("t3", 2, "o2"),
+        closing,
+        text_frame("t1", 3, "m3"),  # after its thread's close
+        text_frame("t2", 4, "n4"),  # a gap, after the close
+        text_frame("t2", 3, "n3"),
+    )
+    assert [(v["verdict"], v.get("original"), v.get("reason")) for v in verdicts] == [
+        ("accepted", None, None),
+        ("accepted", None, None),
+        ("accepted", None, None),
+        ("duplicate", "accepted", None),
+        ("accepted", None, None),
+        ("accepted", None, None),
+        ("rejected", None, "thread"),
+        ("rejected", None, "invalid"),
+        ("accepted", None, None),
+    ]
+    assert verdicts[7]["expected_seq"] == 3
+    bodies = {c["thread_id"]: messages(one, c["id"]) for c in agent_conversations(one)}
+    assert {k: [m["body"] for m in v] for k, v in bodies.items()} == {
+        "t1": ["text 1", "text 2"],
+        "t2": ["text 1", "text 2", "text 3"],
+        "t3": ["text 1", "text 2"],
+    }
+    # Sent again, the batch changes nothing and gets its verdicts again as duplicates.
+    again = post(one, token, text_frame("t2", 2, "n2"), text_frame("t1", 3, "m3"))
+    assert summary(again) == [("duplicate", "accepted", None), ("duplicate", "rejected", "thread")]
+
+
 def test_concurrent_copies_of_a_batch_get_one_verdict_and_duplicates_of_it(
     host: tuple[Installation, str],
 ) -> None:
@@ -253,6 +297,26 @@ def test_concurrent_copies_of_a_batch_get_one_verdict_and_duplicates_of_it(
             ], (first, second)
     texts = [m["body"] for c in agent_conversations(one) for m in messages(one, c["id"])]
     assert sorted(texts) == sorted(["text 1", "text 2"] * 60)
+
+
+def test_concurrent_copies_of_a_batch_refusing_new_threads_get_the_first_verdict_again(
+    host: tuple[Installation, str],
+) -> None:
+    """Two copies of a batch whose new threads are refused (nothing is made for them, so no
+    thread's lock orders the copies): the second is told 'duplicate' with the first refusal,
+    never a conflict of the verdicts' keys."""
+    one, token = host
+    for attempt in range(6):
+        frames = [
+            text_frame(f"r{attempt}-{n}", 1, f"r{attempt}-{n}", to_role="nobody") for n in range(10)
+        ]
+        answers = _post_twice_at_once(one, token, frames)
+        for first, second in zip(*answers, strict=True):
+            assert sorted([summary([first])[0], summary([second])[0]]) == [
+                ("duplicate", "rejected", "unknown_role"),
+                ("rejected", None, "unknown_role"),
+            ], (first, second)
+    assert agent_conversations(one) == []
 
 
 def _post_twice_at_once(
