@@ -106,7 +106,6 @@ class Scheduler:
         loop_time = asyncio.get_running_loop().time()
         away = {node for node, until in self._unreachable.items() if until > loop_time}
         away |= self._lost
-        chosen: list[Starting] = []
         async with self._store.transaction() as tx:
             candidates = await tx.runs.startable(BATCH)
             agents = await tx.agents.by_ids({run.agent_id for run in candidates})
@@ -115,6 +114,7 @@ class Scheduler:
             # takes (on PostgreSQL a finish committed just before that read may be stamped later
             # than a clock read before it).
             now = self._clock.now()
+            picked = []
             for run in candidates:
                 agent = agents[run.agent_id]
                 if run.session_id in busy or load.get(agent.id, 0) >= agent.max_sessions:
@@ -123,7 +123,9 @@ class Scheduler:
                     continue
                 busy.add(run.session_id)
                 load[agent.id] = load.get(agent.id, 0) + 1
-                chosen.append(Starting(run, agent, new_run_token()))
+                picked.append(run.id)
+            runs = await tx.runs.by_ids(picked)
+            chosen = [Starting(runs[i], agents[runs[i].agent_id], new_run_token()) for i in picked]
             # One statement for the batch (on PostgreSQL), not one per run.
             tokens = {s.run.id: hash_token(s.token) for s in chosen}
             started = await tx.runs.start_many(tokens, now)

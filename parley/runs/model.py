@@ -66,6 +66,16 @@ class RunChange:
 
 
 @dataclass(frozen=True)
+class Waiting:
+    """A queued run that may start now, as the scheduler first reads it: enough to choose
+    which start (its whole ``Run`` is read for those only)."""
+
+    id: int
+    agent_id: int
+    session_id: int
+
+
+@dataclass(frozen=True)
 class Session:
     id: int
     agent_id: int

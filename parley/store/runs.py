@@ -27,7 +27,7 @@ from parley.agents.model import HELD_TOPIC_STATES, Modality
 from parley.conversations.model import TopicKind
 from parley.people.model import Person
 from parley.reads.model import Slice, Window
-from parley.runs.model import OPEN_STATES, Run, RunState, Session
+from parley.runs.model import OPEN_STATES, Run, RunState, Session, Waiting
 from parley.store.connection import Connection
 from parley.store.driver import once
 from parley.store.keyset import sliced
@@ -96,8 +96,11 @@ def _startable() -> Select[Any]:
         .correlate(agents)
         .scalar_subquery()
     )
+    # Three columns: a long backlog of an agent with one free slot is read, not made into runs.
     return (
-        _query()
+        select(runs.c.id, runs.c.agent_id, runs.c.session_id)
+        .join(agents, agents.c.id == runs.c.agent_id)
+        .join(topics, topics.c.id == runs.c.topic_id)
         .where(
             runs.c.state == RunState.QUEUED.value,
             topics.c.closed_at.is_(None),
@@ -359,11 +362,11 @@ class RunsRepo:
         }
         return int((await self._c.execute(_ENQUEUE, values)).scalar_one())
 
-    async def startable(self, limit: int) -> list[Run]:
+    async def startable(self, limit: int) -> list[Waiting]:
         """Queued runs in arrival order that may start now: the agent takes work and has a free
         session slot, and the session has nothing running. The caller counts within a batch."""
         rows = await self._c.execute(_STARTABLE, {"limit": limit})
-        return [_run(row) for row in rows]
+        return [Waiting(row.id, row.agent_id, row.session_id) for row in rows]
 
     async def running_load(self, agent_ids: Sequence[int]) -> tuple[dict[int, int], set[int]]:
         """Running runs per agent, and the sessions that have one."""
