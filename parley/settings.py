@@ -147,6 +147,12 @@ class Settings(BaseSettings):
     federation_send_frames: int = Field(
         500, ge=1, le=100_000, description="most frames this side sends a peer in one batch"
     )
+    federation_send_batches: int = Field(
+        2,
+        ge=1,
+        le=8,
+        description="batches this side has out to a peer at once, each of other threads",
+    )
     federation_queue_limit: int = Field(
         1000,
         ge=1,

@@ -63,6 +63,7 @@ async def running(
         hop_budget(settings),
         settings.federation_send_frames,
         settings.channels,
+        settings.federation_send_batches,
     )
     context = Context(settings=settings, store=store, broker=broker, clock=clock, runtime=runtime)
     async with contextlib.AsyncExitStack() as stack:

@@ -1,16 +1,18 @@
-"""The outbox route for wire frames. One loop per connection with frames to send: it claims the
-connection's due frames in (thread, seq) order (a frame behind an earlier one of its thread that
-waits is left, so a waiting thread holds up only itself), posts them as ONE batch, and settles
-every verdict in one transaction — accepted or duplicate: delivered; rejected: failed for good,
-with a notice to the sending role in its conversation, and our side of a thread the peer will
-take no more text in is closed (see ``THREAD_ENDING`` and ``federation/failures.py``). A
-transport failure puts the whole batch back with backoff and jitter, recorded on the connection
-for ``connection list``. A text the peer finds from the future (a gap in its thread: it lacks
-what came before) is not final: the thread's text from the seq the peer expects goes again.
-One batch in flight per connection: every thread's frames go in order, and httpx stays at what
-it does well. A paused or revoked connection sends nothing; a peer that says it revoked the
-connection (401, reason ``revoked``) did so for good, and so it is here too; any other 401 is
-retried like an outage (a peer restored from an old backup, a proxy in front of it)."""
+"""The outbox route for wire frames. Loops per connection with frames to send (``in_flight``
+of them, so that as many batches may be out at once): each claims the connection's due frames
+in (thread, seq) order (a frame behind an earlier one of its thread that waits, or is out in
+another batch, is left: a waiting thread holds up only itself, and every thread's frames go in
+order), posts them as ONE batch, and settles every verdict in one transaction — accepted or
+duplicate: delivered (in one statement); rejected: failed for good, with a notice to the
+sending role in its conversation, and our side of a thread the peer will take no more text in
+is closed (see ``THREAD_ENDING`` and ``federation/failures.py``). A transport failure puts the
+whole batch back with backoff and jitter, recorded on the connection for ``connection list``.
+A text the peer finds from the future (a gap in its thread: it lacks what came before) is not
+final: the thread's text from the seq the peer expects goes again. Few requests are in flight
+per connection: httpx stays at what it does well. A paused or revoked connection sends
+nothing; a peer that says it revoked the connection (401, reason ``revoked``) did so for good,
+and so it is here too; any other 401 is retried like an outage (a peer restored from an old
+backup, a proxy in front of it)."""
 
 from __future__ import annotations
 
@@ -58,12 +60,16 @@ class FederationSender:
         peers: PeerClient,
         batch: int,
         backoff: Backoff | None = None,
+        in_flight: int = 1,
     ) -> None:
+        """``batch``: most frames in one batch; ``in_flight``: batches out at once per
+        connection (each of other threads: a thread's claimed frame holds up its later ones)."""
         self._store, self._clock, self._peers, self._batch = store, clock, peers, batch
         self._backoff = backoff or Backoff()
+        self._in_flight = in_flight
         self.name = f"federation-{secrets.token_hex(6)}"
-        self._wakeups: dict[str, asyncio.Event] = {}
-        self._loops: dict[str, asyncio.Task[None]] = {}
+        self._wakeups: dict[str, list[asyncio.Event]] = {}
+        self._loops: list[asyncio.Task[None]] = []
         self._stopped = False
 
     async def start(self) -> None:
@@ -75,9 +81,9 @@ class FederationSender:
 
     async def stop(self) -> None:
         self._stopped = True  # a commit acted on while stopping starts no new loop
-        for task in self._loops.values():
+        for task in self._loops:
             task.cancel()
-        for task in self._loops.values():
+        for task in self._loops:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._loops.clear()
@@ -89,10 +95,13 @@ class FederationSender:
     def wake(self, connection: str) -> None:
         if self._stopped:
             return
-        event = self._wakeups.setdefault(connection, asyncio.Event())
-        event.set()
-        if connection not in self._loops:
-            self._loops[connection] = asyncio.create_task(self._loop(connection, event))
+        wakeups = self._wakeups.get(connection)
+        if wakeups is None:  # the connection's loops, one per batch it may have out at once
+            wakeups = self._wakeups[connection] = [asyncio.Event() for _ in range(self._in_flight)]
+            for wakeup in wakeups:
+                self._loops.append(asyncio.create_task(self._loop(connection, wakeup)))
+        for wakeup in wakeups:
+            wakeup.set()
 
     async def _loop(self, connection: str, wakeup: asyncio.Event) -> None:
         wait: float | None = 0.0
@@ -149,11 +158,13 @@ class FederationSender:
         verdicts: Sequence[FrameVerdict],
     ) -> None:
         now = self._clock.now()
+        settled = list(zip(items, frames, verdicts, strict=True))
+        taken = [item.id for item, _, v in settled if v.final_verdict is Verdict.ACCEPTED]
         async with self._store.transaction() as tx:
             await tx.connections.contacted(peer.connection_id, now)
-            for item, frame, verdict in zip(items, frames, verdicts, strict=True):
+            await tx.outbox.delivered_many(taken, self.name, now)
+            for item, frame, verdict in settled:
                 if verdict.final_verdict is Verdict.ACCEPTED:
-                    await tx.outbox.delivered(item.id, self.name, now)
                     continue
                 if await _resent(tx, frame, verdict, now):
                     await tx.outbox.retry_at(item.id, self.name, now, _gap(verdict))

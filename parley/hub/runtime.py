@@ -43,6 +43,7 @@ class Runtime:
         budget: HopBudget,
         send_frames: int = 500,
         channels: ChannelsSettings | None = None,
+        send_batches: int = 1,
     ) -> None:
         self.store, self.broker, self.clock = store, broker, clock
         self.budget = budget  # what runs may set off per origin (the hop_budget settings)
@@ -52,7 +53,9 @@ class Runtime:
         self.channels = Channels(store, clock, channels or ChannelsSettings())
         self.outbox = OutboxWorker(store, clock, self.channels.deliverers())
         self.peers = PeerClient()  # the one HTTP client to peer installations
-        self.sender = FederationSender(store, clock, self.peers, send_frames)
+        self.sender = FederationSender(
+            store, clock, self.peers, send_frames, in_flight=send_batches
+        )
         self._background: set[asyncio.Task[None]] = set()
         self._unsubscribe: list[Callable[[], None]] = []
 

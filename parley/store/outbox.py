@@ -12,6 +12,7 @@ from sqlalchemy import Select, Update, bindparam, func, insert, select, update
 
 from parley.deliveries.model import Delivery, DeliveryState, Payload, RouteNote
 from parley.store.connection import Connection
+from parley.store.driver import once
 from parley.store.tables import outbox
 
 PENDING = outbox.c.state == DeliveryState.PENDING.value
@@ -49,6 +50,21 @@ def claiming(due: Select[Any]) -> Update:
 _CLAIM = claiming(_DUE)
 _NEXT_DUE = select(func.min(outbox.c.next_attempt_at)).where(
     PENDING, _GENERAL, outbox.c.id.not_in(bindparam("excluding", expanding=True))
+)
+
+_DELIVERED_MANY = once(
+    update(outbox)
+    .where(
+        outbox.c.id.in_(bindparam("ids", expanding=True)),
+        PENDING,
+        outbox.c.claimed_by == bindparam("worker"),
+    )
+    .values(
+        claimed_by=None,
+        claimed_until=None,
+        state=DeliveryState.DELIVERED.value,
+        delivered_at=bindparam("now"),
+    )
 )
 
 
@@ -124,6 +140,14 @@ class OutboxRepo:
         return await self._settle(
             item_id, worker, state=DeliveryState.DELIVERED.value, delivered_at=now
         )
+
+    async def delivered_many(self, item_ids: Sequence[int], worker: str, now: datetime) -> None:
+        """``delivered`` for several items in one statement."""
+        if item_ids:
+            await self._c.execute(
+                _DELIVERED_MANY,
+                {"ids": list(item_ids), "worker": worker, "now": now},
+            )
 
     async def failed(self, item_id: int, worker: str, error: str) -> bool:
         return await self._settle(

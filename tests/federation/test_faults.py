@@ -2,8 +2,8 @@
 installation to another through a proxy that drops requests and answers, duplicates, holds
 back, delays and cuts batches mid-body. Every text reaches its agent's conversation once, in
 its thread's order. Real servers, separate stores; the texts are agents' real sends. (A held
-batch is never overtaken: the sender keeps one batch in flight per connection, so frames can
-come late, or again, but not out of order.)"""
+batch is overtaken by another in flight, of other threads: a thread's text is out in one batch
+at a time, so it can come late, or again, but not out of order.)"""
 
 from __future__ import annotations
 
@@ -109,3 +109,4 @@ def test_every_text_arrives_once_and_in_order_through_a_faulty_network(
     counters = proxy.counters
     assert counters.dropped_requests and counters.dropped_responses and counters.duplicated
     assert counters.cut and counters.delayed
+    assert counters.reordered  # two batches were out at once, and one overtook the other
