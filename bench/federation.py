@@ -2,7 +2,7 @@
 loopback, beside the same exchange through the a2a-sdk reference (its server and client, an
 echo agent with its in-memory task store), in the same run and at the same concurrencies.
 
-Run as ``.venv/bin/python bench/federation.py [--messages N] [--concurrency 1,8,32]
+Run as ``.venv/bin/python bench/federation.py [--messages N] [--concurrency 1,8,32,128,512]
 [--warmup N]``. Progress goes to stderr, the table to stdout.
 """
 
@@ -60,6 +60,25 @@ def report(rows: Rows, messages: int) -> None:
         )
     if not any(name == PARLEY for name, _ in rows):
         print(f"\n{PARLEY}: not measured yet (the reference alone)")
+        return
+    print(f"\n{best_vs_best(rows)}")
+
+
+def best_vs_best(rows: Rows) -> str:
+    """Each side's best line (most messages/s, at whatever concurrency) and their ratio."""
+    best: dict[str, Figures] = {}
+    for name, figures in rows:
+        if name not in best or figures.per_second > best[name].per_second:
+            best[name] = figures
+    if PARLEY not in best or REFERENCE not in best:
+        return "best vs best: one side only"
+    ours, theirs = best[PARLEY], best[REFERENCE]
+    return (
+        f"best vs best: {PARLEY} {ours.per_second:.0f} msgs/s at concurrency {ours.concurrency}"
+        f" (p50 {ours.p50_ms:.2f} ms), {REFERENCE} {theirs.per_second:.0f} msgs/s at"
+        f" concurrency {theirs.concurrency} (p50 {theirs.p50_ms:.2f} ms):"
+        f" {ours.per_second / theirs.per_second:.1f}x"
+    )
 
 
 async def main(args: argparse.Namespace) -> int:
@@ -76,7 +95,9 @@ def _progress(line: str) -> None:
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=2000, help="measured messages per line")
-    parser.add_argument("--concurrency", default="1,8,32", help="senders at once, one line each")
+    parser.add_argument(
+        "--concurrency", default="1,8,32,128,512", help="senders at once, one line each"
+    )
     parser.add_argument("--warmup", type=int, default=50, help="unmeasured messages first")
     return parser.parse_args()
 

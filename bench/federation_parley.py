@@ -6,8 +6,11 @@ was connected to the other by a real invite and handshake.
 
 Like the reference's client, each of ``concurrency`` lanes sends one text and waits until it is
 durable before the next: its frame is committed to the sender's outbox (as an agent's send
-writes it, in the lane's own thread, with the thread's next seq), and it is durable when the
+writes it, in the lane's own thread, with the thread's next seq; the frames of lanes that send
+in the same turn of the event loop in one transaction, group commit), and it is durable when the
 receiver's verdict ``accepted`` came back, which the receiver gives only after committing it.
+The receiving connection's queue limit is raised past what a run sends: the sink's turns (one
+session at a time) run behind the wire, and the bench measures the wire, not the sink.
 A latency is that commit → that verdict: one way plus the verdict's way back, so an upper
 bound of the one-way latency. The sender settles its outbox after the verdict, off the lane's
 clock, as it would for an agent.
@@ -43,6 +46,7 @@ RECEIVER, SENDER, SINK = "two", "one", "sink"  # the connections' names and the 
 # The lanes' threads have no topic on the sending side (no agent sends them): an id no topic has
 # orders each thread's frames in the outbox, and is where a refusal's notice would go.
 LANE_TOPICS = 1_000_000
+QUEUE_LIMIT = 10_000_000  # the receiving connection's: text may wait for the sink's turns
 
 
 class Receiver:
@@ -153,7 +157,43 @@ async def sending(folder: Path, receiver: Receiver) -> AsyncIterator[Context]:
             context.store, clock, context.runtime.peers, settings.base_url, owner, code, RECEIVER
         )
         receiver.cli("connection", "expose", SENDER, SINK)
+        receiver.cli("connection", "limit", SENDER, str(QUEUE_LIMIT))
         yield context
+
+
+class Writer:
+    """The lanes' frames, written to the sender's outbox: those that come together (in one
+    turn of the event loop) in one transaction, each lane told when its frame is committed
+    (group commit)."""
+
+    def __init__(self, context: Context) -> None:
+        self._context = context
+        self._waiting: list[tuple[OutboundText, asyncio.Future[float]]] = []
+        self._writing: set[asyncio.Task[None]] = set()
+
+    async def put(self, frame: OutboundText) -> float:
+        """When ``frame`` was committed (``perf_counter``)."""
+        committed: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+        self._waiting.append((frame, committed))
+        if len(self._waiting) == 1:  # the task runs once the lanes of this turn put theirs
+            task = asyncio.create_task(self._write())
+            self._writing.add(task)
+            task.add_done_callback(self._writing.discard)
+        return await committed
+
+    async def _write(self) -> None:
+        waiting, self._waiting = self._waiting, []
+        try:
+            async with self._context.store.transaction() as tx:
+                await tx.frames.put_many([frame for frame, _ in waiting], self._context.clock.now())
+                tx.effects.frames.add(RECEIVER)
+        except Exception as exc:  # each lane fails with it
+            for _, committed in waiting:
+                committed.set_exception(exc)
+            return
+        now = time.perf_counter()
+        for _, committed in waiting:
+            committed.set_result(now)
 
 
 class Lane:
@@ -163,7 +203,7 @@ class Lane:
         self.topic_id, self.thread_id = LANE_TOPICS + number, secrets.token_hex(16)
         self.seq = 0
 
-    async def send(self, context: Context, acks: Acks, text: str) -> float:
+    async def send(self, writer: Writer, acks: Acks, text: str) -> float:
         self.seq += 1
         frame = OutboundText(
             connection=RECEIVER,
@@ -177,20 +217,17 @@ class Lane:
             sender_agent_id=0,
         )
         answered = acks.expect(frame.message_id)
-        async with context.store.transaction() as tx:
-            await tx.frames.put(frame, context.clock.now())
-            tx.effects.frames.add(RECEIVER)
-        committed = time.perf_counter()
+        committed = await writer.put(frame)
         return await answered - committed
 
 
-async def drive(context: Context, acks: Acks, lanes: list[Lane], messages: int) -> Figures:
+async def drive(writer: Writer, acks: Acks, lanes: list[Lane], messages: int) -> Figures:
     numbers = iter(range(messages))
     latencies: list[float] = []
 
     async def run(lane: Lane) -> None:
         for n in numbers:
-            latencies.append(await lane.send(context, acks, f"message {n}"))
+            latencies.append(await lane.send(writer, acks, f"message {n}"))
 
     started = time.perf_counter()
     await asyncio.gather(*(run(lane) for lane in lanes))
@@ -207,11 +244,11 @@ async def measure_parley(messages: int, concurrency: int, warmup: int) -> Figure
         (folder / RECEIVER).mkdir()
         with receiving(folder / RECEIVER) as receiver:
             async with sending(folder / SENDER, receiver) as context:
-                acks = Acks(context)
+                acks, writer = Acks(context), Writer(context)
                 lanes = [Lane(n) for n in range(concurrency)]
                 if warmup:
-                    await drive(context, acks, lanes, warmup)
-                return await drive(context, acks, lanes, messages)
+                    await drive(writer, acks, lanes, warmup)
+                return await drive(writer, acks, lanes, messages)
 
 
 def _free_port() -> int:

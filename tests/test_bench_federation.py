@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bench.a2a_reference import measure_reference
-from bench.federation import PARLEY, REFERENCE, report
+from bench.federation import PARLEY, REFERENCE, best_vs_best, report
 from bench.federation_parley import measure_parley
 from bench.figures import Figures
 
@@ -47,6 +47,8 @@ def test_the_bench_runs_as_a_script_with_both_sides() -> None:
         lines = [line for line in done.stdout.splitlines() if line.startswith(f"| {side} |")]
         assert [line.split("|")[2].strip() for line in lines] == ["1", "2"]
     assert "not measured yet" not in done.stdout
+    (best,) = [line for line in done.stdout.splitlines() if line.startswith("best vs best:")]
+    assert PARLEY in best and REFERENCE in best and best.endswith("x")
 
 
 def test_percentiles_are_nearest_rank() -> None:
@@ -67,3 +69,19 @@ def test_parley_is_reported_as_a_multiple_of_the_reference(
     assert f"| {PARLEY} | 8 | 400 | 2.00 | 5.00 | 4.0x |" in table
     assert f"| {REFERENCE} | 8 | 100 | 10.00 | 20.00 |  |" in table
     assert "not measured yet" not in table
+
+
+def test_each_sides_best_line_is_set_against_the_others() -> None:
+    reference = [
+        Figures(messages=100, concurrency=c, seconds=s, p50_ms=10, p99_ms=20)
+        for c, s in ((1, 1.0), (8, 0.5), (32, 0.8))
+    ]
+    parley = [
+        Figures(messages=100, concurrency=c, seconds=s, p50_ms=3, p99_ms=9)
+        for c, s in ((1, 0.5), (8, 0.2), (32, 0.1))
+    ]
+    rows = [(PARLEY, f) for f in parley] + [(REFERENCE, f) for f in reference]
+    assert best_vs_best(rows) == (
+        f"best vs best: {PARLEY} 1000 msgs/s at concurrency 32 (p50 3.00 ms),"
+        f" {REFERENCE} 200 msgs/s at concurrency 8 (p50 10.00 ms): 5.0x"
+    )

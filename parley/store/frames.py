@@ -42,6 +42,7 @@ _DUE_FRAMES = (
     .with_for_update(skip_locked=True)
 )
 _CLAIM_FRAMES = claiming(_DUE_FRAMES)
+_PUT = once(insert(outbox))
 _VERDICTS = once(
     select(received_frames.c.message_id, received_frames.c.verdict, received_frames.c.reason,
            received_frames.c.detail).where(
@@ -67,18 +68,12 @@ class FramesRepo:
         self._c = connection
 
     async def put(self, frame: Outbound, now: datetime) -> None:
-        await self._c.execute(
-            insert(outbox).values(
-                idempotency_key=frame.outbox_key(),
-                kind=frame.kind,
-                payload=frame.model_dump_json(),
-                created_at=now,
-                next_attempt_at=now,
-                connection=frame.connection,
-                thread_topic_id=frame.topic_id,
-                seq=frame.seq,
-            )
-        )
+        await self._c.execute(_PUT, _outbox_row(frame, now))
+
+    async def put_many(self, frames: Sequence[Outbound], now: datetime) -> None:
+        """Frames in one statement, in this order."""
+        if frames:
+            await self._c.execute(_PUT, [_outbox_row(frame, now) for frame in frames])
 
     async def claim(
         self, connection: str, worker: str, now: datetime, until: datetime, limit: int
@@ -201,6 +196,19 @@ class FramesRepo:
         if verdicts:
             rows = [_verdict_row(connection_id, now, *verdict) for verdict in verdicts]
             await self._c.execute(_RECORD[self._c.dialect.name], rows)
+
+
+def _outbox_row(frame: Outbound, now: datetime) -> dict[str, Any]:
+    return {
+        "idempotency_key": frame.outbox_key(),
+        "kind": frame.kind,
+        "payload": frame.model_dump_json(),
+        "created_at": now,
+        "next_attempt_at": now,
+        "connection": frame.connection,
+        "thread_topic_id": frame.topic_id,
+        "seq": frame.seq,
+    }
 
 
 def _verdict_row(
