@@ -45,7 +45,8 @@ async def receive_batch(
         current = await tx.connections.by_name(connection.name, shared_lock=True)
         if current is None or current.state is ConnectionState.REVOKED:
             raise revoked_here()
-        room = queue_limit(current, default_limit) - await tx.frames.backlog(current.name)
+        limit = queue_limit(current, default_limit)
+        room = limit - await tx.frames.backlog(current.name, up_to=limit)
         known = KnownThreads(tx, clock.now(), current)
         await known.read(frames)
         verdicts = []

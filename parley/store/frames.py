@@ -43,6 +43,19 @@ _DUE_FRAMES = (
 )
 _CLAIM_FRAMES = claiming(_DUE_FRAMES)
 _PUT = once(insert(outbox))
+_WAITING_TEXT = (
+    select(messages.c.id)
+    .join(runs, messages.c.run_id == runs.c.id)
+    .join(topics, messages.c.topic_id == topics.c.id)
+    .where(
+        topics.c.connection == bindparam("connection"),
+        runs.c.state == RunState.QUEUED.value,
+        messages.c.kind == "text",
+    )
+    .limit(bindparam("up_to"))
+    .subquery()
+)
+_BACKLOG = once(select(func.count()).select_from(_WAITING_TEXT))
 _VERDICTS = once(
     select(received_frames.c.message_id, received_frames.c.verdict, received_frames.c.reason,
            received_frames.c.detail).where(
@@ -131,19 +144,15 @@ class FramesRepo:
         query = select(func.count()).where(outbox.c.connection == connection, PENDING)
         return int((await self._c.execute(query)).scalar_one())
 
-    async def backlog(self, connection: str) -> int:
-        """Text the peer of ``connection`` sent that waits for a run here to take it up."""
-        query = (
-            select(func.count())
-            .select_from(messages.join(runs, messages.c.run_id == runs.c.id))
-            .join(topics, messages.c.topic_id == topics.c.id)
-            .where(
-                topics.c.connection == connection,
-                runs.c.state == RunState.QUEUED.value,
-                messages.c.kind == "text",
-            )
+    async def backlog(self, connection: str, up_to: int) -> int:
+        """Text the peer of ``connection`` sent that waits for a run here to take it up,
+        counted up to ``up_to`` (the limit it is held to: a long backlog is not counted whole
+        for each batch)."""
+        return int(
+            (
+                await self._c.execute(_BACKLOG, {"connection": connection, "up_to": up_to})
+            ).scalar_one()
         )
-        return int((await self._c.execute(query)).scalar_one())
 
     async def connections_pending(self) -> list[str]:
         """Connections with a frame pending (due or not), for a sender starting up."""
