@@ -199,7 +199,10 @@ class TopicsRepo:
         if not wanted:
             return []
         parameters = {"connection": connection, "thread_ids": wanted}
-        return [_topic(row) for row in await self._c.execute(_BY_THREADS_LOCKED, parameters)]
+        rows = list(await self._c.execute(_BY_THREADS_LOCKED, parameters))
+        for row in rows:
+            self._hold(row)
+        return [_topic(row) for row in rows]
 
     async def on_connection(self, connection: str) -> list[int]:
         """The agent conversations with ``connection``'s peer, closed ones too."""
