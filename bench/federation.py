@@ -31,7 +31,9 @@ SIDES: dict[str, Side] = {PARLEY: measure_parley, REFERENCE: measure_reference}
 
 async def measure(names: list[str], messages: int, concurrencies: list[int], warmup: int) -> Rows:
     """Each side at each concurrency, the sides in turn so that the machine's other load falls
-    on both alike; a side that is not written yet is left out with a note."""
+    on both alike; a side that is not written yet is left out with a note, and a line that
+    fails (the reference's client gives up at high concurrency here) is left out with its
+    error, the other lines still measured."""
     rows: Rows = []
     for concurrency in concurrencies:
         for name in names:
@@ -41,6 +43,8 @@ async def measure(names: list[str], messages: int, concurrencies: list[int], war
             except NotImplementedError as exc:
                 _progress(f"{name}: left out, {exc}")
                 names = [other for other in names if other != name]
+            except Exception as exc:  # one failed line leaves the others
+                _progress(f"{name} at concurrency {concurrency}: failed, left out ({exc!r})")
     return rows
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bench.a2a_reference import measure_reference
-from bench.federation import PARLEY, REFERENCE, best_vs_best, report
+from bench.federation import PARLEY, REFERENCE, SIDES, best_vs_best, measure, report
 from bench.federation_parley import measure_parley
 from bench.figures import Figures
 
@@ -85,3 +85,19 @@ def test_each_sides_best_line_is_set_against_the_others() -> None:
         f"best vs best: {PARLEY} 1000 msgs/s at concurrency 32 (p50 3.00 ms),"
         f" {REFERENCE} 200 msgs/s at concurrency 8 (p50 10.00 ms): 5.0x"
     )
+
+
+async def test_a_line_that_fails_is_left_out_and_the_others_are_measured(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def flaky(messages: int, concurrency: int, warmup: int) -> Figures:
+        if concurrency > 1:
+            raise ConnectionError("the client gave up")
+        return Figures(messages=messages, concurrency=concurrency, seconds=1.0, p50_ms=1, p99_ms=2)
+
+    monkeypatch.setitem(SIDES, REFERENCE, flaky)
+    rows = await measure([REFERENCE], messages=10, concurrencies=[1, 8, 1], warmup=0)
+    assert [(name, figures.concurrency) for name, figures in rows] == [
+        (REFERENCE, 1),
+        (REFERENCE, 1),
+    ]
