@@ -102,6 +102,14 @@ class Settings(BaseSettings):
     log_level: LogLevel = Field("info", description="debug, info, warning or error")
     owner_name: str = Field("owner", description="name of the owner created on first start")
     node_name: str = Field("local", description="name of the node this process hosts")
+    broker: str | None = Field(
+        None,
+        description="the mesh's NATS broker for several machines: nats://HOST:4222 (tls://…,"
+        " user:password@); default the in-process broker of one machine",
+    )
+    local_node: bool = Field(
+        True, description="parley serve hosts a node of its own (false: only joined machines)"
+    )
     warnings_to_dismiss: int = Field(
         2, ge=1, description="warnings after which an agent is dismissed"
     )

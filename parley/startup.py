@@ -79,7 +79,8 @@ async def running(
 
         offline_after = timedelta(seconds=settings.node_offline_after_seconds)
         scheduler = runtime.scheduler
-        on_lost = failing_lost_turns(store, clock, scheduler, own_node=settings.node_name)
+        own_node = settings.node_name if settings.local_node else None
+        on_lost = failing_lost_turns(store, clock, scheduler, own_node=own_node)
         registry = MeshRegistry(
             store,
             broker,
@@ -95,29 +96,21 @@ async def running(
         end_leftovers(folder.brain_groups)  # before their runs are recovered and run again
         await runtime.start()
         stack.push_async_callback(runtime.stop)
-        turns = TurnHost(
-            settings.node_name,
-            broker,
-            BrainCache(lambda spec: brain_for(spec, settings)),
-            lambda token, _url: LocalActions(store, clock, token, runtime.budget),
-        )
-        node = NodeRunner(
-            settings.node_name,
-            broker,
-            join_token,
-            folder.workspaces,
-            settings.heartbeat_seconds,
-            turns,
-            BrainChecks(settings.node_name, broker, settings),
-        )
-        await node.start()
-        stack.push_async_callback(node.stop)
+        if settings.local_node:
+            node = _local_node(settings, context, join_token, folder.workspaces)
+            await node.start()
+            stack.push_async_callback(node.stop)
         sweeper = asyncio.create_task(run_sweeper(store, clock, settings.sweep_seconds))
         stack.push_async_callback(_cancel, sweeper)
         bindings = asyncio.create_task(run_binding_sweeper(store, clock, settings.sweep_seconds))
         stack.push_async_callback(_cancel, bindings)
         await _start_discord(stack, context)
-        log.info("Parley is up: store %s, node %r", store.dialect, settings.node_name)
+        log.info(
+            "Parley is up: store %s, broker %s, %s",
+            store.dialect,
+            broker.state().url or "in process",
+            f"node {own_node!r}" if own_node else "no node of its own",
+        )
         yield context
 
 
@@ -160,6 +153,28 @@ async def joining(
         await node.start()
         log.info("node %r joined the mesh; workspaces in %s", settings.node_name, workspaces)
         yield node
+
+
+def _local_node(
+    settings: Settings, context: Context, join_token: str, workspaces: Path
+) -> NodeRunner:
+    """The hub's own node: its turns act on the store directly."""
+    store, clock, runtime = context.store, context.clock, context.runtime
+    turns = TurnHost(
+        settings.node_name,
+        context.broker,
+        BrainCache(lambda spec: brain_for(spec, settings)),
+        lambda token, _url: LocalActions(store, clock, token, runtime.budget),
+    )
+    return NodeRunner(
+        settings.node_name,
+        context.broker,
+        join_token,
+        workspaces,
+        settings.heartbeat_seconds,
+        turns,
+        BrainChecks(settings.node_name, context.broker, settings),
+    )
 
 
 def hop_budget(settings: Settings) -> HopBudget:

@@ -95,7 +95,7 @@ async def _checked_on_node(
 ) -> list[str] | None:
     """A brain for another machine is checked there (its file, its key): that node's notices;
     None for the hub's own node, where it is checked in the hub's process."""
-    if node == ctx.settings.node_name:
+    if node == ctx.settings.node_name and ctx.settings.local_node:
         return None
     return await check_on_node(ctx.broker, node, brain, allow_missing_key)
 

@@ -9,6 +9,7 @@ from fastapi import APIRouter
 from parley.api.deps import Caller, Ctx
 from parley.api.paging import DEFAULT_LIMIT, Before, Limit
 from parley.api.schemas.base import Page, page_of
+from parley.api.schemas.health import BrokerOut
 from parley.api.schemas.nodes import EngramIn, NodeOut
 from parley.api.schemas.topics import MessageOut, QueuedOut, TextIn
 from parley.context import Context
@@ -42,6 +43,13 @@ async def list_nodes(
         found = await nodes_page(tx, limit, before)
         loads = await tx.nodes.workloads([node.id for node in found.items])
     return page_of(found, lambda node: _out(ctx, node, loads.get(node.id, Workload())))
+
+
+@router.get("/mesh/broker")
+async def mesh_broker(caller: Caller, ctx: Ctx) -> BrokerOut:
+    """The broker between the hub and its nodes, as the hub sees it now: while it is away,
+    nodes on other machines cannot be reached (the hub reconnects by itself)."""
+    return BrokerOut.of(ctx.broker.state())
 
 
 @router.get("/nodes/{name}")

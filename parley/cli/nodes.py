@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from parley.cli.output import fields, reporting_errors, show, show_page, table
+from parley.cli.output import console, fields, reporting_errors, show, show_page, table
 from parley.cli.state import BeforeOption, JsonOption, LimitOption, client, given_text
 from parley.cli.talk import TEXT_HELP, converse, render_messages
 
@@ -71,7 +71,7 @@ def list_nodes(
     as_json: bool = JsonOption,
 ) -> None:
     """Each node by name: online or offline (and when last heard), its host, how many agents it
-    has and how many of their turns run there now."""
+    has and how many of their turns run there now; then the broker between them and the hub."""
     with reporting_errors():
         nodes = client(ctx).get("/nodes", limit=limit, before=before)
         show_page(
@@ -83,6 +83,15 @@ def list_nodes(
                 "no nodes",
             ),
         )
+        if not as_json:
+            console.print(broker_line(client(ctx).get("/mesh/broker")), markup=False)
+
+
+def broker_line(broker: dict[str, Any]) -> str:
+    """``broker nats://hub:4222: reconnecting (connection refused)``"""
+    where, status, error = broker["url"] or "in process", broker["status"], broker["last_error"]
+    why = f" ({error})" if status != "connected" and error else ""
+    return f"broker {where}: {status}{why}"
 
 
 @app.command("show")

@@ -25,6 +25,18 @@ def serve(
         help="how peer installations and brains reach this one; default the URL it listens on"
         " [PARLEY_PUBLIC_URL]",
     ),
+    broker: str | None = typer.Option(
+        None,
+        "--broker",
+        help="a NATS broker for nodes on other machines: nats://HOST:4222; default in process"
+        " [PARLEY_BROKER]",
+    ),
+    local_node: bool | None = typer.Option(
+        None,
+        "--local-node/--no-local-node",
+        help="host a node in this process (default), or none: turns run on joined machines only"
+        " [PARLEY_LOCAL_NODE]",
+    ),
 ) -> None:
     """Start Parley: store, broker, local node and HTTP API (Ctrl-C stops it). One server per
     data folder: a second one on the same folder refuses to start."""
@@ -41,5 +53,7 @@ def serve(
             database_url=database_url,
             log_level=log_level,
             public_url=public_url,
+            broker=broker,
+            local_node=local_node,
         )
         run_server(settings)

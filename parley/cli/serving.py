@@ -1,4 +1,5 @@
-"""The server side of ``parley serve``: hold the data folder, take the port, run until Ctrl-C."""
+"""The server side of ``parley serve``: hold the data folder, take the port, reach the broker
+(NATS, when one is given), run until Ctrl-C."""
 
 from __future__ import annotations
 
@@ -12,11 +13,15 @@ from parley.app import create_app
 from parley.clock import SystemClock
 from parley.datafolder import DataFolder, announcing_url, holding_server_lock
 from parley.errors import Unavailable
+from parley.mesh.broker import Broker
+from parley.mesh.nats_url import parse_nats_url
 from parley.settings import Settings
 from parley.startup import running
 
 
 def run_server(settings: Settings) -> None:
+    if settings.broker is not None:
+        parse_nats_url(settings.broker)  # a bad URL is refused before anything starts
     logging.basicConfig(
         level=settings.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -62,7 +67,21 @@ def tcp_listener(host: str, port: int) -> socket.socket:
 
 
 async def _serve(settings: Settings, listener: socket.socket) -> None:
-    async with running(settings, SystemClock()) as context:
+    if settings.broker is None:
+        await _serve_on(settings, listener, None)
+        return
+    # Loaded only for a broker of several machines.
+    from parley.mesh.nats_broker import NatsBroker
+
+    broker = await NatsBroker.connect(settings.broker)  # unreachable: Unavailable, one line
+    try:
+        await _serve_on(settings, listener, broker)
+    finally:
+        await broker.close()
+
+
+async def _serve_on(settings: Settings, listener: socket.socket, broker: Broker | None) -> None:
+    async with running(settings, SystemClock(), broker) as context:
         app = create_app(settings, context=context)
         config = uvicorn.Config(app, log_level=settings.log_level)
         url = listening_url(settings.host, listener.getsockname()[1])

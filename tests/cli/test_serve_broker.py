@@ -1,0 +1,124 @@
+"""`parley serve --broker`: a hub for nodes on other machines, as its operator starts it. A bad
+or unreachable broker is one plain line at start; a broker that goes away later shows in
+/healthz (503) and `parley node list`, and the hub reconnects by itself."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.cli.test_serve import cli
+from tests.nats_server import NatsServer
+from tests.served import free_port
+
+
+def serve(workdir: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    given = {k: v for k, v in os.environ.items() if not k.startswith("PARLEY_")} | (env or {})
+    return subprocess.Popen(
+        [sys.executable, "-m", "parley", "serve", *args],
+        cwd=workdir,
+        env=given,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def refused(workdir: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    """How a serve that cannot start ends: its exit status and its stderr."""
+    process = serve(workdir, "--port", str(free_port()), *args, env=env)
+    _, stderr = process.communicate(timeout=60)
+    return process.returncode, stderr
+
+
+def test_a_bad_broker_url_is_one_plain_line_and_exit_2(tmp_path: Path) -> None:
+    status, stderr = refused(tmp_path, "--broker", "http://hub:4222")
+    assert status == 2
+    assert stderr.strip().splitlines() == [
+        "error: the broker URL must start with nats:// or tls://, not 'http://'"
+    ]
+    assert not (tmp_path / "parley-data").exists()  # nothing was started, nor made
+
+
+def test_the_broker_comes_from_parley_broker_and_parley_toml_too(tmp_path: Path) -> None:
+    status, stderr = refused(tmp_path, env={"PARLEY_BROKER": "hub:4222"})
+    assert status == 2 and "needs a scheme: nats:// or tls://" in stderr
+    (tmp_path / "parley.toml").write_text('broker = "nats://hub:4222/path"\n')
+    status, stderr = refused(tmp_path)
+    assert status == 2 and "has a path or query" in stderr
+
+
+def test_an_unreachable_broker_is_one_plain_line_and_exit_6(tmp_path: Path) -> None:
+    port = free_port()
+    status, stderr = refused(tmp_path, "--broker", f"nats://127.0.0.1:{port}")
+    assert status == 6
+    [line] = stderr.strip().splitlines()
+    assert line.startswith(f"error: cannot reach the broker at nats://127.0.0.1:{port}")
+
+
+@pytest.fixture
+def hub(tmp_path: Path, nats_server: NatsServer) -> Iterator[str]:
+    """A hub on ``nats_server`` that hosts no node of its own; its URL."""
+    port = free_port()
+    process = serve(tmp_path, "--port", str(port), "--broker", nats_server.url, "--no-local-node")
+    url = f"http://127.0.0.1:{port}"
+    try:
+        assert until(lambda: _health(url)[0] == 200), process.stderr
+        yield url
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=20)
+
+
+def test_a_broker_gone_away_shows_in_healthz_and_node_list_until_it_is_back(
+    tmp_path: Path, hub: str, nats_server: NatsServer
+) -> None:
+    port = int(hub.rsplit(":", 1)[1])
+    status, health = _health(hub)
+    assert status == 200
+    assert health["broker"] == {
+        "kind": "nats",
+        "status": "connected",
+        "url": nats_server.url,
+        "last_error": None,
+    }
+    listed = cli(tmp_path, port, "node", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines() == ["no nodes", f"broker {nats_server.url}: connected"]
+
+    nats_server.stop()
+    assert until(lambda: _health(hub)[0] == 503)
+    status, health = _health(hub)
+    assert (health["status"], health["broker"]["status"]) == ("broker_away", "reconnecting")
+    listed = cli(tmp_path, port, "node", "list")
+    assert f"broker {nats_server.url}: reconnecting" in listed.stdout
+
+    nats_server.start()
+    assert until(lambda: _health(hub)[0] == 200)  # reconnected by itself
+    assert _health(hub)[1]["broker"]["status"] == "connected"
+
+
+def _health(url: str) -> tuple[int, dict[str, Any]]:
+    try:
+        answer = httpx.get(f"{url}/healthz", timeout=2)
+    except httpx.HTTPError:
+        return 0, {}
+    return answer.status_code, answer.json()
+
+
+def until(check: Callable[[], bool], within: float = 60.0) -> bool:
+    deadline = time.monotonic() + within
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
