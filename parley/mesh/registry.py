@@ -41,7 +41,14 @@ class MeshRegistry:
         self._clock = clock
         self._join_token = join_token
         self._on_node_ready = on_node_ready
-        self._liveness = NodeLiveness(store, clock, offline_after, on_node_lost, on_node_back)
+
+        def back(node: str) -> None:
+            """A node heard again without registering (its connection came back): what waited
+            for it goes on, as after a join (the workspaces of agents hired meanwhile)."""
+            on_node_back(node)
+            self._spawn(on_node_ready(node))
+
+        self._liveness = NodeLiveness(store, clock, offline_after, on_node_lost, back)
         self._subscriptions: list[Subscription] = []
         self._tasks: set[asyncio.Task[None]] = set()
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+from pathlib import Path
 
 import pytest
 
 from parley.mesh.join_token import load_or_create_join_token
-from parley.mesh.messages import HEARTBEAT, Heartbeat
+from parley.mesh.messages import HEARTBEAT, Heartbeat, ProvisionReply, provision_subject
 from parley.mesh.node_runner import NodeRunner
 from parley.settings import Settings
 from tests.support import Harness, ManualClock, eventually, started
@@ -63,3 +64,40 @@ async def test_a_loss_and_a_return_are_logged_once_each(
 
 async def _logged(caplog: pytest.LogCaptureFixture, start: str) -> bool:
     return any(record.getMessage().startswith(start) for record in caplog.records)
+
+
+async def test_a_node_back_through_heartbeats_alone_makes_the_workspaces_that_waited(
+    settings: Settings, clock: ManualClock, tmp_path: Path
+) -> None:
+    """Its connection cut for a while, then back: it never registers again, its heartbeats say
+    it is back, and the agent hired onto it meanwhile gets its workspace."""
+    quick = settings.model_copy(update={"node_offline_after_seconds": 0.2})
+    async with started(quick, clock) as parley:
+        join_token = load_or_create_join_token(quick.data_dir)
+        beta = NodeRunner("beta", parley.context.broker, join_token, tmp_path / "beta", 3600)
+        await beta.start()
+        await beta.stop()  # cut off: it answers nothing
+        clock.advance(seconds=30)
+        assert await eventually(lambda: _status_is(parley, "beta", "offline"))
+        hired = await parley.hire("scribe", node="beta")
+        assert hired["lifecycle"] == "hired"  # its workspace waits for beta
+        made = tmp_path / "beta" / "scribe"
+
+        async def provision(data: bytes) -> bytes:  # beta's side, as the wire has it
+            made.mkdir(parents=True)
+            return ProvisionReply(workspace=str(made)).model_dump_json().encode()
+
+        await parley.context.broker.subscribe(provision_subject("beta"), provision)
+        beat = Heartbeat(node="beta", join_token=join_token).model_dump_json().encode()
+        await parley.context.broker.publish(HEARTBEAT, beat)
+        assert await eventually(lambda: _lifecycle_is(parley, "scribe", "active"))
+        assert made.is_dir()
+
+
+async def _status_is(parley: Harness, node: str, status: str) -> bool:
+    shown = await parley.owner.get(f"/api/v1/nodes/{node}")
+    return bool(shown.json()["status"] == status)
+
+
+async def _lifecycle_is(parley: Harness, agent: str, lifecycle: str) -> bool:
+    return bool((await parley.agent(agent))["lifecycle"] == lifecycle)
