@@ -83,33 +83,40 @@ async def record_loaded_outcome(
         if stderr is not None:  # stopped meanwhile: nothing applies, what it wrote is kept
             await tx.runs.keep_stderr(run.id, stderr)
         return None
+    now = clock.now()
+    text = outcome.text
+    # The run ends first, if it is still running: its UPDATE waits for whoever else is ending it
+    # (a lost node's runs failed, a hub back from a stop failing what no node holds), and a run
+    # ended by them has its text queued again already: none of this outcome may apply then.
+    if outcome.succeeded:
+        ended = await tx.runs.finish(run.id, RunState.FINISHED, now, output=text, stderr=stderr)
+    else:
+        # The reason is shown to people and logged: whatever a brain quoted (a provider's error,
+        # a command's stderr) loses its keys and tokens here, whichever node it came from.
+        reason = redact(text)
+        ended = await tx.runs.finish(run.id, RunState.FAILED, now, reason=reason, stderr=stderr)
+    if not ended:
+        return None
     tx.effects.wake = True
-    if outcome.succeeded and outcome.actions:
+    if not outcome.succeeded:
+        notice = f"{run.agent_name} could not finish this turn: {reason}"
+        await tx.messages.add(topic.id, "notice", notice, now, from_run_id=run.id)
+        if topic.kind is TopicKind.NODE:
+            await _answer_asking_run(tx, clock, run, notice)
+        tx.effects.changed.append(RunChange(run, RunState.FAILED, now, reason))
+        return RunState.FAILED
+    if outcome.actions:
         _check_token(run, outcome.run_token)
         assert budget is not None, "deferred actions are applied within a hop budget"
         await _apply_deferred(tx, clock, budget, run, topic, outcome.actions)
-    if outcome.succeeded and replies_to_agent(topic, outcome.text):
+    if replies_to_agent(topic, text):
         assert budget is not None, "a reply to an agent is sent within a hop budget"
-        await _reply_to_agent(tx, clock, budget, run, topic, outcome.text)
-    now = clock.now()
-    text = outcome.text
-    if outcome.succeeded:
-        await tx.runs.finish(run.id, RunState.FINISHED, now, output=text, stderr=stderr)
-        if outcome.brain_session_id is not None:
-            await tx.runs.update_session(run.session_id, brain_session_id=outcome.brain_session_id)
-        await _deliver_reply(tx, clock, run, topic, text)
-        tx.effects.changed.append(RunChange(run, RunState.FINISHED, now))
-        return RunState.FINISHED
-    # The reason is shown to people and logged: whatever a brain quoted (a provider's error, a
-    # command's stderr) loses its keys and tokens here, whichever node it came from.
-    reason = redact(text)
-    await tx.runs.finish(run.id, RunState.FAILED, now, reason=reason, stderr=stderr)
-    notice = f"{run.agent_name} could not finish this turn: {reason}"
-    await tx.messages.add(topic.id, "notice", notice, now, from_run_id=run.id)
-    if topic.kind is TopicKind.NODE:
-        await _answer_asking_run(tx, clock, run, notice)
-    tx.effects.changed.append(RunChange(run, RunState.FAILED, now, reason))
-    return RunState.FAILED
+        await _reply_to_agent(tx, clock, budget, run, topic, text)
+    if outcome.brain_session_id is not None:
+        await tx.runs.update_session(run.session_id, brain_session_id=outcome.brain_session_id)
+    await _deliver_reply(tx, clock, run, topic, text)
+    tx.effects.changed.append(RunChange(run, RunState.FINISHED, now))
+    return RunState.FINISHED
 
 
 async def record_bare_failure(tx: Tx, clock: Clock, run_id: int, reason: str) -> bool:

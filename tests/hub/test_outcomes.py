@@ -17,9 +17,10 @@ import asyncpg
 import pytest
 from sqlalchemy import Connection
 
-from parley.hub.outcomes import Outcome
+from parley.hub.outcomes import Outcome, record_loaded_outcome
 from parley.hub.recorder import UNRECORDED, OutcomeRecorder
 from parley.mesh.messages import RUN_EVENTS, ActionCall, RunEvent
+from parley.runs.recovery import fail_and_requeue
 from tests.runs.support import get, hold_a_turn, say
 from tests.support import Harness, eventually, items
 
@@ -266,3 +267,33 @@ async def test_a_lost_store_connection_is_retried_not_blamed_on_the_turn(
         await locker.close()
     run = await run_of(parley, run_id)
     assert (run["state"], run["output"]) == ("finished", "survived")
+
+
+async def test_an_outcome_for_a_run_ended_meanwhile_applies_nothing(
+    parley: Harness, tmp_path: Path
+) -> None:
+    """The outcome's run was read running, then ended by someone else (its node lost, a hub
+    back from a stop) before the outcome was recorded: its text was queued again, so nothing of
+    the late outcome applies, or the next turn would answer it a second time."""
+    run_id, token = await hold_a_turn(parley, tmp_path, "holder")
+    async with parley.context.store.transaction() as tx:
+        stale = await tx.runs.by_id(run_id)
+        assert stale is not None
+        topic = await tx.topics.by_id(stale.topic_id)
+    async with parley.context.store.transaction() as tx:
+        assert await fail_and_requeue(tx, parley.clock, [stale], "node_lost") == 1
+    late = Outcome(
+        run_id,
+        True,
+        "late answer",
+        actions=(ActionCall(name="remember", arguments={"note": "late"}),),
+        run_token=token,
+    )
+    async with parley.context.store.transaction() as tx:
+        budget = parley.context.runtime.budget
+        assert await record_loaded_outcome(tx, parley.clock, late, stale, topic, budget) is None
+    run = await run_of(parley, run_id)
+    assert (run["state"], run["reason"], run["output"]) == ("failed", "node_lost", None)
+    assert items(await get(parley.owner, "/agents/holder/memory")) == []
+    conversation = await get(parley.owner, f"/topics/{stale.topic_id}/messages")
+    assert "late answer" not in [m["body"] for m in items(conversation)]
