@@ -42,6 +42,8 @@ class Outcome:
     stderr: str | None = None
     # The node ended a turn the hub had stopped: only its stderr is left to keep.
     stopped: bool = False
+    # The hash of the run token the turn was started with (None: not said, as by a person).
+    started_as: str | None = None
 
     @classmethod
     def of(cls, event: RunEvent) -> Outcome:
@@ -56,11 +58,18 @@ class Outcome:
             run_token=event.run_token,
             stderr=None if event.stderr is None else without_nul(event.stderr),
             stopped=event.kind == "stopped",
+            started_as=event.started_as,
         )
 
     def failed(self, reason: str) -> Outcome:
         """This turn failed with ``reason``, and none of its actions apply; its stderr stays."""
-        return Outcome(self.run_id, False, without_nul(reason), stderr=self.stderr)
+        reason = without_nul(reason)
+        return Outcome(self.run_id, False, reason, stderr=self.stderr, started_as=self.started_as)
+
+    def ends(self, run: Run) -> bool:
+        """Whether this is the end of ``run``'s current start: not of an earlier start, which
+        its node did not take in time (the run went back to waiting and started again)."""
+        return self.started_as is None or self.started_as == run.token_hash
 
 
 async def record_loaded_outcome(
@@ -74,8 +83,9 @@ async def record_loaded_outcome(
     """Finish or fail the run, with the run and its topic already read (a batch reads them
     together); None if it was no longer running (stopped meanwhile): the run's state is read
     in this transaction, and none of a stopped run's actions apply. A refused action, or a
-    refused reply to the other agent, raises ``ActionsRefused``."""
-    if run is None or topic is None:
+    refused reply to the other agent, raises ``ActionsRefused``. The end of an earlier start
+    of the run changes nothing."""
+    if run is None or topic is None or not outcome.ends(run):
         return None
     # Shown to people like the reason: a command's stderr may print its token or a key.
     stderr = None if outcome.stderr is None else redact(outcome.stderr)

@@ -1,10 +1,13 @@
 """A hub back from a stop asks its nodes first: a turn a node still runs goes on (its outcome is
-recorded when it comes), and only the running runs that no node holds are ``interrupted``."""
+recorded when it comes). Then it records the turns' ends the broker kept for it (turns that
+ended while it was down, or right after their node answered), and only the running runs that
+are still running and that no node holds are ``interrupted``."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 
 from pydantic import ValidationError
 
@@ -18,11 +21,16 @@ from parley.store import Store
 log = logging.getLogger(__name__)
 
 ASK_TIMEOUT = 2.0
+# Seconds the kept ends may take to be recorded; past it, the hub goes on (and logs it).
+CATCH_UP_TIMEOUT = 60.0
 
 
-async def reconcile(store: Store, broker: Broker, clock: Clock) -> int:
-    """Fail the running runs no node holds; the number failed. Call it once the hub hears run
-    events, so that a held turn ending right after its node answered is not missed."""
+async def reconcile(
+    store: Store, broker: Broker, clock: Clock, caught_up: Callable[[], Awaitable[None]]
+) -> int:
+    """Fail the running runs no node holds; the number failed. ``caught_up`` returns once the
+    ends the broker stored so far are recorded: a node that no longer holds a turn had stored
+    its end before it answered."""
     async with store.transaction() as tx:
         running = await tx.runs.running()
     nodes = sorted({run.node_name for run in running})
@@ -32,6 +40,14 @@ async def reconcile(store: Store, broker: Broker, clock: Clock) -> int:
     held = {run.id for run in running if run.id in held_by[run.node_name]}
     if held:
         log.info("%d running turn(s) go on on their nodes: %s", len(held), sorted(held))
+    try:
+        await asyncio.wait_for(caught_up(), CATCH_UP_TIMEOUT)
+    except TimeoutError:
+        log.warning(
+            "the turns' ends kept by the broker were not all recorded in %gs; turns no node"
+            " holds are judged without them",
+            CATCH_UP_TIMEOUT,
+        )
     async with store.transaction() as tx:
         return await recover_interrupted(tx, clock, held)
 

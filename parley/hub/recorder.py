@@ -1,5 +1,6 @@
-"""Recording how turns ended, as nodes report them: every outcome that arrived meanwhile in one
-transaction (group commit).
+"""Recording how turns ended, as nodes report them: a batch of ends (what the broker stored
+meanwhile) in one transaction (group commit). Recording is idempotent: the end of a run that
+already ended, or of an earlier start of it, changes nothing (``outcomes``).
 
 No run stays ``running`` because its outcome could not be stored. A turn whose deferred actions
 are refused is recorded as failed, with none of its actions, without failing the others of its
@@ -10,7 +11,6 @@ that is unreachable fails no turn: the same work is tried again, with a growing 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
@@ -29,7 +29,6 @@ from parley.store import Store
 
 log = logging.getLogger(__name__)
 
-BATCH = 256
 # Pauses between tries while the store is unreachable: doubling from the first to the longest.
 RETRY_FIRST_SECONDS = 0.05
 RETRY_LONGEST_SECONDS = 5.0
@@ -40,30 +39,6 @@ UNRECORDED = "the hub could not record how this turn ended (the hub's log says w
 class OutcomeRecorder:
     def __init__(self, store: Store, clock: Clock, budget: HopBudget) -> None:
         self._store, self._clock, self._budget = store, clock, budget
-        self._outcomes: asyncio.Queue[Outcome] = asyncio.Queue()
-        self._task: asyncio.Task[None] | None = None
-
-    def put(self, outcome: Outcome) -> None:
-        self._outcomes.put_nowait(outcome)
-
-    async def start(self) -> None:
-        self._task = asyncio.create_task(self._loop())
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-
-    async def _loop(self) -> None:
-        while True:
-            batch = [await self._outcomes.get()]
-            while not self._outcomes.empty() and len(batch) < BATCH:
-                batch.append(self._outcomes.get_nowait())
-            try:
-                await self.record(batch)
-            except Exception:  # the recorder must outlive anything; a restart fails these runs
-                log.exception("recording %d outcome(s) failed; they may stay running", len(batch))
 
     async def record(self, batch: list[Outcome]) -> None:
         """Record a batch together; if that cannot be, each outcome alone, and one that cannot
@@ -149,12 +124,17 @@ class OutcomeRecorder:
                 # stopped meanwhile shows stopped, and none of its actions apply.
                 await tx.topics.lock(acting_under)
                 runs = await tx.runs.by_ids(run_ids)
+            ended: set[int] = set()  # a second copy of an end in one batch changes nothing
             for outcome in batch:
+                if outcome.run_id in ended:
+                    continue
                 if outcome.run_id in refused:
                     outcome = outcome.failed(refused[outcome.run_id])
                 run = runs.get(outcome.run_id)
                 topic = topics.get(run.topic_id) if run else None
-                await record_loaded_outcome(tx, self._clock, outcome, run, topic, self._budget)
+                clock, budget = self._clock, self._budget
+                if await record_loaded_outcome(tx, clock, outcome, run, topic, budget):
+                    ended.add(outcome.run_id)
             for refusal in spent:
                 await tell_budget_spent(tx, self._clock.now(), refusal)
 

@@ -74,8 +74,8 @@ class Runtime:
                 self.channels.threads.on_commit,
             )
         ]
-        await self.scheduler.start()  # hears the nodes' run events before they are asked
-        interrupted = await reconcile(self.store, self.broker, self.clock)
+        await self.scheduler.start()  # records the nodes' ends before they are asked
+        interrupted = await reconcile(self.store, self.broker, self.clock, self.scheduler.caught_up)
         if interrupted:
             log.info(
                 "%d run(s) were interrupted by the last stop; their text waits again", interrupted

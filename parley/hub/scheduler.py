@@ -1,10 +1,11 @@
 """The scheduler: starts queued runs in arrival order on their agents' nodes, at most
 ``max_sessions`` running per agent and one per session, and hands what the nodes report to the
-outcome recorder.
+outcome recorder: reply chunks as they come (core), turns' ends from the broker's durable
+subject, each batch acknowledged once recorded.
 
 Starts are batched: one transaction starts every run that may start now (and the recorder
-records every outcome that arrived meanwhile in one), so a busy hub pays a commit per batch,
-not per run (group commit).
+records every end stored meanwhile in one), so a busy hub pays a commit per batch, not per run
+(group commit).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections.abc import Sequence
 
 from pydantic import ValidationError
 
@@ -24,8 +26,15 @@ from parley.hub.outcomes import Outcome
 from parley.hub.recorder import OutcomeRecorder
 from parley.hub.turns import Starting, build_turns
 from parley.hub.watch import RunWatch
-from parley.mesh.broker import Broker, Subscription
-from parley.mesh.messages import RUN_EVENTS, RunEvent, TurnStart, turn_subject
+from parley.mesh.broker import Broker, DurableSubscription, Subscription
+from parley.mesh.messages import (
+    HUB_CONSUMER,
+    RUN_EVENTS,
+    RUN_OUTCOMES,
+    RunEvent,
+    TurnStart,
+    turn_subject,
+)
 from parley.people.tokens import hash_token
 from parley.runs.model import RunChange, RunState
 from parley.runs.tokens import new_run_token
@@ -55,25 +64,32 @@ class Scheduler:
         self._wakeup = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._subscription: Subscription | None = None
+        self._outcomes: DurableSubscription | None = None
         self._unreachable: dict[str, float] = {}
         # Nodes lost to silence: nothing starts there until they are heard again.
         self._lost: set[str] = set()
         self._recorder = OutcomeRecorder(store, clock, budget)
 
     async def start(self) -> None:
-        self._subscription = await self._broker.subscribe(RUN_EVENTS, self._on_event)
+        self._subscription = await self._broker.subscribe(RUN_EVENTS, self._on_chunk)
+        self._outcomes = await self._broker.consume(RUN_OUTCOMES, HUB_CONSUMER, self._on_ends)
         self._task = asyncio.create_task(self._loop())
-        await self._recorder.start()
         self.wake()
 
     async def stop(self) -> None:
-        await self._recorder.stop()
+        if self._outcomes is not None:
+            await self._outcomes.unsubscribe()  # a batch being recorded comes again next start
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
         if self._subscription is not None:
             await self._subscription.unsubscribe()
+
+    async def caught_up(self) -> None:
+        """Once every turn's end the broker stored before this call is recorded."""
+        assert self._outcomes is not None, "started first"
+        await self._outcomes.caught_up()
 
     def wake(self) -> None:
         self._wakeup.set()
@@ -156,28 +172,42 @@ class Scheduler:
                 await tx.runs.requeue(turn.run_id)
             asyncio.get_running_loop().call_later(NODE_RETRY_SECONDS, self.wake)
 
-    async def _on_event(self, data: bytes) -> bytes | None:
+    async def _on_chunk(self, data: bytes) -> bytes | None:
         try:
             event = RunEvent.model_validate_json(data)
         except ValidationError as exc:
-            self._malformed(data, exc)
+            log.warning("ignored a malformed reply chunk: %s", _errors(exc))
             return None
-        if event.kind == "chunk":
-            self._watch.chunk(event.run_id, event.text)
+        if event.is_end:
+            log.warning("ignored the end of run %s sent as a chunk", event.run_id)
         else:
-            self._recorder.put(Outcome.of(event))
+            self._watch.chunk(event.run_id, event.text)
         return None
 
-    def _malformed(self, data: bytes, error: ValidationError) -> None:
-        """A turn's end that cannot be read still ends the turn: failed, saying why."""
+    async def _on_ends(self, batch: Sequence[bytes]) -> None:
+        """Recorded in one transaction (the recorder's fallbacks included) before the broker
+        is told: a hub that dies meanwhile gets the batch again, and records nothing twice."""
+        outcomes = [outcome for data in batch if (outcome := _outcome(data)) is not None]
+        if outcomes:
+            await self._recorder.record(outcomes)
+
+
+def _outcome(data: bytes) -> Outcome | None:
+    """A turn's end that cannot be read still ends the turn, if it says which: failed, saying
+    why."""
+    try:
+        event = RunEvent.model_validate_json(data)
+    except ValidationError as exc:
         run_id = _ended_run(data)
         if run_id is None:
-            log.warning("ignored a malformed run event: %s", _errors(error))
-            return
-        reason = (
-            f"its node reported this turn's end in a form the hub cannot take: {_errors(error)}"
-        )
-        self._recorder.put(Outcome(run_id, False, reason))
+            log.warning("ignored a malformed turn's end: %s", _errors(exc))
+            return None
+        why = f"its node reported this turn's end in a form the hub cannot take: {_errors(exc)}"
+        return Outcome(run_id, False, why)
+    if not event.is_end:
+        log.warning("ignored a chunk of run %s sent as an end", event.run_id)
+        return None
+    return Outcome.of(event)
 
 
 def _ended_run(data: bytes) -> int | None:

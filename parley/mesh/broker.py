@@ -17,7 +17,9 @@ Two kinds of delivery, and a subject belongs to one of them:
   that raises gets the same batch again (after a short pause) until it returns. A consumer is
   named: the name keeps its place across restarts of either end, and gets what was sent while
   it was away. A durable subject has one consumer name; a batch may still come again after a
-  crash (a message is delivered at least once), so handlers must be idempotent.
+  crash (a message is delivered at least once), so handlers must be idempotent. A consumer's
+  ``caught_up`` returns once everything stored before the call was handled (a hub back from a
+  stop applies what its nodes reported meanwhile before it judges their turns).
 
 Durable subjects are a namespace of their own: ``send_durable`` reaches consumers only, never
 subscribers, and ``publish`` never reaches consumers.
@@ -58,6 +60,13 @@ class Subscription(Protocol):
     async def unsubscribe(self) -> None: ...
 
 
+class DurableSubscription(Subscription, Protocol):
+    async def caught_up(self) -> None:
+        """Return once every message stored on the subject before this call was handled and
+        acknowledged (a batch handed to an earlier consumer of the name that died unacknowledged
+        is handed over again first)."""
+
+
 class Broker(Protocol):
     async def publish(self, subject: str, data: bytes) -> None:
         """Deliver to every subscriber of ``subject``, without waiting for them."""
@@ -71,7 +80,9 @@ class Broker(Protocol):
         """Store ``data`` for the consumer of ``subject``; return once stored. Unavailable if
         the broker is closed."""
 
-    async def consume(self, subject: str, consumer: str, handler: DurableHandler) -> Subscription:
+    async def consume(
+        self, subject: str, consumer: str, handler: DurableHandler
+    ) -> DurableSubscription:
         """Hand what is stored on ``subject`` to ``handler`` as consumer ``consumer``; stopping
         the returned subscription keeps the consumer's place for the next ``consume``."""
 

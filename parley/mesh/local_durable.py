@@ -24,6 +24,9 @@ class DurableQueue:
         self._stored: deque[bytes] = deque()
         self._seen: OrderedDict[str, float] = OrderedDict()  # message id -> when first stored
         self._arrived = asyncio.Event()
+        # Counted since the start: what was stored, and what its consumers acknowledged.
+        self._stored_count = self._acknowledged_count = 0
+        self._acknowledged = asyncio.Event()
 
     def store(self, data: bytes, message_id: str) -> None:
         now = asyncio.get_running_loop().time()
@@ -33,6 +36,7 @@ class DurableQueue:
             return
         self._seen[message_id] = now
         self._stored.append(data)
+        self._stored_count += 1
         self._arrived.set()
 
     def attach(self, consumer: LocalConsumer) -> None:
@@ -57,6 +61,15 @@ class DurableQueue:
     def acknowledge(self, count: int) -> None:
         for _ in range(count):
             self._stored.popleft()
+        self._acknowledged_count += count
+        self._acknowledged.set()
+
+    async def caught_up(self) -> None:
+        """Once what was stored before this call is acknowledged."""
+        target = self._stored_count
+        while self._acknowledged_count < target:
+            self._acknowledged.clear()
+            await self._acknowledged.wait()
 
     def _forget_before(self, moment: float) -> None:
         while self._seen and next(iter(self._seen.values())) < moment:
@@ -71,6 +84,9 @@ class LocalConsumer:
     def start(self) -> None:
         self._queue.attach(self)
         self._pump = asyncio.create_task(self._deliver())
+
+    async def caught_up(self) -> None:
+        await self._queue.caught_up()
 
     async def unsubscribe(self) -> None:
         if self._pump is not None:

@@ -64,7 +64,13 @@ class BrainCheckReply(Message):
 # Turns: the hub starts a turn on the agent's node, the node reports its events back, the hub
 # stops a turn by run id.
 
+# Reply chunks, on a core subject: they are for whoever watches the turn live, and the whole
+# reply comes with the turn's end; a chunk lost while the broker is away costs nothing else.
 RUN_EVENTS = "parley.hub.run-events"
+# How turns ended, on a durable subject (read by the hub's one consumer, ``HUB_CONSUMER``):
+# an ending must be recorded once, however the hub, the broker or the node fared meanwhile.
+RUN_OUTCOMES = "parley.hub.run-outcomes"
+HUB_CONSUMER = "hub"
 
 
 def turn_subject(node: str) -> str:
@@ -141,3 +147,16 @@ class RunEvent(Message):
     # authority of the run's token, which comes with them.
     actions: list[ActionCall] = []
     run_token: str | None = None
+    # On an ending: the hash of the run token this start of the run was given. A run its node
+    # did not take in time goes back to waiting and starts again with another token; a late end
+    # of the earlier start must not end the later one.
+    started_as: str | None = None
+
+    @property
+    def is_end(self) -> bool:
+        return self.kind != "chunk"
+
+    @property
+    def message_id(self) -> str:
+        """The same for every copy of one start's end: the broker stores it once."""
+        return f"run-{self.run_id}-{(self.started_as or '')[:16]}-{self.kind}"

@@ -17,7 +17,13 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription as NatsSubscription
 
 from parley.errors import ERRORS_BY_CODE, ParleyError, Unavailable
-from parley.mesh.broker import BrokerState, DurableHandler, Handler, Status, Subscription
+from parley.mesh.broker import (
+    BrokerState,
+    DurableHandler,
+    DurableSubscription,
+    Handler,
+    Status,
+)
 from parley.mesh.nats_durable import DurableSubjects
 from parley.mesh.nats_url import NatsAddress, parse_nats_url
 from parley.redact import redact
@@ -153,7 +159,9 @@ class NatsBroker:
         self._ensure_open()
         await self._durable.send(subject, data, message_id)
 
-    async def consume(self, subject: str, consumer: str, handler: DurableHandler) -> Subscription:
+    async def consume(
+        self, subject: str, consumer: str, handler: DurableHandler
+    ) -> DurableSubscription:
         self._ensure_open()
         return await self._durable.consume(subject, consumer, handler)
 

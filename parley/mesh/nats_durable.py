@@ -34,9 +34,12 @@ log = logging.getLogger(__name__)
 
 STREAM = "PARLEY_DURABLE"
 API_TIMEOUT = 5.0  # seconds for one JetStream request (a store, a consumer's creation)
-ACK_WAIT = 30.0  # seconds before JetStream gives an unacknowledged batch out again
+# Seconds before JetStream gives an unacknowledged batch out again: short, so that a batch a
+# killed hub held comes back soon; a live one says it is still at work every third of it.
+ACK_WAIT = 5.0
 FETCH_WAIT = 2.0  # seconds a pull waits for messages before it is asked again
 FIRST_PAUSE, LONGEST_PAUSE = 0.05, 2.0  # seconds between tries while the broker is away
+CATCH_UP_POLL = 0.05  # seconds between looks at a consumer's progress while catching up
 CONSUMER_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
@@ -165,6 +168,32 @@ class _Consumer:
             with contextlib.suppress(Exception):
                 await self._pull.unsubscribe()
 
+    async def caught_up(self) -> None:
+        """The subject's newest stored message (stored ones are those not yet acknowledged: a
+        work queue drops what was), then until the consumer's acknowledgement floor passed it.
+        Tried again while the broker is away."""
+        js, stream = self._subjects.js, self._subjects.stream
+        pause = FIRST_PAUSE
+        newest: int | None = None
+        while True:
+            try:
+                if newest is None:
+                    newest = (await js.get_last_msg(stream, self._stored_subject)).seq or 0
+                floor = (await js.consumer_info(stream, self._name)).ack_floor
+                if floor is not None and (floor.stream_seq or 0) >= newest:
+                    return
+                pause = CATCH_UP_POLL
+            except nats.js.errors.NotFoundError:
+                return  # nothing stored: nothing to wait for
+            except nats.errors.Error as exc:
+                log.debug("consumer %s: %s while catching up; again", self._name, exc)
+                pause = min(pause * 2, LONGEST_PAUSE)
+            await asyncio.sleep(pause)
+
+    @property
+    def _stored_subject(self) -> str:
+        return self._subjects.stored_subject(self._subject)
+
     async def _run(self) -> None:
         pause = FIRST_PAUSE
         while not self._stopping:
@@ -189,15 +218,23 @@ class _Consumer:
 
     async def _handle(self, batch: list[Msg]) -> None:
         self._in_flight = batch
-
-        async def still_working() -> None:
-            for msg in batch:
-                with contextlib.suppress(Exception):
-                    await msg.in_progress()
-
-        await hand_over(self._handler, [msg.data for msg in batch], self._subject, still_working)
+        working = asyncio.create_task(_still_working(batch))
+        try:
+            await hand_over(self._handler, [msg.data for msg in batch], self._subject)
+        finally:
+            working.cancel()
+            await asyncio.gather(working, return_exceptions=True)
         await _acknowledge(batch)
         self._in_flight = ()
+
+
+async def _still_working(batch: list[Msg]) -> None:
+    """Keeps a batch from being given out again while its handler works on it (or retries)."""
+    while True:
+        await asyncio.sleep(ACK_WAIT / 3)
+        for msg in batch:
+            with contextlib.suppress(Exception):
+                await msg.in_progress()
 
 
 async def _acknowledge(batch: list[Msg]) -> None:

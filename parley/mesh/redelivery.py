@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 
 from parley.mesh.broker import DurableHandler
 
@@ -14,14 +14,7 @@ log = logging.getLogger(__name__)
 FIRST_PAUSE, LONGEST_PAUSE = 0.05, 5.0  # seconds
 
 
-async def hand_over(
-    handler: DurableHandler,
-    batch: Sequence[bytes],
-    where: str,
-    still_working: Callable[[], Awaitable[None]] | None = None,
-) -> None:
-    """``still_working`` is called before each new try (NATS: keeps the batch from being
-    redelivered elsewhere while this process still retries it)."""
+async def hand_over(handler: DurableHandler, batch: Sequence[bytes], where: str) -> None:
     pause = FIRST_PAUSE
     while True:
         try:
@@ -31,5 +24,3 @@ async def hand_over(
             log.exception("the consumer of %s failed; it gets the batch again", where)
         await asyncio.sleep(pause)
         pause = min(pause * 2, LONGEST_PAUSE)
-        if still_working is not None:
-            await still_working()

@@ -20,6 +20,7 @@ from parley.errors import Invalid, ParleyError
 from parley.mesh.broker import Broker, Subscription
 from parley.mesh.messages import (
     RUN_EVENTS,
+    RUN_OUTCOMES,
     ActionCall,
     HeldTurns,
     RunEvent,
@@ -29,6 +30,7 @@ from parley.mesh.messages import (
     stop_subject,
     turn_subject,
 )
+from parley.people.tokens import hash_token
 from parley.redact import redact
 
 log = logging.getLogger(__name__)
@@ -84,8 +86,16 @@ class TurnHost:
         async def stream(chunk: str) -> None:
             await self._report(RunEvent(run_id=start.run_id, kind="chunk", text=chunk))
 
+        started_as = hash_token(start.run_token)
+
         def ended(kind: Literal["failed", "stopped"], text: str = "") -> RunEvent:
-            return RunEvent(run_id=start.run_id, kind=kind, text=text, stderr=turn.stderr.text())
+            return RunEvent(
+                run_id=start.run_id,
+                kind=kind,
+                text=text,
+                stderr=turn.stderr.text(),
+                started_as=started_as,
+            )
 
         deferred = DeferredActions()
         turn = _turn(start)
@@ -116,6 +126,7 @@ class TurnHost:
                 brain_session_id=outcome.brain_session_id,
                 actions=[ActionCall(name=n, arguments=a) for n, a in deferred.calls],
                 run_token=start.run_token if deferred.calls else None,
+                started_as=started_as,
             )
             await self._report(event)
 
@@ -130,7 +141,23 @@ class TurnHost:
             log.warning("run %s: its stderr could not be reported: %s", event.run_id, exc)
 
     async def _report(self, event: RunEvent) -> None:
-        await self._broker.publish(RUN_EVENTS, event.model_dump_json().encode())
+        """A chunk goes out once; an end is stored by the broker before this returns (a node
+        killed after that has still reported it)."""
+        data = event.model_dump_json().encode()
+        if not event.is_end:
+            await self._broker.publish(RUN_EVENTS, data)
+            return
+        try:
+            await self._broker.send_durable(RUN_OUTCOMES, data, event.message_id)
+        except Invalid as exc:  # too big for the broker, say: the turn still ends, failed
+            failed = RunEvent(
+                run_id=event.run_id,
+                kind="failed",
+                text=f"the node could not report this turn's end: {exc.message}",
+                started_as=event.started_as,
+            )
+            data, message_id = failed.model_dump_json().encode(), f"{failed.message_id}-unsent"
+            await self._broker.send_durable(RUN_OUTCOMES, data, message_id)
 
 
 def _turn(start: TurnStart) -> Turn:

@@ -165,7 +165,7 @@ async def test_deferred_actions_without_the_run_s_token_are_refused(
     parley: Harness, tmp_path: Path
 ) -> None:
     """What a node reports for a turn acts with that run's token, like any action."""
-    from parley.mesh.messages import RUN_EVENTS, ActionCall, RunEvent
+    from parley.mesh.messages import RUN_OUTCOMES, ActionCall, RunEvent
     from tests.runs.support import follow, say
 
     await parley.hire("napper", brain=script(tmp_path, "napper", "otherwise: [{sleep: 30}]"))
@@ -178,7 +178,8 @@ async def test_deferred_actions_without_the_run_s_token_are_refused(
         actions=[ActionCall(name="remember", arguments={"note": "planted"})],
         run_token="prt_not-this-run",
     )
-    await parley.context.broker.publish(RUN_EVENTS, forged.model_dump_json().encode())
+    data = forged.model_dump_json().encode()
+    await parley.context.broker.send_durable(RUN_OUTCOMES, data, forged.message_id)
     _, end = await follow(parley.owner, queued["run_id"])
     assert end["state"] == "failed"
     assert "a role token without a run has no topic" in end["reason"]

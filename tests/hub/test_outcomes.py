@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,8 @@ from sqlalchemy import Connection
 
 from parley.hub.outcomes import Outcome, record_loaded_outcome
 from parley.hub.recorder import UNRECORDED, OutcomeRecorder
-from parley.mesh.messages import RUN_EVENTS, ActionCall, RunEvent
+from parley.mesh.messages import RUN_OUTCOMES, ActionCall, RunEvent
+from parley.people.tokens import hash_token
 from parley.runs.recovery import fail_and_requeue
 from tests.runs.support import get, hold_a_turn, say
 from tests.support import Harness, eventually, items
@@ -41,8 +43,9 @@ async def ended(parley: Harness, run_id: int) -> dict[str, Any]:
 
 
 async def report(parley: Harness, event: dict[str, Any]) -> None:
-    """What a node (perhaps an old or faulty one) reports for a turn, as raw JSON."""
-    await parley.context.broker.publish(RUN_EVENTS, json.dumps(event).encode())
+    """What a node (perhaps an old or faulty one) reports of a turn's end, as raw JSON."""
+    data = json.dumps(event).encode()
+    await parley.context.broker.send_durable(RUN_OUTCOMES, data, uuid.uuid4().hex)
 
 
 async def test_a_deferred_action_with_an_unexpected_argument_fails_its_turn(
@@ -69,6 +72,30 @@ async def test_a_deferred_action_with_an_unexpected_argument_fails_its_turn(
     # The session is not wedged: the next text gets a turn of its own.
     again = await say(parley.owner, "holder", "still there?")
     assert (await ended(parley, again["run_id"]))["output"] == "back again"
+
+
+async def test_an_end_is_recorded_once_and_only_for_the_start_it_ends(
+    parley: Harness, tmp_path: Path
+) -> None:
+    """An end of an earlier start of the run (a node that took the turn too late, after the run
+    went back to waiting and started again) changes nothing; a second copy of the end (sent
+    again, or handed over again after a hub died before acknowledging it) changes nothing."""
+    run_id, token = await hold_a_turn(parley, tmp_path, "holder")
+    earlier = hash_token("prt_an-earlier-start")
+    current = hash_token(token)
+    await report(
+        parley, {"run_id": run_id, "kind": "finished", "text": "stale", "started_as": earlier}
+    )
+    for _ in range(2):
+        await report(
+            parley, {"run_id": run_id, "kind": "finished", "text": "fresh", "started_as": current}
+        )
+    assert (await ended(parley, run_id))["output"] == "fresh"
+    again = await say(parley.owner, "holder", "still there?")  # ends after both copies
+    assert (await ended(parley, again["run_id"]))["output"] == "back again"
+    shown = await get(parley.owner, "/conversations/holder")
+    replies = [m["body"] for m in items(shown["messages"]) if m["kind"] == "reply"]
+    assert replies == ["back again", "fresh"]  # newest first
 
 
 async def test_a_nul_byte_in_a_brain_s_reply_is_dropped_before_the_store(
@@ -99,7 +126,7 @@ async def test_a_nul_byte_in_a_deferred_argument_fails_its_turn_saying_where(
 
 async def test_a_malformed_report_that_names_no_run_is_ignored(parley: Harness) -> None:
     await report(parley, {"kind": "finished", "text": "whose?"})
-    await parley.context.broker.publish(RUN_EVENTS, b"not json at all")
+    await parley.context.broker.send_durable(RUN_OUTCOMES, b"not json at all", "garbage")
     agents = items(await get(parley.owner, "/agents"))
     assert [agent["name"] for agent in agents] == ["node:local"]  # the hub goes on
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from parley.mesh.messages import RUN_EVENTS, ActionCall, RunEvent
+from parley.mesh.messages import RUN_OUTCOMES, ActionCall, RunEvent
 from parley.runs.stop import stop_runs
 from parley.settings import Settings
 from tests.runs.support import follow, get, say, script
@@ -142,7 +142,8 @@ async def test_a_batch_rolled_back_for_a_refused_action_logs_each_outcome_once(
         actions=[ActionCall(name="remember", arguments={"note": "x"})],
     )
     for event in (fine, refused):
-        await parley.context.broker.publish(RUN_EVENTS, event.model_dump_json().encode())
+        data = event.model_dump_json().encode()
+        await parley.context.broker.send_durable(RUN_OUTCOMES, data, event.message_id)
     _, end = await follow(ada, second)
     assert end["state"] == "failed"
     await follow(parley.owner, first)

@@ -219,6 +219,51 @@ async def test_a_batch_is_acknowledged_only_once_its_handler_returned(broker: Br
     assert await collector.until(1) == [b"outcome"]
 
 
+async def test_caught_up_returns_once_what_was_stored_before_is_handled(broker: Broker) -> None:
+    handled: list[bytes] = []
+    release = asyncio.Event()
+
+    async def slow(batch: Sequence[bytes]) -> None:
+        await release.wait()
+        handled.extend(batch)
+
+    for n in range(3):
+        await broker.send_durable("d.catch", f"m{n}".encode(), str(n))
+    consumer = await broker.consume("d.catch", "hub", slow)
+    waiting = asyncio.create_task(consumer.caught_up())
+    await asyncio.sleep(0.2)
+    assert not waiting.done()  # the handler holds the batch
+    release.set()
+    await asyncio.wait_for(waiting, WAIT)
+    assert handled == [b"m0", b"m1", b"m2"]
+
+
+async def test_caught_up_with_nothing_stored_returns_at_once(broker: Broker) -> None:
+    consumer = await broker.consume("d.none", "hub", Collector())
+    await asyncio.wait_for(consumer.caught_up(), WAIT)
+    await broker.send_durable("d.none", b"one", "1")
+    await asyncio.wait_for(consumer.caught_up(), WAIT)
+
+
+async def test_caught_up_waits_for_a_batch_a_stopped_consumer_left(broker: Broker) -> None:
+    """What a consumer took and never acknowledged (a hub killed mid-batch) counts as stored:
+    the next consumer of the name is caught up only once it handled it."""
+    started, never = asyncio.Event(), asyncio.Event()
+
+    async def stuck(batch: Sequence[bytes]) -> None:
+        started.set()
+        await never.wait()
+
+    await broker.send_durable("d.left", b"outcome", "1")
+    first = await broker.consume("d.left", "hub", stuck)
+    await asyncio.wait_for(started.wait(), WAIT)
+    await first.unsubscribe()
+    collector = Collector()
+    again = await broker.consume("d.left", "hub", collector)
+    await asyncio.wait_for(again.caught_up(), WAIT)
+    assert collector.received == [b"outcome"]
+
+
 async def test_a_consumer_name_keeps_its_place_while_away(broker: Broker) -> None:
     collector = Collector()
     consumer = await broker.consume("d.away", "hub", collector)

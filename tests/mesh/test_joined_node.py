@@ -232,7 +232,9 @@ async def test_a_hub_back_from_a_stop_keeps_the_turns_its_nodes_still_run(
         await parley.hire("remote", node="gamma", brain=later)
         held = await say(parley.owner, "remote", "go on")
         assert await eventually(lambda: _state_is(parley, held["run_id"], "running"))
-        assert await reconcile(parley.context.store, parley.context.broker, parley.clock) == 1
+        context = parley.context
+        caught_up = context.runtime.scheduler.caught_up
+        assert await reconcile(context.store, context.broker, parley.clock, caught_up) == 1
         assert await _state_is(parley, held["run_id"], "running")
         assert (await _run(parley, orphaned["run_id"]))["reason"] == "interrupted"
         assert await eventually(lambda: _state_is(parley, held["run_id"], "finished"))
