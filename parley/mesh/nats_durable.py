@@ -200,17 +200,19 @@ class _Consumer:
             assert self._pull is not None
             try:
                 batch = await self._pull.fetch(DURABLE_BATCH, timeout=FETCH_WAIT)
-            except nats.errors.TimeoutError:
+            except TimeoutError:  # nats-py's own, or asyncio's plain one (it raises both)
                 continue
-            except nats.errors.Error as exc:  # the broker is away, or lost the consumer
-                log.debug("consumer %s: %s; binding again", self._name, exc)
+            except Exception as exc:  # the broker is away, or lost the consumer; or a bug of
+                # nats-py: the consumer must outlive it, else ends wait unrecorded for good
+                log.debug("consumer %s: %r; binding again", self._name, exc)
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, LONGEST_PAUSE)
                 with contextlib.suppress(Exception):
                     await self._rebind()
                 continue
             pause = FIRST_PAUSE
-            await self._handle(batch)
+            if batch:  # empty when the server said its wait was over just in time
+                await self._handle(batch)
 
     async def _rebind(self) -> None:
         await self._subjects.prepare()

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from parley.errors import Unavailable
+from parley.mesh import nats_durable
 from parley.mesh.broker import Broker
 from parley.mesh.nats_broker import NatsBroker
 from tests.nats_server import NatsServer, free_port, running_nats
@@ -156,3 +157,21 @@ async def test_a_server_without_jetstream_is_refused(tmp_path: Path) -> None:
         pytest.raises(Unavailable, match="JetStream"),
     ):
         await NatsBroker.connect(server.url)
+
+
+async def test_a_consumer_outlives_any_number_of_empty_waits(
+    nats_server: NatsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An empty wait ends in nats-py's TimeoutError, asyncio's plain one, or an empty batch (the
+    server's 408 came first); whichever, the consumer asks again. An idle hub's consumer once
+    stopped for good there, and the turns' ends waited unrecorded."""
+    monkeypatch.setattr(nats_durable, "FETCH_WAIT", 0.05)  # many empty waits, quickly
+    broker = await NatsBroker.connect(nats_server.url)
+    try:
+        applied: list[bytes] = []
+        await broker.consume("d.idle", "hub", recorder(applied))
+        await asyncio.sleep(1.5)  # idle: some 30 empty waits, some of them empty batches
+        await broker.send_durable("d.idle", b"after a while", "1")
+        await holds(lambda: applied == [b"after a while"], "the message applied")
+    finally:
+        await broker.close()
