@@ -1,5 +1,5 @@
 """Machines of one mesh on loopback, each a process of its own, for bench/mesh.py and the
-many-machines tests: a hub (``bench.mesh_hub`` on NATS, or ``parley serve`` with the in-process
+many-machines tests: a hub (``parley serve --broker`` on NATS, or with its in-process
 broker) and ``parley node join`` processes, each logging to a file of its own under ``place``."""
 
 from __future__ import annotations
@@ -69,12 +69,10 @@ class Machines:
         )
 
     def start_hub(self) -> None:
-        if self.broker_url is None:
-            argv = ["parley", "serve", "--data-dir", str(self.hub_dir), "--port", str(self.port)]
-            argv += ["--database-url", self.database_url]
-        else:
-            argv = ["bench.mesh_hub", str(self.hub_dir), self.database_url, self.broker_url]
-            argv += [str(self.port)]
+        argv = ["parley", "serve", "--data-dir", str(self.hub_dir), "--port", str(self.port)]
+        argv += ["--database-url", self.database_url]
+        if self.broker_url is not None:
+            argv += ["--broker", self.broker_url]
         self.hub = self._spawn("hub", argv, HEARTBEAT | self.hub_env)
         assert until(self._healthy), self.log("hub")
         token = (self.hub_dir / "private" / "owner-token").read_text().strip()

@@ -7,16 +7,17 @@ answer: none lost, none twice."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bench.machines import Machines, until
 from tests.conftest import create_database, drop_database
-from tests.nats_server import NatsServer
+from tests.nats_server import NatsServer, running_nats
 
 RELAY_A = """
 rules:
@@ -29,6 +30,7 @@ otherwise:
 # B takes a moment: a node killed mid-traffic is likely killed mid-turn.
 RELAY_B = "otherwise: [{sleep: 0.1}, {reply: 'pong {text}'}]"
 IN_FLIGHT = 200
+ENDED = "ended"  # what a command brain leaves in its workspace just before its turn ends
 
 
 def relay(machines: Machines, count: int, label: str = "t") -> dict[int, str]:
@@ -58,31 +60,56 @@ def all_answered(machines: Machines, tasks: dict[int, str]) -> Callable[[], bool
     return lambda: answers(machines, tasks)[0] == 0
 
 
-@pytest.fixture
-def postgres_database() -> Iterator[str]:
-    name = f"parley_mesh_{os.getpid()}"
+@contextlib.contextmanager
+def postgres_database(label: str) -> Iterator[str]:
+    name = f"parley_mesh_{label}_{os.getpid()}"
     try:
         url = asyncio.run(create_database(name))
     except Exception as exc:
         if os.environ.get("CI") == "true":
             pytest.fail(f"PostgreSQL not reachable: {exc} (CI=true: it is required)")
         pytest.skip(f"PostgreSQL not reachable: {exc}")
-    yield url
-    asyncio.run(drop_database(name))
+    try:
+        yield url
+    finally:
+        asyncio.run(drop_database(name))
 
 
-@pytest.fixture
-def machines(tmp_path: Path, postgres_database: str, nats_server: NatsServer) -> Iterator[Machines]:
-    mesh = Machines(tmp_path, postgres_database, nats_server.url)
+@contextlib.contextmanager
+def relaying_mesh(place: Path, database_url: str, broker_url: str) -> Iterator[Machines]:
+    """A hub (``parley serve --broker``), nodes n1 and n2, agent A on n1 relaying to B on n2."""
+    mesh = Machines(place, database_url, broker_url)
     try:
         mesh.start_hub()
         mesh.joined("n1")
         mesh.joined("n2")
-        mesh.hire("a", "n1", f"scripted:{_write(tmp_path / 'a.yaml', RELAY_A)}", 4)
-        mesh.hire("b", "n2", f"scripted:{_write(tmp_path / 'b.yaml', RELAY_B)}", 4)
+        mesh.hire("a", "n1", f"scripted:{_write(place / 'a.yaml', RELAY_A)}", 4)
+        mesh.hire("b", "n2", f"scripted:{_write(place / 'b.yaml', RELAY_B)}", 4)
         yield mesh
     finally:
         mesh.stop_all()
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Machines]:
+    """One mesh for the tests that kill nothing: starting one costs seconds."""
+    place = tmp_path_factory.mktemp("shared-mesh")
+    with (
+        postgres_database("shared") as database_url,
+        running_nats(place / "jetstream") as nats,
+        relaying_mesh(place, database_url, nats.url) as mesh,
+    ):
+        yield mesh
+
+
+@pytest.fixture
+def machines(tmp_path: Path, nats_server: NatsServer) -> Iterator[Machines]:
+    """A mesh of its own, for a test that kills parts of it."""
+    with (
+        postgres_database("faults") as database_url,
+        relaying_mesh(tmp_path, database_url, nats_server.url) as mesh,
+    ):
+        yield mesh
 
 
 def _write(path: Path, text: str) -> Path:
@@ -90,36 +117,41 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
-def test_a_relay_crosses_both_nodes_and_comes_back_to_the_person(machines: Machines) -> None:
-    tasks = relay(machines, 1)
-    assert until(all_answered(machines, tasks)), machines.log("hub")
-    assert answers(machines, tasks) == (0, 0)
-    nodes = {n["name"]: n for n in machines.api.get("/nodes").json()["items"]}
+def test_a_relay_crosses_both_nodes_and_comes_back_to_the_person(shared: Machines) -> None:
+    tasks = relay(shared, 1, "relay")
+    assert until(all_answered(shared, tasks)), shared.log("hub")
+    assert answers(shared, tasks) == (0, 0)
+    nodes = {n["name"]: n for n in shared.api.get("/nodes").json()["items"]}
     assert {name: nodes[name]["agents"] for name in ("n1", "n2")} == {"n1": 1, "n2": 1}
-    assert (machines.place / "n1" / "a").is_dir() and (machines.place / "n2" / "b").is_dir()
+    assert (shared.place / "n1" / "a").is_dir() and (shared.place / "n2" / "b").is_dir()
 
 
 def test_a_wrong_join_token_is_refused_on_the_node_and_logged_on_the_hub(
-    machines: Machines,
+    shared: Machines,
 ) -> None:
-    intruder = machines.join("intruder", token="pj_wrong")
+    intruder = shared.join("intruder", token="pj_wrong")
     assert intruder.wait(timeout=30) != 0
-    assert "the hub refused node 'intruder': wrong join token" in machines.log("intruder")
-    assert "node 'intruder' tried to join with a wrong join token" in machines.log("hub")
+    assert "the hub refused node 'intruder': wrong join token" in shared.log("intruder")
+    assert "node 'intruder' tried to join with a wrong join token" in shared.log("hub")
 
 
 def test_a_turn_on_a_node_is_stopped_from_the_hub_and_its_process_group_killed(
-    machines: Machines,
+    shared: Machines,
 ) -> None:
-    pid_file = machines.place / "n2" / "sleeper" / "pid"  # in its workspace, on its node
-    machines.hire("sleeper", "n2", "command:sh -c 'echo $$ > pid; sleep 60'")
-    run = machines.api.post("/conversations/sleeper/messages", json={"text": "sleep"}).json()
+    pid_file = shared.place / "n2" / "sleeper" / "pid"  # in its workspace, on its node
+    shared.hire("sleeper", "n2", "command:sh -c 'echo $$ > pid; sleep 60'")
+    run = shared.api.post("/conversations/sleeper/messages", json={"text": "sleep"}).json()
     assert until(lambda: pid_file.exists() and pid_file.read_text().strip() != "")
     pid = int(pid_file.read_text())
-    stopped = machines.api.post(f"/runs/{run['run_id']}/stop")
+    stopped = shared.api.post(f"/runs/{run['run_id']}/stop")
     assert stopped.status_code == 200, stopped.text
     assert until(lambda: not _alive(pid), within=10)
-    assert machines.api.get(f"/runs/{run['run_id']}").json()["run"]["state"] == "stopped"
+    assert shared.api.get(f"/runs/{run['run_id']}").json()["run"]["state"] == "stopped"
+
+
+def _run(machines: Machines, run_id: int) -> dict[str, Any]:
+    run: dict[str, Any] = machines.api.get(f"/runs/{run_id}").json()["run"]
+    return run
 
 
 def _alive(pid: int) -> bool:
@@ -142,13 +174,20 @@ def test_a_node_the_hub_and_nats_each_failing_mid_traffic_lose_and_repeat_nothin
     assert until(all_answered(machines, tasks), within=300), machines.log("hub")
     assert answers(machines, tasks) == (0, 0)
 
+    # A turn that ends while the hub is down is recorded as ended, once: not interrupted.
+    machines.hire("late", "n1", f"command:sh -c 'sleep 1; touch {ENDED}; echo done'")
+    late = machines.api.post("/conversations/late/messages", json={"text": "go"}).json()
+    assert until(lambda: _run(machines, late["run_id"])["state"] == "running")
     tasks = relay(machines, IN_FLIGHT, "hub")
     assert machines.hub is not None
     machines.kill(machines.hub)
-    time.sleep(1)  # the nodes go on meanwhile
+    assert until(lambda: (machines.place / "n1" / "late" / ENDED).exists())  # nodes go on
     machines.start_hub()
     assert until(all_answered(machines, tasks), within=300), machines.log("hub")
     assert answers(machines, tasks) == (0, 0)
+    assert _run(machines, late["run_id"])["state"] == "finished"
+    shown = machines.api.get("/conversations/late").json()["messages"]["items"]
+    assert [m["body"] for m in shown if m["kind"] == "reply"] == ["done"]
 
     tasks = relay(machines, IN_FLIGHT, "nats")
     nats_server.stop()
