@@ -7,6 +7,7 @@ Absent, its half of the suite is skipped with the reason, except under CI=true, 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -58,6 +59,23 @@ async def drop_database(name: str) -> None:
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     finally:
         await admin.close()
+
+
+@contextlib.contextmanager
+def database_of_its_own(label: str) -> Iterator[str]:
+    """A PostgreSQL database for processes a test starts (a hub's), dropped after."""
+    name = f"parley_{label}_{os.getpid()}"
+    try:
+        url = asyncio.run(create_database(name))
+    except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
+        reason = f"PostgreSQL not reachable at {ADMIN_URL}: {exc}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{reason} (CI=true: PostgreSQL is required)")
+        pytest.skip(reason)
+    try:
+        yield url
+    finally:
+        asyncio.run(drop_database(name))
 
 
 @pytest.fixture(scope="session")

@@ -6,9 +6,7 @@ answer: none lost, none twice."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +14,7 @@ from typing import Any
 import pytest
 
 from bench.machines import Machines, until
-from tests.conftest import create_database, drop_database
+from tests.conftest import database_of_its_own
 from tests.nats_server import NatsServer, running_nats
 
 RELAY_A = """
@@ -61,21 +59,6 @@ def all_answered(machines: Machines, tasks: dict[int, str]) -> Callable[[], bool
 
 
 @contextlib.contextmanager
-def postgres_database(label: str) -> Iterator[str]:
-    name = f"parley_mesh_{label}_{os.getpid()}"
-    try:
-        url = asyncio.run(create_database(name))
-    except Exception as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"PostgreSQL not reachable: {exc} (CI=true: it is required)")
-        pytest.skip(f"PostgreSQL not reachable: {exc}")
-    try:
-        yield url
-    finally:
-        asyncio.run(drop_database(name))
-
-
-@contextlib.contextmanager
 def relaying_mesh(place: Path, database_url: str, broker_url: str) -> Iterator[Machines]:
     """A hub (``parley serve --broker``), nodes n1 and n2, agent A on n1 relaying to B on n2."""
     mesh = Machines(place, database_url, broker_url)
@@ -95,7 +78,7 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Machines]:
     """One mesh for the tests that kill nothing: starting one costs seconds."""
     place = tmp_path_factory.mktemp("shared-mesh")
     with (
-        postgres_database("shared") as database_url,
+        database_of_its_own("mesh_shared") as database_url,
         running_nats(place / "jetstream") as nats,
         relaying_mesh(place, database_url, nats.url) as mesh,
     ):
@@ -106,7 +89,7 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Machines]:
 def machines(tmp_path: Path, nats_server: NatsServer) -> Iterator[Machines]:
     """A mesh of its own, for a test that kills parts of it."""
     with (
-        postgres_database("faults") as database_url,
+        database_of_its_own("mesh_faults") as database_url,
         relaying_mesh(tmp_path, database_url, nats_server.url) as mesh,
     ):
         yield mesh
