@@ -124,17 +124,13 @@ class OutcomeRecorder:
                 # stopped meanwhile shows stopped, and none of its actions apply.
                 await tx.topics.lock(acting_under)
                 runs = await tx.runs.by_ids(run_ids)
-            ended: set[int] = set()  # a second copy of an end in one batch changes nothing
+            # A second copy of an end in one batch finds its run ended by the first: nothing.
             for outcome in batch:
-                if outcome.run_id in ended:
-                    continue
                 if outcome.run_id in refused:
                     outcome = outcome.failed(refused[outcome.run_id])
                 run = runs.get(outcome.run_id)
                 topic = topics.get(run.topic_id) if run else None
-                clock, budget = self._clock, self._budget
-                if await record_loaded_outcome(tx, clock, outcome, run, topic, budget):
-                    ended.add(outcome.run_id)
+                await record_loaded_outcome(tx, self._clock, outcome, run, topic, self._budget)
             for refusal in spent:
                 await tell_budget_spent(tx, self._clock.now(), refusal)
 

@@ -98,6 +98,18 @@ async def test_an_end_is_recorded_once_and_only_for_the_start_it_ends(
     assert replies == ["back again", "fresh"]  # newest first
 
 
+async def test_two_copies_of_an_end_in_one_batch_are_recorded_once(
+    parley: Harness, tmp_path: Path
+) -> None:
+    run_id, token = await hold_a_turn(parley, tmp_path, "holder")
+    end = Outcome(run_id, True, "fresh", run_token=token, started_as=hash_token(token))
+    recorder = OutcomeRecorder(parley.context.store, parley.clock, parley.context.runtime.budget)
+    await recorder.record([end, end])
+    assert (await ended(parley, run_id))["output"] == "fresh"
+    shown = await get(parley.owner, "/conversations/holder")
+    assert [m["body"] for m in items(shown["messages"]) if m["kind"] == "reply"] == ["fresh"]
+
+
 async def test_a_nul_byte_in_a_brain_s_reply_is_dropped_before_the_store(
     parley: Harness, tmp_path: Path
 ) -> None:
