@@ -152,6 +152,29 @@ otherwise:
 """
 
 
+class ComesAndGoes:
+    """An installation on one port and store that a test starts and stops at will, its store
+    kept between: a peer that goes away and comes back."""
+
+    def __init__(self, name: str, tmp_path: Path, store_url: str) -> None:
+        self.name, self.port = name, free_port()
+        self.settings = settings_for(name, tmp_path, store_url, self.port)
+
+    @contextmanager
+    def up(self) -> Iterator[Installation]:
+        with serving(self.settings, port=self.port) as served:
+            yield Installation(self.name, served, self.settings)
+
+
+def sender_and_listener(one: Installation, two: Installation, rules: str, folder: Path) -> None:
+    """``one`` connected to ``two``, a ``sender`` on one running ``rules``, and on two a
+    ``listener`` that one may address."""
+    connect(one, two)
+    hire_scripted(one, "sender", rules, folder)
+    hire_scripted(two, "listener", LISTENER, folder)
+    two.ok("connection", "expose", one.name, "listener")
+
+
 def frames(at: Installation) -> list[dict[str, Any]]:
     """The wire frames in ``at``'s outbox, oldest first."""
     items = at.get("/deliveries?limit=1000")["items"]

@@ -10,6 +10,7 @@ from typing import Any
 
 from tests.federation.peers import (
     LISTENER,
+    ComesAndGoes,
     Installation,
     agent_conversations,
     connect,
@@ -19,11 +20,10 @@ from tests.federation.peers import (
     installations,
     messages,
     only_connection,
-    settings_for,
+    sender_and_listener,
     texts_received,
     wait_for,
 )
-from tests.served import free_port, serving
 
 SENDER = """
 rules:
@@ -134,10 +134,7 @@ def test_a_revoke_is_for_good_on_both_sides_at_the_next_contact(
     tmp_path: Path, store_urls: list[str]
 ) -> None:
     with installations(tmp_path, store_urls, ["one", "two"]) as (one, two):
-        connect(one, two)
-        hire_scripted(one, "sender", SENDER, tmp_path)
-        hire_scripted(two, "listener", LISTENER, tmp_path)
-        two.ok("connection", "expose", "one", "listener")
+        sender_and_listener(one, two, SENDER, tmp_path)
         one.ok("say", "sender", "tell listener@two hi")
         wait_for(lambda: frames(one)[-1]["state"] == "delivered")
 
@@ -170,15 +167,10 @@ def test_a_revoke_is_for_good_on_both_sides_at_the_next_contact(
 def test_a_close_waiting_when_the_connection_is_paused_goes_after_unpause(
     tmp_path: Path, store_urls: list[str]
 ) -> None:
-    port = free_port()
-    two_settings = settings_for("two", tmp_path, store_urls[1], port)
+    peer = ComesAndGoes("two", tmp_path, store_urls[1])
     with installations(tmp_path, store_urls[:1], ["one"]) as (one,):
-        with serving(two_settings, port=port) as served:
-            two = Installation("two", served, two_settings)
-            connect(one, two)
-            hire_scripted(one, "sender", SENDER, tmp_path)
-            hire_scripted(two, "listener", LISTENER, tmp_path)
-            two.ok("connection", "expose", "one", "listener")
+        with peer.up() as two:
+            sender_and_listener(one, two, SENDER, tmp_path)
             one.ok("say", "sender", "tell listener@two hi")
             wait_for(lambda: _settled(one))
         # Two is away: deleting the root puts a close that waits, and then one pauses.
@@ -189,8 +181,7 @@ def test_a_close_waiting_when_the_connection_is_paused_goes_after_unpause(
         assert close["state"] == "pending"
         assert "paused" not in (close["last_error"] or "")
         one.ok("connection", "unpause", "two")
-        with serving(two_settings, port=port) as served:
-            two = Installation("two", served, two_settings)
+        with peer.up() as two:
             wait_for(lambda: _settled(one))
             assert [f["state"] for f in frames(one)] == ["delivered", "delivered"]
             (thread,) = agent_conversations(two)

@@ -17,7 +17,7 @@ import pytest
 
 from tests.federation.peers import (
     LISTENER,
-    Installation,
+    ComesAndGoes,
     agent_conversations,
     connect,
     frames,
@@ -25,11 +25,10 @@ from tests.federation.peers import (
     installations,
     messages,
     only_connection,
-    settings_for,
+    sender_and_listener,
     texts_received,
     wait_for,
 )
-from tests.served import free_port, serving
 
 SENDER = """
 rules:
@@ -43,15 +42,10 @@ otherwise: []
 def test_a_peer_away_is_retried_with_backoff_and_gets_the_text_once(
     tmp_path: Path, store_urls: list[str]
 ) -> None:
-    port = free_port()
-    two_settings = settings_for("two", tmp_path, store_urls[1], port)
+    peer = ComesAndGoes("two", tmp_path, store_urls[1])
     with installations(tmp_path, store_urls[:1], ["one"]) as (one,):
-        with serving(two_settings, port=port) as served:
-            two = Installation("two", served, two_settings)
-            connect(one, two)
-            hire_scripted(one, "sender", SENDER, tmp_path)
-            hire_scripted(two, "listener", LISTENER, tmp_path)
-            two.ok("connection", "expose", "one", "listener")
+        with peer.up() as two:
+            sender_and_listener(one, two, SENDER, tmp_path)
         # Two is away (its store stays): the frame waits, the connection shows why.
         one.ok("say", "sender", "tell listener are you there?")
         wait_for(lambda: only_connection(one)["failures"] >= 1)
@@ -62,8 +56,7 @@ def test_a_peer_away_is_retried_with_backoff_and_gets_the_text_once(
         assert waiting["state"] == "pending" and waiting["attempts"] >= 1
         listing = one.ok("connection", "list", "--json")
         assert "cannot reach the peer" in listing and '"failures": ' in listing
-        with serving(two_settings, port=port) as served:
-            two = Installation("two", served, two_settings)
+        with peer.up() as two:
             wait_for(lambda: frames(one)[0]["state"] == "delivered")
             back = only_connection(one)
             assert (back["queued"], back["failures"], back["retry_at"]) == (0, 0, None)
@@ -143,16 +136,11 @@ def _refusing_every_token(port: int) -> Iterator[None]:
 def test_a_401_that_does_not_say_revoked_is_retried_and_revokes_nothing(
     tmp_path: Path, store_urls: list[str]
 ) -> None:
-    port = free_port()
-    two_settings = settings_for("two", tmp_path, store_urls[1], port)
+    peer = ComesAndGoes("two", tmp_path, store_urls[1])
     with installations(tmp_path, store_urls[:1], ["one"]) as (one,):
-        with serving(two_settings, port=port) as served:
-            two = Installation("two", served, two_settings)
-            connect(one, two)
-            hire_scripted(one, "sender", SENDER, tmp_path)
-            hire_scripted(two, "listener", LISTENER, tmp_path)
-            two.ok("connection", "expose", "one", "listener")
-        with _refusing_every_token(port):
+        with peer.up() as two:
+            sender_and_listener(one, two, SENDER, tmp_path)
+        with _refusing_every_token(peer.port):
             one.ok("say", "sender", "tell listener still friends?")
             wait_for(lambda: only_connection(one)["failures"] >= 1)
             refused = only_connection(one)
@@ -160,8 +148,7 @@ def test_a_401_that_does_not_say_revoked_is_retried_and_revokes_nothing(
             assert "refused: who are you?" in refused["last_error"]
             (waiting,) = frames(one)
             assert waiting["state"] == "pending"
-        with serving(two_settings, port=port) as served:
-            two = Installation("two", served, two_settings)
+        with peer.up() as two:
             wait_for(lambda: frames(one)[0]["state"] == "delivered")
             assert only_connection(one)["state"] == "active"
             assert texts_received(two) == ["still friends?"]
@@ -175,22 +162,16 @@ def test_a_peer_missing_earlier_text_of_a_thread_gets_the_thread_again_from_ther
     if not store_urls[1].startswith("sqlite"):
         pytest.skip("the peer's backup here is a copy of its SQLite file")
     peer_store = Path(store_urls[1].removeprefix("sqlite:///"))
-    port = free_port()
-    two_settings = settings_for("two", tmp_path, store_urls[1], port)
+    peer = ComesAndGoes("two", tmp_path, store_urls[1])
     with installations(tmp_path, store_urls[:1], ["one"]) as (one,):
-        with serving(two_settings, port=port) as served:
-            two = Installation("two", served, two_settings)
-            connect(one, two)
-            hire_scripted(one, "sender", SENDER, tmp_path)
-            hire_scripted(two, "listener", LISTENER, tmp_path)
-            two.ok("connection", "expose", "one", "listener")
+        with peer.up() as two:
+            sender_and_listener(one, two, SENDER, tmp_path)
         backup = _copy_store(peer_store, tmp_path / "backup")
-        with serving(two_settings, port=port) as served:
+        with peer.up():
             one.ok("say", "sender", "tell listener first")
             wait_for(lambda: frames(one)[0]["state"] == "delivered")
         _copy_store(backup / peer_store.name, peer_store.parent)
-        with serving(two_settings, port=port) as served:
-            two = Installation("two", served, two_settings)
+        with peer.up() as two:
             one.ok("say", "sender", "tell listener second")
             wait_for(lambda: [f["state"] for f in frames(one)] == ["delivered"] * 2)
             (thread,) = agent_conversations(two)
