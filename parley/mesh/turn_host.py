@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from parley.brains.brain import Actions, Said, Turn
+from parley.brains.brain import Actions, Brain, Said, Turn
 from parley.brains.cache import BrainCache
 from parley.brains.deferred import DeferredActions
 from parley.errors import Invalid, ParleyError
@@ -47,8 +47,10 @@ class TurnHost:
         self._brains, self._actions_for = brains, actions_for
         self._turns: dict[int, asyncio.Task[None]] = {}
         self._subscriptions: list[Subscription] = []
+        self._sweeper: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
+        self._sweeper = asyncio.create_task(self._brains.keep_swept())
         self._subscriptions = [
             await self._broker.subscribe(turn_subject(self._node), self._on_turn),
             await self._broker.subscribe(stop_subject(self._node), self._on_stop),
@@ -61,6 +63,9 @@ class TurnHost:
         for task in list(self._turns.values()):
             task.cancel()
         await asyncio.gather(*self._turns.values(), return_exceptions=True)
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            await asyncio.gather(self._sweeper, return_exceptions=True)
         await self._brains.close()
 
     async def _on_turn(self, data: bytes) -> bytes:
@@ -100,12 +105,10 @@ class TurnHost:
         deferred = DeferredActions()
         turn = _turn(start)
         try:
-            brain = self._brains(start.brain)
-            acts_at_end = getattr(brain, "acts_at_end", False)
-            actions = (
-                deferred if acts_at_end else self._actions_for(start.run_token, start.parley_url)
-            )
-            outcome = await brain.think(turn, actions, stream)
+            # Held for the turn alone, given back however it ends, before its end is reported.
+            async with self._brains.lease(start.brain) as brain:
+                actions = self._actions(start, brain, deferred)
+                outcome = await brain.think(turn, actions, stream)
         except asyncio.CancelledError:
             await self._report_stopped(ended("stopped"))
             raise
@@ -129,6 +132,11 @@ class TurnHost:
                 started_as=started_as,
             )
             await self._report(event)
+
+    def _actions(self, start: TurnStart, brain: Brain, deferred: DeferredActions) -> Actions:
+        if getattr(brain, "acts_at_end", False):
+            return deferred
+        return self._actions_for(start.run_token, start.parley_url)
 
     async def _report_stopped(self, event: RunEvent) -> None:
         """A stopped turn's stderr, if it wrote any, is kept on the run. Best effort: the node
