@@ -123,6 +123,12 @@ class Settings(BaseSettings):
         5.0, gt=0, description="how often expired clones and drained agents are swept"
     )
     default_brain: str = Field("offline", description="brain of agents hired without --brain")
+    brain_idle_seconds: float = Field(
+        600.0, gt=0, description="a node closes a model brain's client unused for this long"
+    )
+    max_brains: int = Field(
+        32, ge=1, description="most model brains a node keeps open (the least recently used goes)"
+    )
     public_url: str | None = Field(
         None,
         description="the API's address as brains and peer installations reach it;"

@@ -19,7 +19,7 @@ from parley.brains.factory import brain_for
 from parley.brains.groups import end_leftovers
 from parley.channels.discord.available import INSTALL_HINT, discord_installed
 from parley.channels.sweeper import run_binding_sweeper
-from parley.clock import Clock
+from parley.clock import Clock, SystemClock
 from parley.context import Context
 from parley.conversations.model import HopBudget
 from parley.datafolder import DataFolder
@@ -137,7 +137,7 @@ async def joining(
         turns = TurnHost(
             settings.node_name,
             broker,
-            BrainCache(lambda spec: brain_for(spec, settings)),
+            _brains(settings, SystemClock()),
             lambda token, url: HttpActions(client, url, token),
         )
         node = NodeRunner(
@@ -163,7 +163,7 @@ def _local_node(
     turns = TurnHost(
         settings.node_name,
         context.broker,
-        BrainCache(lambda spec: brain_for(spec, settings)),
+        _brains(settings, clock),
         lambda token, _url: LocalActions(store, clock, token, runtime.budget),
     )
     return NodeRunner(
@@ -174,6 +174,15 @@ def _local_node(
         settings.heartbeat_seconds,
         turns,
         BrainChecks(settings.node_name, context.broker, settings),
+    )
+
+
+def _brains(settings: Settings, clock: Clock) -> BrainCache:
+    return BrainCache(
+        lambda spec: brain_for(spec, settings),
+        clock,
+        settings.brain_idle_seconds,
+        settings.max_brains,
     )
 
 

@@ -44,6 +44,8 @@ def test_toml_then_environment_then_flags(monkeypatch: pytest.MonkeyPatch, tmp_p
         ("port = = 3\n", "bad settings"),
         ('node_name = "My Laptop"\n', "node_name: Value error, 'My Laptop' is not a name"),
         ("hop_budget = 0\n", "hop_budget: Input should be greater than or equal to 1"),
+        ("brain_idle_seconds = 0\n", "brain_idle_seconds: Input should be greater than 0"),
+        ("max_brains = 0\n", "max_brains: Input should be greater than or equal to 1"),
     ],
 )
 def test_bad_settings_say_which_and_why(
