@@ -2,7 +2,11 @@
 consumer acknowledged it; ``Nats-Msg-Id`` drops what is sent twice within the duplicate window.
 
 Each durable subject ``s`` is stored as ``<stream>.s`` (a namespace apart from core subjects)
-and read by one durable pull consumer, acknowledged batch by batch once the handler returned."""
+and read by one durable pull consumer, acknowledged batch by batch once the handler returned.
+Its next batch is fetched while the handler works on one (``PREFETCHED`` batches wait at
+most): what arrives meanwhile is at hand when the handler is free, not a fetch's round trip
+away — under load the handler is busy most of the time, and that wait was most of what a hop
+through the broker added."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import nats.errors
 import nats.js.errors
@@ -41,6 +45,7 @@ FETCH_WAIT = 2.0  # seconds a pull waits for messages before it is asked again
 FIRST_PAUSE, LONGEST_PAUSE = 0.05, 2.0  # seconds between tries while the broker is away
 CATCH_UP_POLL = 0.05  # seconds between looks at a consumer's progress while catching up
 CONSUMER_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+PREFETCHED = 2  # fetched batches waiting for the handler: the fetcher pauses past it
 
 
 class DurableSubjects:
@@ -120,8 +125,9 @@ class _Consumer:
         self._subjects, self._subject, self._name = subjects, subject, name
         self._handler = handler
         self._pull: JetStreamContext.PullSubscription | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._in_flight: Sequence[Msg] = ()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._fetched: asyncio.Queue[list[Msg]] = asyncio.Queue(PREFETCHED)
+        self._unhandled: list[Msg] = []  # fetched, not yet acknowledged: waiting or handled
         self._stopping = False
 
     async def bind(self) -> None:
@@ -152,21 +158,22 @@ class _Consumer:
                 await old.unsubscribe()
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._run())
+        self._tasks = [asyncio.create_task(self._fetch()), asyncio.create_task(self._work())]
 
     async def unsubscribe(self) -> None:
         self._subjects.forget(self)
         self._stopping = True  # nats-py's fetch may swallow a cancellation: the loop looks too
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-            self._task = None
-        for msg in self._in_flight:  # not handled: give it back at once, not after ACK_WAIT
-            with contextlib.suppress(Exception):
-                await msg.nak()
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+        # Our pull requests go first: a message given back would go to one still open, lost.
         if self._pull is not None:
             with contextlib.suppress(Exception):
                 await self._pull.unsubscribe()
+        for msg in self._unhandled:  # given back at once, not after ACK_WAIT
+            with contextlib.suppress(Exception):
+                await msg.nak()
 
     async def caught_up(self) -> None:
         """The subject's newest stored message (stored ones are those not yet acknowledged: a
@@ -194,7 +201,7 @@ class _Consumer:
     def _stored_subject(self) -> str:
         return self._subjects.stored_subject(self._subject)
 
-    async def _run(self) -> None:
+    async def _fetch(self) -> None:
         pause = FIRST_PAUSE
         while not self._stopping:
             assert self._pull is not None
@@ -212,39 +219,47 @@ class _Consumer:
                 continue
             pause = FIRST_PAUSE
             if batch:  # empty when the server said its wait was over just in time
-                await self._handle(batch)
+                self._unhandled += batch
+                await self._fetched.put(batch)
+
+    async def _work(self) -> None:
+        """Hands what was fetched to the handler, what waits together as one batch."""
+        while True:
+            batch = await self._fetched.get()
+            while not self._fetched.empty() and len(batch) < DURABLE_BATCH:
+                batch += self._fetched.get_nowait()
+            await self._handle(batch)
 
     async def _rebind(self) -> None:
         await self._subjects.prepare()
         await self.bind()
 
     async def _handle(self, batch: list[Msg]) -> None:
-        self._in_flight = batch
-        working = asyncio.create_task(_still_working(batch))
+        working = asyncio.create_task(self._still_working())
         try:
             await hand_over(self._handler, [msg.data for msg in batch], self._subject)
         finally:
             working.cancel()
             await asyncio.gather(working, return_exceptions=True)
         await _acknowledge(batch)
-        self._in_flight = ()
+        handled = {id(msg) for msg in batch}
+        self._unhandled = [msg for msg in self._unhandled if id(msg) not in handled]
 
-
-async def _still_working(batch: list[Msg]) -> None:
-    """Keeps a batch from being given out again while its handler works on it (or retries)."""
-    while True:
-        await asyncio.sleep(ACK_WAIT / 3)
-        for msg in batch:
-            with contextlib.suppress(Exception):
-                await msg.in_progress()
+    async def _still_working(self) -> None:
+        """Keeps the batch in the handler's hands, and those fetched behind it, from being
+        given out again while the handler works (or retries)."""
+        while True:
+            await asyncio.sleep(ACK_WAIT / 3)
+            for msg in list(self._unhandled):
+                with contextlib.suppress(Exception):
+                    await msg.in_progress()
 
 
 async def _acknowledge(batch: list[Msg]) -> None:
-    """The last acknowledgement waits for the broker's answer: on one connection the earlier
-    ones were taken by then. A lost one means the batch comes again (handlers are idempotent)."""
+    """Sent without waiting for the broker's answer: the next batch is handled meanwhile. A
+    lost acknowledgement means the batch comes again (handlers are idempotent)."""
     try:
-        for msg in batch[:-1]:
+        for msg in batch:
             await msg.ack()
-        await batch[-1].ack_sync(timeout=API_TIMEOUT)
     except nats.errors.Error as exc:
         log.warning("acknowledging %d messages failed (%s); they may come again", len(batch), exc)

@@ -175,3 +175,74 @@ async def test_a_consumer_outlives_any_number_of_empty_waits(
         await holds(lambda: applied == [b"after a while"], "the message applied")
     finally:
         await broker.close()
+
+
+async def test_what_comes_while_the_handler_works_is_fetched_meanwhile_and_handled_next(
+    nats_server: NatsServer,
+) -> None:
+    """The consumer fetches while its handler works on a batch: what arrives meanwhile is in
+    hand (delivered, not yet acknowledged) before the handler returns, and is then handled as
+    one batch. Fetching only after each batch cost a hop through the broker a round trip."""
+    broker = await NatsBroker.connect(nats_server.url)
+    release = asyncio.Event()
+    batches: list[list[bytes]] = []
+
+    async def slow(batch: Sequence[bytes]) -> None:
+        batches.append(list(batch))
+        if len(batches) == 1:
+            await release.wait()
+
+    try:
+        await broker.consume("d.slow", "hub", slow)
+        await broker.send_durable("d.slow", b"first", "1")
+        await holds(lambda: batches == [[b"first"]], "the first batch in the handler")
+        for n in range(2, 5):
+            await broker.send_durable("d.slow", f"later {n}".encode(), str(n))
+        js = broker._durable.js
+        stream = broker._durable.stream
+
+        async def all_fetched() -> bool:
+            info = await js.consumer_info(stream, "hub")
+            return bool(info.num_ack_pending == 4 and info.num_pending == 0)
+
+        assert await eventually(all_fetched, WAIT), "the later ones fetched meanwhile"
+        assert len(batches) == 1  # the handler still holds the first
+        release.set()
+        later = [b"later 2", b"later 3", b"later 4"]
+        await holds(lambda: sum(len(b) for b in batches) == 4, "the later ones handled")
+        assert [m for batch in batches[1:] for m in batch] == later
+    finally:
+        await broker.close()
+
+
+async def test_a_stopped_consumer_gives_back_what_it_fetched_at_once(
+    nats_server: NatsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fetched and not handled when the consumer stops: given back (nak), so the next consumer
+    gets it at once rather than after the acknowledgement wait (made longer than this test's
+    hang guard here); handled exactly once in all."""
+    monkeypatch.setattr(nats_durable, "ACK_WAIT", 10 * WAIT)
+    first = await NatsBroker.connect(nats_server.url)
+    stuck = asyncio.Event()
+    held: list[bytes] = []
+
+    async def never(batch: Sequence[bytes]) -> None:
+        held.extend(batch)
+        stuck.set()
+        await asyncio.Event().wait()  # until cancelled
+
+    await first.consume("d.back", "hub", never)
+    for n in range(3):
+        await first.send_durable("d.back", f"m{n}".encode(), str(n))
+    await asyncio.wait_for(stuck.wait(), WAIT)
+    await first.close()
+
+    again = await NatsBroker.connect(nats_server.url)
+    applied: list[bytes] = []
+    try:
+        await again.consume("d.back", "hub", recorder(applied))
+        await holds(lambda: len(applied) >= 3, "all three handled by the next consumer")
+        await asyncio.sleep(0.3)  # time for a duplicate to show, were there one
+        assert sorted(applied) == [b"m0", b"m1", b"m2"]
+    finally:
+        await again.close()
