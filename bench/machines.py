@@ -16,9 +16,9 @@ from typing import Any
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
-HEARTBEAT = {"PARLEY_HEARTBEAT_SECONDS": "0.3"}
-# A node silent for this long is lost: short, for faults to show within a test.
-HUB = {"PARLEY_NODE_OFFLINE_AFTER_SECONDS": "3", "PARLEY_LOG_LEVEL": "info"}
+# Quick heartbeats, and a node silent for 3 s lost: for faults to show within a test.
+HEARTBEAT = {"PARLEY_HEARTBEAT_SECONDS": "0.3", "PARLEY_NODE_OFFLINE_AFTER_SECONDS": "3"}
+HUB = {"PARLEY_LOG_LEVEL": "info"}
 
 
 def until(check: Callable[[], bool], within: float = 60.0) -> bool:
@@ -48,9 +48,13 @@ class Machines:
         database_url: str,
         broker_url: str | None,
         hub_env: dict[str, str] | None = None,
+        heartbeat: dict[str, str] = HEARTBEAT,
     ) -> None:
+        """``heartbeat``: the hub's and nodes' heartbeat settings (quick by default, for
+        faults to show within a test; a bench passes {} for an operator's defaults)."""
         self.place, self.database_url, self.broker_url = place, database_url, broker_url
-        self.hub_env = HUB | (hub_env or {})
+        self.heartbeat = heartbeat
+        self.hub_env = heartbeat | HUB | (hub_env or {})
         self.port = free_port()
         self.hub_dir = place / "hub"
         self.hub: subprocess.Popen[bytes] | None = None
@@ -73,7 +77,7 @@ class Machines:
         argv += ["--database-url", self.database_url]
         if self.broker_url is not None:
             argv += ["--broker", self.broker_url]
-        self.hub = self._spawn("hub", argv, HEARTBEAT | self.hub_env)
+        self.hub = self._spawn("hub", argv, self.hub_env)
         assert until(self._healthy), self.log("hub")
         token = (self.hub_dir / "private" / "owner-token").read_text().strip()
         self.api.headers["Authorization"] = f"Bearer {token}"
@@ -93,7 +97,7 @@ class Machines:
         argv = ["parley", "node", "join", "--broker", self.broker_url, "--name", name]
         argv += ["--join-token", token or self.join_token, "--workspaces", str(self.place / name)]
         argv += ["--data-dir", str(self.place / f"{name}-data")]
-        node = self._spawn(name, argv, HEARTBEAT)
+        node = self._spawn(name, argv, self.heartbeat)
         self.nodes[name] = node
         return node
 

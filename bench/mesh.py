@@ -4,18 +4,20 @@ the other; and the same pairs through the in-process broker, both agents on the 
 Target: NATS adds at most 2 ms p50 per hop. Also a turn stopped from the hub: ms from the stop's
 POST to its brain's process gone (target for a remote node: p99 at most 100 ms).
 
-Run as ``.venv/bin/python bench/mesh.py [--pairs N] [--seconds S] [--warmup S]``. Needs
-PostgreSQL (PARLEY_BENCH_POSTGRES_URL) and a nats-server with JetStream (on PATH, beside this
-Python, or /usr/sbin). Progress goes to stderr, the table to stdout."""
+Run as ``.venv/bin/python bench/mesh.py [--pairs N] [--seconds S] [--rounds R]
+[--warmup S]``. Needs PostgreSQL (PARLEY_BENCH_POSTGRES_URL) and a nats-server with JetStream
+(on PATH, beside this Python, or /usr/sbin). Progress goes to stderr, the table to stdout."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +49,7 @@ class MeshFigures:
     p99_ms: float
     stop_p50_ms: float
     stop_p99_ms: float
+    round_p50s: tuple[float, ...]
 
 
 def nats_server(store: Path) -> subprocess.Popen[bytes]:
@@ -78,75 +81,126 @@ def nats_server(store: Path) -> subprocess.Popen[bytes]:
     return server
 
 
+class Mesh:
+    """One broker's hub, its nodes and the pairs' agents, up for the whole run: measured in
+    windows, taking turns with the other broker's (see ``measure``)."""
+
+    def __init__(self, broker: str, machines: Machines, url: str, pairs: int) -> None:
+        self.broker, self.machines, self.url, self.pairs = broker, machines, url, pairs
+        self.hops: list[int] = []
+        self.seconds = 0.0
+        self.latencies: list[list[float]] = []
+        self.stop_ms: list[float] = []
+        self.ping_node = self.pong_node = "local"
+
+    def start(self) -> None:
+        machines = self.machines
+        machines.start_hub()
+        if self.broker == NATS:
+            machines.joined("n1")
+            machines.joined("n2")
+            self.ping_node, self.pong_node = "n1", "n2"
+        rules = machines.place
+        (rules / "ping.yaml").write_text(PING)
+        (rules / "pong.yaml").write_text(PONG)
+        machines.hire("ping", self.ping_node, f"scripted:{rules / 'ping.yaml'}", self.pairs)
+        machines.hire("pong", self.pong_node, f"scripted:{rules / 'pong.yaml'}", self.pairs)
+
+    async def window(self, warmup: float, seconds: float) -> None:
+        """The pairs ping-pong for ``warmup`` + ``seconds``; the hops of the last ``seconds``
+        are kept. Their tasks are deleted after: the mesh is idle between windows."""
+        api = self.machines.api
+        tasks = [
+            api.post("/tasks", json={"agent": "ping", "text": "start"}).json()["id"]
+            for _ in range(self.pairs)
+        ]
+        await asyncio.sleep(warmup)
+        clock = SystemClock()
+        started = clock.now()
+        await asyncio.sleep(seconds)
+        ended = clock.now()
+        for task in tasks:
+            api.delete(f"/tasks/{task}")
+        store = await Store.open(self.url)
+        try:
+            hops, _, _ = await finished_hops(store, started, ended)
+            self.latencies.append(await hop_latencies(store, started, ended))
+        finally:
+            await store.close()
+        self.hops.append(hops)
+        self.seconds += (ended - started).total_seconds()
+
+    def stops(self, count: int) -> None:
+        machines = self.machines
+        workspaces = (
+            machines.place / self.pong_node
+            if self.broker == NATS
+            else machines.hub_dir / "workspaces"
+        )
+        machines.hire("sleeper", self.pong_node, f"command:{SLEEPER}")
+        self.stop_ms = [_stop_once(machines, workspaces / "sleeper") for _ in range(count)]
+
+    def figures(self) -> MeshFigures:
+        every = [ms for window in self.latencies for ms in window]
+        return MeshFigures(
+            broker=self.broker,
+            hops=sum(self.hops),
+            hops_per_s=sum(self.hops) / self.seconds,
+            p50_ms=percentile(every, 50),
+            p99_ms=percentile(every, 99),
+            stop_p50_ms=percentile(self.stop_ms, 50) if self.stop_ms else float("nan"),
+            stop_p99_ms=percentile(self.stop_ms, 99) if self.stop_ms else float("nan"),
+            round_p50s=tuple(percentile(window, 50) for window in self.latencies),
+        )
+
+
+@contextlib.asynccontextmanager
+async def mesh_of(broker: str, place: Path, pairs: int) -> AsyncIterator[Mesh]:
+    """``broker``'s mesh in ``place``, on a PostgreSQL database of its own, with the operator's
+    default heartbeats."""
+    async with fresh_database("postgresql", place, tag=f"_{broker[:4].lower()}") as url:
+        plain_url = url.replace("+asyncpg", "")
+        nats = nats_server(place / "nats") if broker == NATS else None
+        broker_url = (place / "nats" / "url").read_text() if nats else None
+        # The pairs ping-pong for ever: a hop budget they never reach.
+        machines = Machines(
+            place, plain_url, broker_url, {"PARLEY_HOP_BUDGET": "1000000000"}, heartbeat={}
+        )
+        try:
+            mesh = Mesh(broker, machines, url, pairs)
+            mesh.start()
+            yield mesh
+        finally:
+            machines.stop_all()
+            if nats is not None:
+                nats.terminate()
+                nats.wait(timeout=10)
+
+
 async def measure(
-    broker: str, pairs: int, warmup: float, seconds: float, stops: int
-) -> MeshFigures:
+    pairs: int, warmup: float, seconds: float, rounds: int, stops: int
+) -> list[MeshFigures]:
+    """Both meshes up at once, measured in turn, ``rounds`` windows each (in-process, NATS,
+    in-process, …): a change in the machine's load falls on both alike, where one long window
+    each, minutes apart, was seen to swing the difference by 3 ms from one run to the next."""
     with tempfile.TemporaryDirectory(prefix="parley-mesh-") as tmp:
-        place = Path(tmp)
-        async with fresh_database("postgresql", place, tag=f"_{broker[:4].lower()}") as url:
-            plain_url = url.replace("+asyncpg", "")
-            nats = nats_server(place / "nats") if broker == NATS else None
-            broker_url = (place / "nats" / "url").read_text() if nats else None
-            # The pairs ping-pong for ever: a hop budget they never reach.
-            machines = Machines(place, plain_url, broker_url, {"PARLEY_HOP_BUDGET": "1000000000"})
-            try:
-                return await _measure(machines, url, pairs, warmup, seconds, broker, stops)
-            finally:
-                machines.stop_all()
-                if nats is not None:
-                    nats.terminate()
-                    nats.wait(timeout=10)
-
-
-async def _measure(
-    machines: Machines,
-    url: str,
-    pairs: int,
-    warmup: float,
-    seconds: float,
-    broker: str,
-    stops: int,
-) -> MeshFigures:
-    machines.start_hub()
-    ping_node = pong_node = "local"
-    if broker == NATS:
-        machines.joined("n1")
-        machines.joined("n2")
-        ping_node, pong_node = "n1", "n2"
-    rules = machines.place
-    (rules / "ping.yaml").write_text(PING)
-    (rules / "pong.yaml").write_text(PONG)
-    machines.hire("ping", ping_node, f"scripted:{rules / 'ping.yaml'}", pairs)
-    machines.hire("pong", pong_node, f"scripted:{rules / 'pong.yaml'}", pairs)
-    tasks = [
-        machines.api.post("/tasks", json={"agent": "ping", "text": "start"}).json()["id"]
-        for _ in range(pairs)
-    ]
-    await asyncio.sleep(warmup)
-    clock = SystemClock()
-    started = clock.now()
-    await asyncio.sleep(seconds)
-    ended = clock.now()
-    for task in tasks:
-        machines.api.delete(f"/tasks/{task}")
-    store = await Store.open(url)
-    try:
-        hops, _, _ = await finished_hops(store, started, ended)
-        latencies = await hop_latencies(store, started, ended)
-    finally:
-        await store.close()
-    workspaces = machines.place / pong_node if broker == NATS else machines.hub_dir / "workspaces"
-    machines.hire("sleeper", pong_node, f"command:{SLEEPER}")
-    stop_ms = [_stop_once(machines, workspaces / "sleeper") for _ in range(stops)]
-    return MeshFigures(
-        broker=broker,
-        hops=hops,
-        hops_per_s=hops / (ended - started).total_seconds(),
-        p50_ms=percentile(latencies, 50),
-        p99_ms=percentile(latencies, 99),
-        stop_p50_ms=percentile(stop_ms, 50) if stop_ms else float("nan"),
-        stop_p99_ms=percentile(stop_ms, 99) if stop_ms else float("nan"),
-    )
+        async with contextlib.AsyncExitStack() as stack:
+            meshes = []
+            for broker in (LOCAL, NATS):
+                began = time.monotonic()
+                place = Path(tmp) / broker[:4].lower()
+                place.mkdir()
+                meshes.append(await stack.enter_async_context(mesh_of(broker, place, pairs)))
+                _progress(f"{broker}: up in {time.monotonic() - began:.0f}s")
+            for number in range(1, rounds + 1):
+                for mesh in meshes:
+                    _progress(f"round {number}/{rounds}, {mesh.broker}: {seconds:g}s…")
+                    await mesh.window(warmup, seconds)
+            for mesh in meshes:
+                if stops:
+                    _progress(f"{mesh.broker}: {stops} stops…")
+                    mesh.stops(stops)
+            return [mesh.figures() for mesh in meshes]
 
 
 def _stop_once(machines: Machines, workspace: Path) -> float:
@@ -176,22 +230,26 @@ def _gone(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
 
 
-def report(rows: list[MeshFigures], pairs: int) -> None:
-    print(f"\n## Hops between two agents, {pairs} pair(s) at once\n")
+def report(rows: list[MeshFigures], pairs: int, rounds: int) -> None:
+    print(f"\n## Hops between two agents, {pairs} pair(s) at once, {rounds} window(s) each\n")
     print(
-        "| broker | hops | hops/s | p50 ms per hop | p99 ms per hop | stop p50 ms | stop p99 ms |"
+        "| broker | hops | hops/s | p50 ms per hop | p99 ms per hop | p50 by window |"
+        " stop p50 ms | stop p99 ms |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---|---:|---:|")
     for row in rows:
+        windows = " ".join(f"{p50:.1f}" for p50 in row.round_p50s)
         print(
             f"| {row.broker} | {row.hops} | {row.hops_per_s:.0f} | {row.p50_ms:.2f} |"
-            f" {row.p99_ms:.2f} | {row.stop_p50_ms:.1f} | {row.stop_p99_ms:.1f} |"
+            f" {row.p99_ms:.2f} | {windows} | {row.stop_p50_ms:.1f} | {row.stop_p99_ms:.1f} |"
         )
     by = {row.broker: row for row in rows}
     if NATS in by and LOCAL in by:
         added = by[NATS].p50_ms - by[LOCAL].p50_ms
+        paired = [n - o for n, o in zip(by[NATS].round_p50s, by[LOCAL].round_p50s, strict=True)]
         verdict = "within" if added <= 2.0 else "over"
         print(f"\nNATS adds {added:.2f} ms p50 per hop ({verdict} the 2 ms target).")
+        print(f"Window by window: {', '.join(f'{d:+.2f}' for d in paired)} ms.")
         stop = by[NATS].stop_p99_ms
         print(f"A remote stop: p99 {stop:.1f} ms ({'within' if stop <= 100 else 'over'} 100 ms).")
 
@@ -200,20 +258,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--pairs", type=int, default=4)
     parser.add_argument("--warmup", type=float, default=2.0)
-    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--seconds", type=float, default=10.0, help="per window")
+    parser.add_argument("--rounds", type=int, default=3, help="windows per broker, in turn")
     parser.add_argument("--stops", type=int, default=20, help="stops to time per broker")
     options = parser.parse_args()
-    rows = []
-    for broker in (LOCAL, NATS):
-        print(f"{broker}: {options.pairs} pair(s) for {options.seconds:g}s…", file=sys.stderr)
-        began = time.monotonic()
-        rows.append(
-            asyncio.run(
-                measure(broker, options.pairs, options.warmup, options.seconds, options.stops)
-            )
-        )
-        print(f"  done in {time.monotonic() - began:.0f}s", file=sys.stderr)
-    report(rows, options.pairs)
+    began = time.monotonic()
+    rows = asyncio.run(
+        measure(options.pairs, options.warmup, options.seconds, options.rounds, options.stops)
+    )
+    _progress(f"done in {time.monotonic() - began:.0f}s")
+    report(rows, options.pairs, options.rounds)
+
+
+def _progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":
