@@ -63,11 +63,17 @@ async def _authenticate(request: Request) -> None:
 
 
 async def _peer(context: Context, token: str | None) -> object:
+    """The connection the token is for (the batch's transaction reads it again, locked)."""
     token_hash = peer_token_hash(token)
-    async with context.store.transaction() as tx:
-        connection = await tx.connections.by_issued_token_hash(token_hash)
+    known = context.runtime.known_peers
+    connection = known.get(token_hash)
     if connection is None:
-        raise Unauthorized("this peer token is not known here")
+        async with context.store.transaction() as tx:
+            connection = await tx.connections.by_issued_token_hash(token_hash)
+        if connection is None:
+            raise Unauthorized("this peer token is not known here")
+        if connection.state is not ConnectionState.REVOKED:
+            known.remember(token_hash, connection)
     if connection.state is ConnectionState.REVOKED:
         raise revoked_here()
     return connection

@@ -41,9 +41,12 @@ async def receive_batch(
     """``default_limit``: the text waiting here for our agents that a connection may hold,
     unless it has a limit of its own; past it, text is refused as ``queue_full``."""
     async with store.transaction() as tx:
-        # Read again under a shared lock: a pause or a revoke since the token was checked counts.
+        # Read again under a shared lock: a pause or a revoke since the token was checked (maybe
+        # against a remembered connection, see KnownPeers) counts, and it must be the same one.
         current = await tx.connections.by_name(connection.name, shared_lock=True)
-        if current is None or current.state is ConnectionState.REVOKED:
+        if current is None or current.id != connection.id:
+            raise Unauthorized("this peer token is not known here")
+        if current.state is ConnectionState.REVOKED:
             raise revoked_here()
         limit = queue_limit(current, default_limit)
         room = limit - await tx.frames.backlog(current.name, up_to=limit)
