@@ -85,6 +85,10 @@ def _session(row: Any) -> Session:
 
 
 def _startable() -> Select[Any]:
+    """Queued runs that may start, in arrival order: at most one per session (the first) and,
+    per agent, no more than its free slots. A backlog behind an agent with one free slot (one
+    run per conversation waiting for a busy agent) is ranked and cut in SQL, not read whole at
+    every start: reading it made each start cost as much as the backlog."""
     running = runs.alias("running")
     session_busy = exists().where(
         running.c.session_id == runs.c.session_id,
@@ -96,9 +100,16 @@ def _startable() -> Select[Any]:
         .correlate(agents)
         .scalar_subquery()
     )
-    # Three columns: a long backlog of an agent with one free slot is read, not made into runs.
-    return (
-        select(runs.c.id, runs.c.agent_id, runs.c.session_id)
+    waiting = (
+        select(
+            runs.c.id,
+            runs.c.agent_id,
+            runs.c.session_id,
+            (agents.c.max_sessions - agent_load).label("free"),
+            func.row_number()
+            .over(partition_by=runs.c.session_id, order_by=runs.c.id)
+            .label("in_session"),
+        )
         .join(agents, agents.c.id == runs.c.agent_id)
         .join(topics, topics.c.id == runs.c.topic_id)
         .where(
@@ -110,7 +121,25 @@ def _startable() -> Select[Any]:
             ~session_busy,
             agent_load < agents.c.max_sessions,
         )
-        .order_by(runs.c.id)
+        .subquery("waiting")
+    )
+    firsts = (
+        select(
+            waiting.c.id,
+            waiting.c.agent_id,
+            waiting.c.session_id,
+            waiting.c.free,
+            func.row_number()
+            .over(partition_by=waiting.c.agent_id, order_by=waiting.c.id)
+            .label("in_agent"),
+        )
+        .where(waiting.c.in_session == 1)
+        .subquery("firsts")
+    )
+    return (
+        select(firsts.c.id, firsts.c.agent_id, firsts.c.session_id)
+        .where(firsts.c.in_agent <= firsts.c.free)
+        .order_by(firsts.c.id)
         .limit(bindparam("limit"))
     )
 
