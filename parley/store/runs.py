@@ -94,24 +94,26 @@ def _startable() -> Select[Any]:
         running.c.session_id == runs.c.session_id,
         running.c.state == RunState.RUNNING.value,
     )
-    agent_load = (
-        select(func.count())
-        .where(running.c.agent_id == agents.c.id, running.c.state == RunState.RUNNING.value)
-        .correlate(agents)
-        .scalar_subquery()
+    # Each agent's running runs, counted once for the query (not once per queued run).
+    load = (
+        select(running.c.agent_id, func.count().label("running"))
+        .where(running.c.state == RunState.RUNNING.value)
+        .group_by(running.c.agent_id)
+        .subquery("load")
     )
     waiting = (
         select(
             runs.c.id,
             runs.c.agent_id,
             runs.c.session_id,
-            (agents.c.max_sessions - agent_load).label("free"),
+            (agents.c.max_sessions - func.coalesce(load.c.running, 0)).label("free"),
             func.row_number()
             .over(partition_by=runs.c.session_id, order_by=runs.c.id)
             .label("in_session"),
         )
         .join(agents, agents.c.id == runs.c.agent_id)
         .join(topics, topics.c.id == runs.c.topic_id)
+        .outerjoin(load, load.c.agent_id == agents.c.id)
         .where(
             runs.c.state == RunState.QUEUED.value,
             topics.c.closed_at.is_(None),
@@ -119,7 +121,6 @@ def _startable() -> Select[Any]:
             agents.c.is_template.is_(False),
             agents.c.workspace.is_not(None) | (agents.c.kind == "node"),
             ~session_busy,
-            agent_load < agents.c.max_sessions,
         )
         .subquery("waiting")
     )
