@@ -262,6 +262,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="windows per broker, in turn")
     parser.add_argument("--stops", type=int, default=20, help="stops to time per broker")
     options = parser.parse_args()
+    if options.pairs < 1 or options.rounds < 1 or options.seconds <= 0 or options.stops < 0:
+        parser.error("pairs and rounds are at least 1, seconds above 0, stops at least 0")
     began = time.monotonic()
     rows = asyncio.run(
         measure(options.pairs, options.warmup, options.seconds, options.rounds, options.stops)
