@@ -43,15 +43,16 @@ _DUE_FRAMES = (
 )
 _CLAIM_FRAMES = claiming(_DUE_FRAMES)
 _PUT = once(insert(outbox))
+# Text waiting here for a run: from the queued runs (few, found by their state's index) to
+# their texts, not from the connection's threads to every text they ever had.
+_QUEUED_RUNS_OF_CONNECTION = (
+    select(runs.c.id)
+    .join(topics, runs.c.topic_id == topics.c.id)
+    .where(runs.c.state == RunState.QUEUED.value, topics.c.connection == bindparam("connection"))
+)
 _WAITING_TEXT = (
     select(messages.c.id)
-    .join(runs, messages.c.run_id == runs.c.id)
-    .join(topics, messages.c.topic_id == topics.c.id)
-    .where(
-        topics.c.connection == bindparam("connection"),
-        runs.c.state == RunState.QUEUED.value,
-        messages.c.kind == "text",
-    )
+    .where(messages.c.run_id.in_(_QUEUED_RUNS_OF_CONNECTION), messages.c.kind == "text")
     .limit(bindparam("up_to"))
     .subquery()
 )
