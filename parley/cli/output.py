@@ -10,6 +10,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.status import Status
 from rich.table import Table
 
 from parley.errors import (
@@ -39,8 +40,32 @@ EXIT_STATUS_HELP = """Exit status: 0 done; 1 an unexpected error; 2 invalid inpu
 token; 6 server or node unreachable; 7 the turn or task waited for failed
 (its reason on stderr)."""
 
-console = Console(highlight=False, soft_wrap=True)
-errors = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class Terminal:
+    """Where the CLI prints: a rich Console made at each use, so that its width is the terminal's
+    (or ``COLUMNS``) when the command prints, not when this module was first imported — a rich
+    Console fixes its size from the environment it is made in, and one process (a test suite,
+    a shell embedding the CLI) may run many commands."""
+
+    def __init__(self, stderr: bool = False) -> None:
+        self._stderr = stderr
+
+    def print(self, *objects: Any, **options: Any) -> None:
+        self._console().print(*objects, **options)
+
+    def out(self, *objects: Any, **options: Any) -> None:
+        self._console().out(*objects, **options)
+
+    def status(self, *args: Any, **options: Any) -> Status:
+        return self._console().status(*args, **options)
+
+    def _console(self) -> Console:
+        return Console(stderr=self._stderr, highlight=False, soft_wrap=True)
+
+
+console = Terminal()
+errors = Terminal(stderr=True)
 
 
 def exit_code_of(error: ParleyError) -> int:
