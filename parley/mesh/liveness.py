@@ -69,10 +69,15 @@ class NodeLiveness:
         for name in sorted(online - self._online):
             self._back(name)
 
-    def heard(self, name: str) -> None:
-        """A heartbeat came: a node lost until now is back."""
+    def heard(self, name: str, silent_for: timedelta) -> None:
+        """A heartbeat came after ``silent_for`` without one: a node lost until now is back, and
+        so is one silent past the offline time whose loss no look saw (it went and came back
+        between two looks; what waited for its return, a workspace, must not wait on). Such a
+        loss is not acted on: its turns may well have gone on, and their ends will come."""
         self._heard_meanwhile.add(name)
-        if self._online is not None and name not in self._online:
+        if self._online is None:
+            return
+        if name not in self._online or silent_for > self._offline_after:
             self._back(name)
 
     def joined(self, name: str) -> None:

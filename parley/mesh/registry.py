@@ -105,12 +105,13 @@ class MeshRegistry:
         if not join_token_matches(self._join_token, message.join_token):
             log.warning("dropped a heartbeat from %r with a wrong join token", message.node)
             return None
+        now = self._clock.now()
         async with self._store.transaction() as tx:
-            known = await tx.nodes.touch(message.node, self._clock.now())
-        if not known:
+            before = await tx.nodes.touch(message.node, now)
+        if before is None:
             log.warning("heartbeat from unregistered node %r", message.node)
         else:
-            self._liveness.heard(message.node)
+            self._liveness.heard(message.node, now - before)
         return None
 
     def _spawn(self, work: Awaitable[None]) -> None:

@@ -125,11 +125,16 @@ class NodesRepo:
             .values(hostname=hostname, workspace_root=workspace_root, last_seen_at=now)
         )
 
-    async def touch(self, name: str, now: datetime) -> bool:
-        result = await self._c.execute(
-            update(nodes).where(nodes.c.name == name).values(last_seen_at=now)
-        )
-        return result.rowcount == 1
+    async def touch(self, name: str, now: datetime) -> datetime | None:
+        """The node heard from at ``now``; when it was heard from before (None: no such node)."""
+        before: datetime | None = (
+            await self._c.execute(select(nodes.c.last_seen_at).where(nodes.c.name == name))
+        ).scalar_one_or_none()
+        if before is not None:
+            await self._c.execute(
+                update(nodes).where(nodes.c.name == name).values(last_seen_at=now)
+            )
+        return before
 
     async def set_engram(self, name: str, engram: str) -> bool:
         result = await self._c.execute(
