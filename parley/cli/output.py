@@ -41,7 +41,6 @@ token; 6 server or node unreachable; 7 the turn or task waited for failed
 (its reason on stderr)."""
 
 
-
 class Terminal:
     """Where the CLI prints: a rich Console made at each use, so that its width is the terminal's
     (or ``COLUMNS``) when the command prints, not when this module was first imported — a rich

@@ -46,6 +46,9 @@ FIRST_PAUSE, LONGEST_PAUSE = 0.05, 2.0  # seconds between tries while the broker
 CATCH_UP_POLL = 0.05  # seconds between looks at a consumer's progress while catching up
 CONSUMER_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 PREFETCHED = 2  # fetched batches waiting for the handler: the fetcher pauses past it
+# Seconds a stopping consumer lets a pull under way finish, to give back what it brings: a
+# pull cancelled mid-way loses what it had received, which then waits for ACK_WAIT.
+GIVE_BACK_GRACE = 0.5
 
 
 class DurableSubjects:
@@ -128,6 +131,7 @@ class _Consumer:
         self._tasks: list[asyncio.Task[None]] = []
         self._fetched: asyncio.Queue[list[Msg]] = asyncio.Queue(PREFETCHED)
         self._unhandled: list[Msg] = []  # fetched, not yet acknowledged: waiting or handled
+        self._pulling: asyncio.Future[list[Msg]] | None = None  # the pull under way
         self._stopping = False
 
     async def bind(self) -> None:
@@ -167,6 +171,7 @@ class _Consumer:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
+        await self._finish_pulling()
         # Our pull requests go first: a message given back would go to one still open, lost.
         if self._pull is not None:
             with contextlib.suppress(Exception):
@@ -205,8 +210,12 @@ class _Consumer:
         pause = FIRST_PAUSE
         while not self._stopping:
             assert self._pull is not None
+            # Shielded: a stop lets it finish (see _finish_pulling) rather than lose its catch.
+            self._pulling = asyncio.ensure_future(
+                self._pull.fetch(DURABLE_BATCH, timeout=FETCH_WAIT)
+            )
             try:
-                batch = await self._pull.fetch(DURABLE_BATCH, timeout=FETCH_WAIT)
+                batch = await asyncio.shield(self._pulling)
             except TimeoutError:  # nats-py's own, or asyncio's plain one (it raises both)
                 continue
             except Exception as exc:  # the broker is away, or lost the consumer; or a bug of
@@ -221,6 +230,22 @@ class _Consumer:
             if batch:  # empty when the server said its wait was over just in time
                 self._unhandled += batch
                 await self._fetched.put(batch)
+
+    async def _finish_pulling(self) -> None:
+        """The pull under way when the consumer stopped: what it brings within the grace is
+        given back with the rest; one still waiting then is cancelled (it had nothing yet, or
+        what it had waits for ACK_WAIT)."""
+        pulling, self._pulling = self._pulling, None
+        if pulling is None:
+            return
+        if not pulling.done():
+            await asyncio.wait({pulling}, timeout=GIVE_BACK_GRACE)
+        if not pulling.done():
+            pulling.cancel()
+            await asyncio.gather(pulling, return_exceptions=True)
+        elif not pulling.cancelled() and pulling.exception() is None:
+            known = {id(msg) for msg in self._unhandled}
+            self._unhandled += [msg for msg in pulling.result() if id(msg) not in known]
 
     async def _work(self) -> None:
         """Hands what was fetched to the handler, what waits together as one batch."""
