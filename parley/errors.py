@@ -61,6 +61,12 @@ class Unavailable(ParleyError):
     code = "unavailable"
 
 
+class Contended(Unavailable):
+    """The store rolled a transaction back to break a deadlock (or a serialization conflict):
+    nothing of it was kept, and the same work tried again may pass. Transient, like an outage:
+    what retries through an outage retries through this."""
+
+
 class TurnFailed(ParleyError):
     """Raised by the CLI only: the server answered, the agent's turn did not."""
 

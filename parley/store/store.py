@@ -19,7 +19,7 @@ from sqlalchemy.exc import (
 )
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from parley.errors import Invalid, Unavailable
+from parley.errors import Contended, Invalid, Unavailable
 from parley.store.agent_changes import AgentChangesRepo
 from parley.store.agents import AgentsRepo
 from parley.store.bindings import BindingsRepo
@@ -115,6 +115,11 @@ class Store:
         except DBAPIError as exc:
             if _unreachable(exc, self.dialect):
                 raise Unavailable(f"the store is unreachable: {exc.orig}") from exc
+            if _given_up(exc):
+                raise Contended(
+                    "the store gave this transaction up to let a concurrent one through"
+                    f" ({exc.orig}); nothing of it was kept: try again"
+                ) from exc
             # asyncpg refusing a parameter's range says so in words only
             if isinstance(exc, DataError) or "out of int" in str(exc.orig):
                 raise _unstorable(exc) from exc
@@ -164,6 +169,15 @@ def _unstorable(exc: Exception) -> Invalid:
     reason = exc.orig if isinstance(exc, DBAPIError) else exc
     first_line = str(reason).strip().splitlines()[0] if str(reason).strip() else "out of range"
     return Invalid(f"a value cannot be stored: {first_line}")
+
+
+# PostgreSQL's deadlock_detected and serialization_failure: the transaction was rolled back to
+# let another through, and the same one tried again may well pass.
+GIVEN_UP = {"40P01", "40001"}
+
+
+def _given_up(error: DBAPIError) -> bool:
+    return getattr(error.orig, "sqlstate", None) in GIVEN_UP
 
 
 def _unreachable(error: DBAPIError, dialect: str) -> bool:
