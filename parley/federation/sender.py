@@ -2,8 +2,9 @@
 of them, so that as many batches may be out at once): each claims the connection's due frames
 in (thread, seq) order (a frame behind an earlier one of its thread that waits, or is out in
 another batch, is left: a waiting thread holds up only itself, and every thread's frames go in
-order), posts them as ONE batch, and settles every verdict in one transaction — accepted or
-duplicate: delivered (in one statement); rejected: failed for good, with a notice to the
+order) — all of them up to a batch, or, while other loops are idle, its share of them, so that
+batches overlap — posts them as ONE batch, and settles every verdict in one transaction —
+accepted or duplicate: delivered (in one statement); rejected: failed for good, with a notice to the
 sending role in its conversation, and our side of a thread the peer will take no more text in
 is closed (see ``THREAD_ENDING`` and ``federation/failures.py``). A transport failure puts the
 whole batch back with backoff and jitter, recorded on the connection for ``connection list``.
@@ -50,6 +51,8 @@ log = logging.getLogger(__name__)
 LEASE = timedelta(seconds=60)
 IDLE_CHECK_SECONDS = 30.0  # a loop with nothing due looks again this often, should a wake be lost
 ERROR_PAUSE_SECONDS = 1.0
+# Fewest frames a loop takes as its share of what is due (see ``_share``): below it, one batch.
+MIN_SHARE = 16
 
 
 class FederationSender:
@@ -69,6 +72,7 @@ class FederationSender:
         self._in_flight = in_flight
         self.name = f"federation-{secrets.token_hex(6)}"
         self._wakeups: dict[str, list[asyncio.Event]] = {}
+        self._posting: dict[str, int] = {}  # by connection: its loops with a batch out
         self._loops: list[asyncio.Task[None]] = []
         self._stopped = False
 
@@ -125,10 +129,29 @@ class FederationSender:
                 return None  # paused (unpausing restarts nothing: new sends wake us) or revoked
             if status.retry_at is not None and status.retry_at > now:
                 return self._seconds_until(status.retry_at)
-            items = await tx.frames.claim(connection, self.name, now, now + LEASE, self._batch)
+            limit = await self._share(tx, connection, now)
+            items = await tx.frames.claim(connection, self.name, now, now + LEASE, limit)
             next_due = await tx.frames.next_due(connection)
         if not items:
             return self._seconds_until(next_due)
+        self._posting[connection] = self._posting.get(connection, 0) + 1
+        try:
+            return await self._post(peer, items)
+        finally:
+            self._posting[connection] -= 1
+
+    async def _share(self, tx: Tx, connection: str, now: datetime) -> int:
+        """How many due frames this loop takes: up to a batch while the connection's other
+        loops have batches out; else its share of what is due with the idle ones (woken by the
+        same commit), so that batches overlap — while the peer applies one, the verdicts of
+        another come back and the texts behind them are written and claimed."""
+        idle = self._in_flight - self._posting.get(connection, 0)
+        if idle <= 1:
+            return self._batch
+        due = await tx.frames.count_due(connection, now, up_to=self._batch)
+        return min(self._batch, max(MIN_SHARE, -(-due // idle)))
+
+    async def _post(self, peer: PeerEndpoint, items: Sequence[Delivery]) -> float | None:
         frames = [outbound_of(item.payload) for item in items]
         try:
             verdicts = await self._peers.send(peer, [_wire(frame) for frame in frames])

@@ -23,7 +23,7 @@ _EARLIER = outbox.alias("earlier")
 # A connection's due frames in (thread, seq) order, leaving out every frame behind an earlier
 # one of its thread that is not due (waiting for its retry, or claimed and unsettled): a thread
 # whose text waits holds up only its own later text.
-_DUE_FRAMES = (
+_DUE_FRAME_IDS = (
     select(outbox.c.id)
     .where(
         outbox.c.connection == bindparam("frames_of"),
@@ -39,8 +39,9 @@ _DUE_FRAMES = (
     )
     .order_by(outbox.c.thread_topic_id, outbox.c.seq)
     .limit(bindparam("limit"))
-    .with_for_update(skip_locked=True)
 )
+_DUE_FRAMES = _DUE_FRAME_IDS.with_for_update(skip_locked=True)
+_COUNT_DUE = once(select(func.count()).select_from(_DUE_FRAME_IDS.subquery()))
 _CLAIM_FRAMES = claiming(_DUE_FRAMES)
 _PUT = once(insert(outbox))
 # Text waiting here for a run: from the queued runs (few, found by their state's index) to
@@ -99,6 +100,11 @@ class FramesRepo:
         rows = list(await self._c.execute(_CLAIM_FRAMES, params))
         rows.sort(key=lambda row: (row.thread_topic_id, row.seq))
         return [delivery_of(row) for row in rows]
+
+    async def count_due(self, connection: str, now: datetime, up_to: int) -> int:
+        """How many frames of ``connection`` ``claim`` would find due now, up to ``up_to``."""
+        params = {"frames_of": connection, "now": now, "limit": up_to}
+        return int((await self._c.execute(_COUNT_DUE, params)).scalar_one())
 
     async def fail_pending(
         self, connection: str, error: str, texts_only: bool = False

@@ -1,0 +1,104 @@
+"""Batches that overlap: when many threads' text falls due at once, each of a connection's idle
+sending loops takes its share of it, so that two batches are out together (while the peer
+applies one, the other's verdicts come back and the texts behind them are written) rather
+than one batch of everything and a loop with nothing to send. A fake peer over real HTTP
+counts the frames of each batch and the batches it holds at once."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from parley.federation.model import OutboundText
+from tests.support import Harness, eventually
+
+HOLD_SECONDS = 5.0  # the fake peer holds a batch until another comes, at most this long
+
+
+class Peer:
+    """Accepts every frame; holds each batch until a second is in hand (or HOLD_SECONDS)."""
+
+    def __init__(self) -> None:
+        self.sizes: list[int] = []
+        self.most_at_once = 0
+        self._in_hand = 0
+        self._changed = threading.Condition()
+
+    def apply(self, frames: list[dict[str, Any]]) -> dict[str, Any]:
+        with self._changed:
+            self.sizes.append(len(frames))
+            self._in_hand += 1
+            self.most_at_once = max(self.most_at_once, self._in_hand)
+            self._changed.notify_all()
+            self._changed.wait_for(lambda: self._in_hand > 1, HOLD_SECONDS)
+        with self._changed:
+            self._in_hand -= 1
+        verdicts = [{"message_id": f["message_id"], "verdict": "accepted"} for f in frames]
+        return {"verdicts": verdicts}
+
+
+@contextmanager
+def serving(peer: Peer) -> Iterator[str]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            answer = json.dumps(peer.apply(body["frames"])).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, *args: Any) -> None:
+            return None
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def _text(thread: int) -> OutboundText:
+    return OutboundText(
+        connection="far",
+        thread_id=f"thread{thread}",
+        seq=1,
+        message_id=f"m{thread}",
+        from_role="asker",
+        to_role="listener",
+        body=f"text {thread}",
+        topic_id=1_000_000 + thread,
+        sender_agent_id=0,
+    )
+
+
+async def test_text_of_many_threads_due_at_once_goes_in_two_batches_out_together(
+    parley: Harness,
+) -> None:
+    peer = Peer()
+    with serving(peer) as url:
+        now = parley.clock.now()
+        async with parley.context.store.transaction() as tx:
+            await tx.connections.add("far", url, "issued-hash", "peer-token", now, None)
+            await tx.frames.put_many([_text(n) for n in range(64)], now)
+            tx.effects.frames.add("far")
+
+        async def all_sent() -> bool:
+            return sum(peer.sizes) >= 64
+
+        assert await eventually(all_sent, within=2 * HOLD_SECONDS + 5)
+        assert sorted(peer.sizes) == [32, 32], peer.sizes
+        assert peer.most_at_once == 2
