@@ -260,7 +260,9 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=2.0)
     parser.add_argument("--seconds", type=float, default=10.0, help="per window")
     parser.add_argument("--rounds", type=int, default=3, help="windows per broker, in turn")
-    parser.add_argument("--stops", type=int, default=20, help="stops to time per broker")
+    parser.add_argument(
+        "--stops", type=int, default=100, help="stops to time per broker (a p99 needs 100)"
+    )
     options = parser.parse_args()
     if options.pairs < 1 or options.rounds < 1 or options.seconds <= 0 or options.stops < 0:
         parser.error("pairs and rounds are at least 1, seconds above 0, stops at least 0")
