@@ -12,6 +12,7 @@ from parley.hub.scheduler import Scheduler
 from parley.mesh.liveness import NodeLost
 from parley.runs.recovery import fail_lost_node
 from parley.store import Store
+from parley.store.contention import retried
 
 log = logging.getLogger(__name__)
 
@@ -25,8 +26,7 @@ def failing_lost_turns(
         if node == own_node:
             return
         scheduler.node_lost(node)  # first: the failed runs' text is queued again below
-        async with store.transaction() as tx:
-            failed = await fail_lost_node(tx, clock, node)
+        failed = await retried(store, lambda tx: fail_lost_node(tx, clock, node))
         if failed:
             log.info("node %s lost with %d running turn(s): failed as node_lost", node, failed)
 

@@ -17,6 +17,7 @@ from parley.mesh.broker import Broker
 from parley.mesh.messages import HeldTurns, held_subject
 from parley.runs.recovery import recover_interrupted
 from parley.store import Store
+from parley.store.contention import retried
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +49,8 @@ async def reconcile(
             " holds are judged without them",
             CATCH_UP_TIMEOUT,
         )
-    async with store.transaction() as tx:
-        return await recover_interrupted(tx, clock, held)
+    # While the ends kept by the broker are still being recorded, this may deadlock with them.
+    return await retried(store, lambda tx: recover_interrupted(tx, clock, held))
 
 
 async def _held_by(broker: Broker, node: str) -> set[int]:

@@ -29,6 +29,9 @@ async def fail_lost_node(tx: Tx, clock: Clock, node: str) -> int:
 async def fail_and_requeue(tx: Tx, clock: Clock, gone: list[Run], reason: str) -> int:
     now = clock.now()
     failed = 0
+    # Their roots first, in one order, as the recorder and a stop lock them before runs.
+    topics = await tx.topics.by_ids({run.topic_id for run in gone})
+    await tx.topics.lock({topic.root_id for topic in topics.values()})
     for run in gone:
         if not await tx.runs.finish(run.id, RunState.FAILED, now, reason=reason):
             continue  # its outcome was recorded meanwhile
