@@ -87,10 +87,14 @@ _OPEN_AGENT_CONVERSATION = once(
     )
 )
 _BY_IDS = once(_query().where(topics.c.id.in_(bindparam("topic_ids", expanding=True))))
+# A topic's lock is FOR NO KEY UPDATE on PostgreSQL (``key_share``): it orders text joining the
+# topic, stops and closes, which all take it, but a foreign key's check (a message, a run in the
+# topic) passes it. With FOR UPDATE, a turn's reply recorded while its topic was being closed
+# deadlocked: the run ended, its message waiting on the topic; the close waiting on the run.
 _CLOSED_LOCKED = once(
     select(topics.c.id, topics.c.closed_at, topics.c.closed_reason)
     .where(topics.c.id == bindparam("topic_id"))
-    .with_for_update()
+    .with_for_update(key_share=True)
 )
 _INSERT = insert(topics).returning(topics.c.id)
 _BY_THREADS_LOCKED = once(
@@ -100,7 +104,7 @@ _BY_THREADS_LOCKED = once(
         topics.c.thread_id.in_(bindparam("thread_ids", expanding=True)),
     )
     .order_by(topics.c.id)
-    .with_for_update(of=topics)
+    .with_for_update(of=topics, key_share=True)
 )
 _RECEIVED_SEQ = (
     update(topics).where(topics.c.id == bindparam("topic")).values(seq_received=bindparam("seq"))
@@ -109,7 +113,7 @@ _LOCK = once(
     select(topics.c.id, topics.c.closed_at, topics.c.closed_reason)
     .where(topics.c.id.in_(bindparam("topic_ids", expanding=True)))
     .order_by(topics.c.id)
-    .with_for_update()
+    .with_for_update(key_share=True)
 )
 
 
