@@ -4,17 +4,12 @@ a notice to the sending role. Real servers, separate stores."""
 
 from __future__ import annotations
 
-import json
 import shutil
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.federation.fake_peer import FakePeerHandler, serving
 from tests.federation.peers import (
     LISTENER,
     ComesAndGoes,
@@ -103,34 +98,13 @@ def test_a_send_to_an_unknown_connection_or_a_bad_name_fails_the_turn(
         assert frames(one) == []
 
 
-class _RefusingEveryToken(BaseHTTPRequestHandler):
+class _RefusingEveryToken(FakePeerHandler):
     """What may stand at a peer's URL for a while (a proxy in front of it, or the peer restored
     from a backup older than our connection): it answers every batch 401, not saying revoked."""
 
     def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        body = json.dumps({"error": "unauthorized", "message": "who are you?"}).encode()
-        self.send_response(401)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
-@contextmanager
-def _refusing_every_token(port: int) -> Iterator[None]:
-    server = ThreadingHTTPServer(("127.0.0.1", port), _RefusingEveryToken)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+        self.read_json()
+        self.answer_json(401, {"error": "unauthorized", "message": "who are you?"})
 
 
 def test_a_401_that_does_not_say_revoked_is_retried_and_revokes_nothing(
@@ -140,7 +114,7 @@ def test_a_401_that_does_not_say_revoked_is_retried_and_revokes_nothing(
     with installations(tmp_path, store_urls[:1], ["one"]) as (one,):
         with peer.up() as two:
             sender_and_listener(one, two, SENDER, tmp_path)
-        with _refusing_every_token(peer.port):
+        with serving(_RefusingEveryToken, peer.port):
             one.ok("say", "sender", "tell listener still friends?")
             wait_for(lambda: only_connection(one)["failures"] >= 1)
             refused = only_connection(one)

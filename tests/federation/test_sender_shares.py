@@ -6,15 +6,11 @@ counts the frames of each batch and the batches it holds at once."""
 
 from __future__ import annotations
 
-import json
-import socket
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from parley.federation.model import OutboundText
+from tests.federation.fake_peer import FakePeerHandler, serving
 from tests.support import Harness, eventually
 
 HOLD_SECONDS = 5.0  # the fake peer holds a batch until another comes, at most this long
@@ -42,33 +38,12 @@ class Peer:
         return {"verdicts": verdicts}
 
 
-@contextmanager
-def serving(peer: Peer) -> Iterator[str]:
-    class Handler(BaseHTTPRequestHandler):
+def _handler(peer: Peer) -> type[FakePeerHandler]:
+    class Handler(FakePeerHandler):
         def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            answer = json.dumps(peer.apply(body["frames"])).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(answer)))
-            self.end_headers()
-            self.wfile.write(answer)
+            self.answer_json(200, peer.apply(self.read_json()["frames"]))
 
-        def log_message(self, *args: Any) -> None:
-            return None
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    return Handler
 
 
 def _text(thread: int) -> OutboundText:
@@ -89,7 +64,7 @@ async def test_text_of_many_threads_due_at_once_goes_in_two_batches_out_together
     parley: Harness,
 ) -> None:
     peer = Peer()
-    with serving(peer) as url:
+    with serving(_handler(peer)) as url:
         now = parley.clock.now()
         async with parley.context.store.transaction() as tx:
             await tx.connections.add("far", url, "issued-hash", "peer-token", now, None)
