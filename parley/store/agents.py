@@ -20,8 +20,8 @@ from parley.agents.model import (
 )
 from parley.reads.model import Slice, Window
 from parley.store.connection import Connection
-from parley.store.driver import once
 from parley.store.keyset import sliced
+from parley.store.shapes import once
 from parley.store.tables import (
     agent_env,
     agent_memory,

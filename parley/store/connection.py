@@ -5,7 +5,9 @@ across a socket). SQLite gives ``InlineConnection``: SQLAlchemy's sync connectio
 Measured on this project's 2-core machine, one statement through aiosqlite's thread hand-off
 costs ~220 µs of CPU and ~500 µs with SQLAlchemy's async layer, while SQLite itself answers in
 ~10 µs: the thread, not the database, was the cost. SQLite has one writer anyway, so the store
-runs one SQLite transaction at a time (an asyncio lock) and its statements inline.
+runs one SQLite transaction at a time (an asyncio lock) and its statements inline. A statement
+marked ``once`` (see shapes.py) runs on sqlite3's connection directly, in the same transaction,
+and fails as it would through SQLAlchemy (``IntegrityError`` for a broken rule).
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import Connection as SyncConnection
 from sqlalchemy import CursorResult, Dialect, Executable
+from sqlalchemy.exc import DBAPIError
+
+from parley.store.shapes import Shape, direct_shape
 
 T = TypeVar("T")
 
@@ -42,7 +47,30 @@ class InlineConnection:
         return self.sync.dialect
 
     async def execute(self, statement: Executable, parameters: Any = None) -> CursorResult[Any]:
-        return self.sync.execute(statement, parameters)
+        shape = direct_shape(statement, parameters, self.dialect)
+        if shape is None:
+            return self.sync.execute(statement, parameters)
+        sql, values = shape.bound(parameters)
+        return self._run(shape, sql, tuple(values))
+
+    def _run(self, shape: Shape, sql: str, values: tuple[Any, ...]) -> CursorResult[Any]:
+        sync = self.sync
+        raw = sync.connection.dbapi_connection
+        assert raw is not None
+        dispatch = sync.dispatch  # statement listeners (a bench's counters) see these too
+        if dispatch.before_cursor_execute:
+            dispatch.before_cursor_execute(sync, None, sql, values, None, False)
+        try:
+            cursor = raw.execute(sql, values)
+            records = cursor.fetchall() if shape.returns_rows else []
+            rowcount = len(records) if shape.returns_rows else cursor.rowcount
+        except self.dialect.loaded_dbapi.Error as error:
+            raise DBAPIError.instance(
+                sql, values, error, self.dialect.loaded_dbapi.Error, dialect=self.dialect
+            ) from error
+        if dispatch.after_cursor_execute:
+            dispatch.after_cursor_execute(sync, None, sql, values, None, False)
+        return shape.result(records, rowcount)
 
     @asynccontextmanager
     async def begin_nested(self) -> AsyncIterator[None]:

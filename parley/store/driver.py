@@ -1,93 +1,25 @@
 """PostgreSQL's hot statements run on asyncpg directly, inside SQLAlchemy's transaction.
 
-Measured on this project's 2-core machine, a statement through SQLAlchemy's async layer costs
-~146 µs of the hub's CPU against ~52 µs on asyncpg alone: the greenlet hop, the execution
-context and the result object, per statement. A hop runs ~10 statements, so that difference
-bounded the hub on PostgreSQL. A statement built once at import (``once``) is compiled here
-once per shape (its parameter names, its expanded lists' lengths) and then run on the same
-asyncpg connection and transaction SQLAlchemy holds, with SQLAlchemy's own bind and result
-processing (type decorators) and its errors: a failure reads as it would through SQLAlchemy
-(``IntegrityError``, a lost connection invalidated). Everything else goes through SQLAlchemy.
+A statement through SQLAlchemy's async layer also pays a greenlet hop: ~146 µs of the hub's CPU
+against ~52 µs on asyncpg alone, and a hop runs ~10 statements. A statement marked ``once``
+(see shapes.py) runs on the same asyncpg connection and transaction SQLAlchemy holds, and fails
+as it would through SQLAlchemy (``IntegrityError``, a lost connection invalidated).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any, TypeVar, cast
 
 from sqlalchemy import Connection as SyncConnection
 from sqlalchemy import CursorResult, Dialect, Executable
-from sqlalchemy.engine.result import IteratorResult, SimpleResultMetaData
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection
-from sqlalchemy.sql.compiler import SQLCompiler
-from sqlalchemy.sql.elements import ClauseElement
+
+from parley.store.shapes import Shape, direct_shape
 
 T = TypeVar("T")
-S = TypeVar("S", bound=Executable)
-
-# The statements that may run directly, by identity: module constants, alive for good.
-_ONCE: dict[int, Executable] = {}
-
-
-def once(statement: S) -> S:
-    """Mark ``statement`` as built once at import: on PostgreSQL it runs on asyncpg directly."""
-    _ONCE[id(statement)] = statement
-    return statement
-
-
-class _Shape:
-    """A statement compiled for one set of parameter names: its SQL, how to bind, what rows
-    come back and how to read them."""
-
-    def __init__(self, statement: Executable, keys: tuple[str, ...], dialect: Dialect) -> None:
-        assert isinstance(statement, ClauseElement)
-        compiled = statement.compile(dialect=dialect, column_keys=list(keys))
-        assert isinstance(compiled, SQLCompiler)
-        self.compiled = compiled
-        # Values made in Python at execution (column defaults) are SQLAlchemy's to fill in.
-        self.plain = not (compiled.insert_prefetch or compiled.update_prefetch)
-        self.expanding = bool(compiled.post_compile_params or compiled.literal_execute_params)
-        self.positions = tuple(compiled.positiontup or ())
-        self.binders: Mapping[str, Any] = compiled._bind_processors
-        columns = compiled._result_columns
-        self.returns_rows = bool(columns)
-        self.readers = [column.type._cached_result_processor(dialect, None) for column in columns]
-        self.metadata = SimpleResultMetaData([column.keyname for column in columns])
-
-    def bound(self, parameters: dict[str, Any]) -> tuple[str, list[Any]]:
-        """The SQL and its positional values for ``parameters``."""
-        binders: Mapping[str, Any]
-        if self.expanding:
-            expanded = self.compiled.construct_expanded_state(parameters)
-            sql, values = expanded.statement, expanded.parameters
-            names, binders = expanded.positiontup or (), expanded.processors
-        else:
-            sql, values = self.compiled.string, self.compiled.construct_params(parameters)
-            names, binders = self.positions, self.binders
-        bound = []
-        for name in names:
-            value, binder = values[name], binders.get(name)
-            bound.append(value if binder is None else binder(value))
-        return sql, bound
-
-    def result(self, records: list[Any], rowcount: int) -> CursorResult[Any]:
-        readers = self.readers
-        rows = [
-            tuple(
-                value if reader is None else reader(value)
-                for reader, value in zip(readers, record, strict=True)
-            )
-            for record in records
-        ]
-        result: Any = IteratorResult(self.metadata, iter(rows))
-        result.rowcount = rowcount
-        # Rows and a rowcount: what the repositories read of a CursorResult.
-        return cast(CursorResult[Any], result)
-
-
-_SHAPES: dict[tuple[int, tuple[str, ...]], _Shape] = {}
 
 
 class DriverConnection:
@@ -104,13 +36,8 @@ class DriverConnection:
         return self._sa.dialect
 
     async def execute(self, statement: Executable, parameters: Any = None) -> CursorResult[Any]:
-        if id(statement) not in _ONCE or not isinstance(parameters, dict):
-            return await self._sa.execute(statement, parameters)
-        keys = tuple(sorted(parameters))
-        shape = _SHAPES.get((id(statement), keys))
+        shape = direct_shape(statement, parameters, self.dialect)
         if shape is None:
-            shape = _SHAPES[(id(statement), keys)] = _Shape(statement, keys, self.dialect)
-        if not shape.plain:
             return await self._sa.execute(statement, parameters)
         try:
             adapted = await self._adapter()
@@ -144,7 +71,7 @@ class DriverConnection:
         return self._adapted
 
     async def _run(
-        self, adapted: Any, shape: _Shape, sql: str, values: list[Any]
+        self, adapted: Any, shape: Shape, sql: str, values: list[Any]
     ) -> CursorResult[Any]:
         sync = self._sa.sync_connection
         assert sync is not None

@@ -15,8 +15,8 @@ from parley.deliveries.model import Delivery, DeliveryState
 from parley.federation.model import TEXT_KEY, Outbound, OutboundText, outbound_of
 from parley.runs.model import RunState
 from parley.store.connection import Connection
-from parley.store.driver import once
 from parley.store.outbox import PENDING, claiming, delivery_of
+from parley.store.shapes import once
 from parley.store.tables import messages, outbox, received_frames, runs, topics
 
 _EARLIER = outbox.alias("earlier")

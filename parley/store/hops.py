@@ -9,7 +9,7 @@ from sqlalchemy import bindparam, case, null, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from parley.store.connection import Connection
-from parley.store.driver import once
+from parley.store.shapes import once
 from parley.store.tables import hop_counts
 from parley.store.types import UTCDateTime
 

@@ -11,8 +11,8 @@ from sqlalchemy import Select, bindparam, insert, or_, select, update
 from parley.conversations.model import Message
 from parley.reads.model import Slice, Window
 from parley.store.connection import Connection
-from parley.store.driver import once
 from parley.store.keyset import sliced
+from parley.store.shapes import once
 from parley.store.tables import agents, messages, people
 
 _author = agents.alias("author")

@@ -12,7 +12,7 @@ from sqlalchemy import Select, Update, bindparam, func, insert, select, update
 
 from parley.deliveries.model import Delivery, DeliveryState, Payload, RouteNote
 from parley.store.connection import Connection
-from parley.store.driver import once
+from parley.store.shapes import once
 from parley.store.tables import outbox
 
 PENDING = outbox.c.state == DeliveryState.PENDING.value

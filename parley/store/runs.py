@@ -29,8 +29,8 @@ from parley.people.model import Person
 from parley.reads.model import Slice, Window
 from parley.runs.model import OPEN_STATES, Run, RunState, Session, Waiting
 from parley.store.connection import Connection
-from parley.store.driver import once
 from parley.store.keyset import sliced
+from parley.store.shapes import once
 from parley.store.tables import agents, nodes, runs, sessions, topics
 from parley.store.types import UTCDateTime
 from parley.store.visibility import readable_topic_id

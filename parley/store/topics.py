@@ -13,8 +13,8 @@ from parley.conversations.model import LOCAL, Topic, TopicKind
 from parley.people.model import Person
 from parley.reads.model import Slice, Window
 from parley.store.connection import Connection
-from parley.store.driver import once
 from parley.store.keyset import sliced
+from parley.store.shapes import once
 from parley.store.tables import agents, people, topics
 from parley.store.visibility import readable_topic
 

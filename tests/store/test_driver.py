@@ -1,9 +1,11 @@
-"""PostgreSQL's statements marked ``once`` run on asyncpg directly (parley/store/driver.py): in
-the same transaction as SQLAlchemy's, read back as SQLAlchemy reads them, failing as it fails."""
+"""Statements marked ``once`` run on the driver directly (parley/store/shapes.py; asyncpg in
+driver.py, sqlite3 in connection.py): in the same transaction as SQLAlchemy's, read back as
+SQLAlchemy reads them, failing as it fails."""
 
 from __future__ import annotations
 
 import asyncio
+import secrets
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
@@ -14,7 +16,7 @@ from sqlalchemy import bindparam, event, func, insert, select, update
 
 from parley.errors import Conflict, Unavailable
 from parley.store import Store
-from parley.store.driver import once
+from parley.store.shapes import once
 from parley.store.tables import people
 from tests.conftest import empty_tables
 
@@ -29,7 +31,14 @@ _COUNT = select(func.count()).select_from(people)  # not marked: SQLAlchemy runs
 
 
 @pytest.fixture
-async def store(postgres_url: str) -> AsyncIterator[Store]:
+async def store(database_url: str) -> AsyncIterator[Store]:
+    opened = await Store.open(database_url)
+    yield opened
+    await opened.close()
+
+
+@pytest.fixture
+async def postgres_store(postgres_url: str) -> AsyncIterator[Store]:
     await empty_tables(postgres_url)
     opened = await Store.open(postgres_url)
     yield opened
@@ -39,7 +48,8 @@ async def store(postgres_url: str) -> AsyncIterator[Store]:
 def person(name: str, role: str = "owner") -> dict[str, Any]:
     east = timezone(timedelta(hours=2))
     made = datetime(2026, 1, 2, 5, 0, tzinfo=east)
-    return {"name": name, "role": role, "token_hash": f"hash-{name}", "created_at": made}
+    token_hash = f"hash-{secrets.token_hex(8)}"  # one rule broken at a time: the name's
+    return {"name": name, "role": role, "token_hash": token_hash, "created_at": made}
 
 
 async def test_a_marked_statement_bypasses_sqlalchemys_execution_but_not_its_listeners(
@@ -47,14 +57,15 @@ async def test_a_marked_statement_bypasses_sqlalchemys_execution_but_not_its_lis
 ) -> None:
     executed: list[str] = []
     on_cursor: list[str] = []
-    engine = store.engine.sync_engine  # type: ignore[union-attr]
+    engine = getattr(store.engine, "sync_engine", store.engine)
     event.listen(engine, "before_execute", lambda *a: executed.append("sqlalchemy"))
     event.listen(engine, "before_cursor_execute", lambda c, cur, sql, *a: on_cursor.append(sql))
     async with store.transaction() as tx:
         await tx.connection.execute(_ADD, person("ada"))
         await tx.connection.execute(_COUNT)
     assert executed == ["sqlalchemy"]  # the unmarked count alone
-    assert len(on_cursor) == 2 and on_cursor[0].startswith("INSERT INTO people")
+    statements = [sql for sql in on_cursor if sql != "BEGIN IMMEDIATE"]  # SQLite's, ours
+    assert len(statements) == 2 and statements[0].startswith("INSERT INTO people")
 
 
 async def test_rows_come_back_as_sqlalchemy_reads_them(store: Store) -> None:
@@ -93,9 +104,23 @@ async def test_a_broken_rule_is_a_conflict_as_through_sqlalchemy(store: Store) -
             await tx.connection.execute(_ADD, person("eve", "boss"))
 
 
+async def test_a_marked_statement_is_undone_with_its_savepoint(store: Store) -> None:
+    async with store.transaction() as tx:
+        await tx.connection.execute(_ADD, person("ada"))
+        with pytest.raises(RuntimeError, match="undo"):
+            async with tx.connection.begin_nested():
+                await tx.connection.execute(_ADD, person("bob"))
+                raise RuntimeError("undo")
+        await tx.connection.execute(_ADD, person("cy"))
+    async with store.transaction() as tx:
+        rows = (await tx.connection.execute(_NAMED, {"names": ["ada", "bob", "cy"]})).all()
+    assert [row.who for row in rows] == ["ada", "cy"]
+
+
 async def test_a_lost_connection_is_unavailable_and_the_next_transaction_works(
-    store: Store, postgres_url: str
+    postgres_store: Store, postgres_url: str
 ) -> None:
+    store = postgres_store
     killer = await asyncpg.connect(postgres_url.replace("+asyncpg", ""))
     try:
         with pytest.raises(Unavailable):
