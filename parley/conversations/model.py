@@ -24,6 +24,21 @@ class TaskStatus(StrEnum):
 
 
 @dataclass(frozen=True)
+class ThreadEnd:
+    """What a receiver checks a peer's text against, of an agent conversation known here: its
+    roles (the peer's, and ours by name), whether it is closed, the last seq received. Read
+    for every thread of a batch, so it is a few columns, not a whole ``Topic``."""
+
+    id: int
+    thread_id: str
+    agent_name: str
+    peer_role: str | None
+    seq_received: int
+    closed_reason: str | None
+    is_closed: bool
+
+
+@dataclass(frozen=True)
 class Topic:
     id: int
     kind: TopicKind

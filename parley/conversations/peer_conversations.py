@@ -20,7 +20,14 @@ from parley.agents.model import HELD_TOPIC_STATES, NEW_TOPIC_STATES, Agent, Life
 from parley.clock import Clock
 from parley.conversations.agent_conversations import Refusal, TextRefused
 from parley.conversations.hops import pass_hop
-from parley.conversations.model import HopBudget, Role, Topic, TopicKind, peer_pair_key
+from parley.conversations.model import (
+    HopBudget,
+    Role,
+    ThreadEnd,
+    Topic,
+    TopicKind,
+    peer_pair_key,
+)
 from parley.errors import Conflict, Invalid, NotFound
 from parley.federation.model import Connection, ConnectionState, OutboundText, queue_limit
 from parley.naming import check_name
@@ -238,7 +245,7 @@ async def _continue(
 
 def check_known(
     connection: Connection,
-    conversation: Topic,
+    conversation: ThreadEnd,
     text: PeerText,
     holder: Agent | None,
     backlog_full: bool,
@@ -253,7 +260,7 @@ def check_known(
     return _checked(text.body)
 
 
-def _check_thread(conversation: Topic, text: PeerText) -> None:
+def _check_thread(conversation: Topic | ThreadEnd, text: PeerText) -> None:
     if conversation.is_closed:
         raise TextRefused(
             f"agent conversation {text.thread_id} is closed ({conversation.closed_reason})",

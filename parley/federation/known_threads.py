@@ -18,7 +18,7 @@ from typing import Any
 
 from parley.agents.model import Agent
 from parley.conversations.agent_conversations import TextRefused
-from parley.conversations.model import Topic
+from parley.conversations.model import ThreadEnd
 from parley.conversations.peer_conversations import PeerText, SeqAhead, SeqTaken, check_known
 from parley.federation.frames import CloseFrame, FrameVerdict, TextFrame
 from parley.federation.model import Connection
@@ -30,7 +30,7 @@ from parley.store import Tx
 class KnownThreads:
     def __init__(self, tx: Tx, now: datetime, connection: Connection) -> None:
         self._tx, self._now, self._connection = tx, now, connection
-        self._threads: dict[str, Topic] = {}
+        self._threads: dict[str, ThreadEnd] = {}
         self._next_seq: dict[int, int] = {}  # by topic: the seq its next text must have
         self._seen: dict[str, Any] = {}  # by message_id: the verdict kept for it
         self._holders: dict[str, Agent | None] = {}  # by name
@@ -49,7 +49,7 @@ class KnownThreads:
         self._repeated = {message_id for message_id, n in counts.items() if n > 1}
         threads = {frame.thread_id for frame in texts}
         known = await self._tx.topics.by_threads_locked(self._connection.name, threads)
-        self._threads = {topic.thread_id: topic for topic in known if topic.thread_id}
+        self._threads = {thread.thread_id: thread for thread in known}
         self._next_seq = {topic.id: topic.seq_received + 1 for topic in known}
         taken = [frame for frame in texts if self._takes(frame)]
         ids = [frame.message_id for frame in taken]
@@ -87,7 +87,7 @@ class KnownThreads:
         await self._tx.frames.record_many(self._connection.id, self._verdicts, self._now)
         self._seqs, self._texts, self._verdicts = {}, [], []
 
-    def _apply(self, frame: TextFrame, topic: Topic, backlog_full: bool) -> FrameVerdict:
+    def _apply(self, frame: TextFrame, topic: ThreadEnd, backlog_full: bool) -> FrameVerdict:
         text = PeerText(frame.thread_id, frame.seq, frame.from_role, frame.to_role, frame.body)
         holder = self._holders.get(frame.to_role)
         try:

@@ -47,21 +47,27 @@ class InlineConnection:
         return self.sync.dialect
 
     async def execute(self, statement: Executable, parameters: Any = None) -> CursorResult[Any]:
+        if isinstance(parameters, list):
+            many = _many_shape(statement, parameters, self.dialect)
+            if many is None:
+                return self.sync.execute(statement, parameters)
+            rows = [tuple(many.bound(row)[1]) for row in parameters]
+            return self._run(many, many.compiled.string, rows, many=True)
         shape = direct_shape(statement, parameters, self.dialect)
         if shape is None:
             return self.sync.execute(statement, parameters)
         sql, values = shape.bound(parameters)
         return self._run(shape, sql, tuple(values))
 
-    def _run(self, shape: Shape, sql: str, values: tuple[Any, ...]) -> CursorResult[Any]:
+    def _run(self, shape: Shape, sql: str, values: Any, many: bool = False) -> CursorResult[Any]:
         sync = self.sync
         raw = sync.connection.dbapi_connection
         assert raw is not None
         dispatch = sync.dispatch  # statement listeners (a bench's counters) see these too
         if dispatch.before_cursor_execute:
-            dispatch.before_cursor_execute(sync, None, sql, values, None, False)
+            dispatch.before_cursor_execute(sync, None, sql, values, None, many)
         try:
-            cursor = raw.execute(sql, values)
+            cursor = raw.executemany(sql, values) if many else raw.execute(sql, values)
             records = cursor.fetchall() if shape.returns_rows else []
             rowcount = len(records) if shape.returns_rows else cursor.rowcount
         except self.dialect.loaded_dbapi.Error as error:
@@ -69,7 +75,7 @@ class InlineConnection:
                 sql, values, error, self.dialect.loaded_dbapi.Error, dialect=self.dialect
             ) from error
         if dispatch.after_cursor_execute:
-            dispatch.after_cursor_execute(sync, None, sql, values, None, False)
+            dispatch.after_cursor_execute(sync, None, sql, values, None, many)
         return shape.result(records, rowcount)
 
     @asynccontextmanager
@@ -79,3 +85,15 @@ class InlineConnection:
 
     async def run_sync(self, fn: Callable[[SyncConnection], T]) -> T:
         return fn(self.sync)
+
+
+def _many_shape(statement: Executable, rows: list[Any], dialect: Dialect) -> Shape | None:
+    """The shape of a marked statement run once per row (sqlite3's executemany): rows of the
+    same fields, and no rows back (SQLAlchemy batches an INSERT … RETURNING itself)."""
+    if not rows or not all(isinstance(row, dict) for row in rows):
+        return None
+    shape = direct_shape(statement, rows[0], dialect)
+    if shape is None or shape.returns_rows or shape.expanding:
+        return None
+    fields = rows[0].keys()
+    return shape if all(row.keys() == fields for row in rows) else None

@@ -75,7 +75,7 @@ def _record(dialect: Any) -> Any:
     )
 
 
-_RECORD = {"sqlite": _record(sqlite), "postgresql": once(_record(postgresql))}
+_RECORD = {"sqlite": once(_record(sqlite)), "postgresql": once(_record(postgresql))}
 
 
 class FramesRepo:

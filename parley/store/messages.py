@@ -51,7 +51,7 @@ def _message(row: Any) -> Message:
 
 
 _INSERT = once(insert(messages).returning(messages.c.id))
-_ADD_MANY = insert(messages)
+_ADD_MANY = once(insert(messages))
 _INPUTS = once(_query().where(messages.c.run_id == bindparam("run_id")))
 _INPUTS_OF = once(_query().where(messages.c.run_id.in_(bindparam("run_ids", expanding=True))))
 _RECENT = (

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from parley.conversations.model import LOCAL, Topic, TopicKind
+from parley.conversations.model import LOCAL, ThreadEnd, Topic, TopicKind
 from parley.people.model import Person
 from parley.reads.model import Slice, Window
 from parley.store.connection import Connection
@@ -98,7 +98,16 @@ _CLOSED_LOCKED = once(
 )
 _INSERT = insert(topics).returning(topics.c.id)
 _BY_THREADS_LOCKED = once(
-    _query()
+    select(
+        topics.c.id,
+        topics.c.thread_id,
+        _worker.c.name.label("agent_name"),
+        topics.c.peer_role,
+        topics.c.seq_received,
+        topics.c.closed_reason,
+        topics.c.closed_at.is_not(None).label("is_closed"),
+    )
+    .join(_worker, _worker.c.id == topics.c.agent_id)
     .where(
         topics.c.connection == bindparam("connection"),
         topics.c.thread_id.in_(bindparam("thread_ids", expanding=True)),
@@ -106,7 +115,7 @@ _BY_THREADS_LOCKED = once(
     .order_by(topics.c.id)
     .with_for_update(of=topics, key_share=True)
 )
-_RECEIVED_SEQ = (
+_RECEIVED_SEQ = once(
     update(topics).where(topics.c.id == bindparam("topic")).values(seq_received=bindparam("seq"))
 )
 _LOCK = once(
@@ -196,17 +205,30 @@ class TopicsRepo:
         row = (await self._c.execute(query)).first()
         return _topic(row) if row else None
 
-    async def by_threads_locked(self, connection: str, thread_ids: Iterable[str]) -> list[Topic]:
+    async def by_threads_locked(
+        self, connection: str, thread_ids: Iterable[str]
+    ) -> list[ThreadEnd]:
         """The threads of ``connection`` known here among ``thread_ids``, their rows locked
         until commit in one order (by id), read in one statement."""
         wanted = sorted(set(thread_ids))
         if not wanted:
             return []
         parameters = {"connection": connection, "thread_ids": wanted}
-        rows = list(await self._c.execute(_BY_THREADS_LOCKED, parameters))
-        for row in rows:
-            self._hold(row)
-        return [_topic(row) for row in rows]
+        ends = [
+            ThreadEnd(
+                row.id,
+                row.thread_id,
+                row.agent_name,
+                row.peer_role,
+                row.seq_received,
+                row.closed_reason,
+                bool(row.is_closed),
+            )
+            for row in await self._c.execute(_BY_THREADS_LOCKED, parameters)
+        ]
+        for end in ends:
+            self._held[end.id] = (end.closed_reason or "closed") if end.is_closed else None
+        return ends
 
     async def on_connection(self, connection: str) -> list[int]:
         """The agent conversations with ``connection``'s peer, closed ones too."""

@@ -27,6 +27,7 @@ _NAMED = once(
     .order_by(people.c.id)
 )
 _RENAME = once(update(people).where(people.c.role == bindparam("was")).values(role="member"))
+_ADD_PLAIN = once(insert(people))  # run once per row of a list: sqlite3's executemany
 _COUNT = select(func.count()).select_from(people)  # not marked: SQLAlchemy runs it
 
 
@@ -138,3 +139,24 @@ async def test_a_lost_connection_is_unavailable_and_the_next_transaction_works(
     async with store.transaction() as tx:
         await tx.connection.execute(_ADD, person("cy"))
         assert (await tx.connection.execute(_COUNT)).scalar_one() == 1
+
+
+async def test_a_marked_statement_runs_once_per_row_of_a_list(store: Store) -> None:
+    executed: list[str] = []
+    engine = getattr(store.engine, "sync_engine", store.engine)
+    event.listen(engine, "before_execute", lambda *a: executed.append("sqlalchemy"))
+    rows = [person("ada"), person("bob", "member")]
+    async with store.transaction() as tx:
+        added = await tx.connection.execute(_ADD_PLAIN, rows)
+        named = (await tx.connection.execute(_NAMED, {"names": ["ada", "bob"]})).all()
+    assert [(row.who, row.created_at) for row in named] == [
+        ("ada", datetime(2026, 1, 2, 3, 0, tzinfo=UTC)),
+        ("bob", datetime(2026, 1, 2, 3, 0, tzinfo=UTC)),
+    ]
+    if store.dialect == "sqlite":  # PostgreSQL's lists go through SQLAlchemy
+        assert executed == [] and added.rowcount == 2
+    with pytest.raises(Conflict, match="a person with that name already exists"):
+        async with store.transaction() as tx:
+            await tx.connection.execute(_ADD_PLAIN, [person("cy"), person("ada")])
+    async with store.transaction() as tx:  # the failed list kept nothing, cy included
+        assert (await tx.connection.execute(_COUNT)).scalar_one() == 2
