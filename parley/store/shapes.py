@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import CursorResult, Dialect, Executable
+from sqlalchemy import CursorResult, Dialect, Executable, literal_column
 from sqlalchemy.engine.result import IteratorResult, SimpleResultMetaData
+from sqlalchemy.sql import visitors
 from sqlalchemy.sql.compiler import SQLCompiler
-from sqlalchemy.sql.elements import ClauseElement
+from sqlalchemy.sql.elements import BindParameter, ClauseElement
 
 S = TypeVar("S", bound=Executable)
 
@@ -37,7 +38,10 @@ class Shape:
 
     def __init__(self, statement: Executable, keys: tuple[str, ...], dialect: Dialect) -> None:
         assert isinstance(statement, ClauseElement)
-        compiled = statement.compile(dialect=dialect, column_keys=list(keys))
+        built: ClauseElement = statement
+        if dialect.name == "sqlite":  # PostgreSQL measured no faster so: left as it was
+            built = constants_inline(statement, keys, dialect)
+        compiled = built.compile(dialect=dialect, column_keys=list(keys))
         assert isinstance(compiled, SQLCompiler)
         self.compiled = compiled
         # Values made in Python at execution (column defaults) are SQLAlchemy's to fill in.
@@ -79,6 +83,29 @@ class Shape:
         result.rowcount = rowcount
         # Rows and a rowcount: what the repositories read of a CursorResult.
         return cast(CursorResult[Any], result)
+
+
+def constants_inline(statement: ClauseElement, keys: tuple[str, ...], dialect: Dialect) -> Any:
+    """``statement`` with the values it was built with (``state = 'queued'``, a constant IN
+    list) written into its SQL, the caller's parameters (``keys``) still bound. SQLite plans a
+    statement again at each run when its plan hangs on a bound value, as a partial index's
+    condition does: the scheduler's query of startable runs took 0.28 ms so, 0.02 ms with its
+    constants written in."""
+
+    def constant(element: Any, **_: Any) -> Any:
+        if not isinstance(element, BindParameter) or element.key in keys:
+            return None
+        if element.value is None or element.callable is not None:
+            return None
+        literal = element.type.literal_processor(dialect)
+        if literal is None:
+            return None
+        if element.expanding:
+            listed = ", ".join(literal(value) for value in element.value)
+            return literal_column(f"({listed})", type_=element.type)
+        return literal_column(literal(element.value), type_=element.type)
+
+    return visitors.replacement_traverse(statement, {}, constant)
 
 
 _SHAPES: dict[tuple[int, tuple[str, ...], str], Shape] = {}

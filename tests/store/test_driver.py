@@ -28,6 +28,12 @@ _NAMED = once(
 )
 _RENAME = once(update(people).where(people.c.role == bindparam("was")).values(role="member"))
 _ADD_PLAIN = once(insert(people))  # run once per row of a list: sqlite3's executemany
+_MEMBERS = once(  # constants (a role, a list of names) and one parameter of the caller's
+    select(people.c.name)
+    .where(people.c.role == "member", people.c.name.in_(["bob", "o'hara"]))
+    .where(people.c.created_at >= bindparam("since"))
+    .order_by(people.c.name)
+)
 _COUNT = select(func.count()).select_from(people)  # not marked: SQLAlchemy runs it
 
 
@@ -160,3 +166,24 @@ async def test_a_marked_statement_runs_once_per_row_of_a_list(store: Store) -> N
             await tx.connection.execute(_ADD_PLAIN, [person("cy"), person("ada")])
     async with store.transaction() as tx:  # the failed list kept nothing, cy included
         assert (await tx.connection.execute(_COUNT)).scalar_one() == 2
+
+
+async def test_sqlite_writes_a_statements_constants_into_its_sql(store: Store) -> None:
+    """SQLite plans a statement again at each run when its plan hangs on a bound value (a
+    partial index's condition): the constants are written in, the caller's values bound."""
+    sent: list[tuple[str, Any]] = []
+    engine = getattr(store.engine, "sync_engine", store.engine)
+    event.listen(engine, "before_cursor_execute", lambda c, cur, sql, p, *a: sent.append((sql, p)))
+    async with store.transaction() as tx:
+        for name, role in [("bob", "member"), ("o'hara", "member"), ("cy", "member")]:
+            await tx.connection.execute(_ADD, person(name, role))
+        await tx.connection.execute(_ADD, person("ada", "owner"))
+        since = {"since": datetime(2026, 1, 1, tzinfo=UTC)}
+        found = (await tx.connection.execute(_MEMBERS, since)).scalars().all()
+        later = {"since": datetime(2027, 1, 1, tzinfo=UTC)}
+        none = (await tx.connection.execute(_MEMBERS, later)).scalars().all()
+    assert found == ["bob", "o'hara"] and none == []
+    sql, parameters = sent[-1]
+    if store.dialect == "sqlite":
+        assert "people.role = 'member'" in sql and "('bob', 'o''hara')" in sql
+        assert len(parameters) == 1
