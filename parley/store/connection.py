@@ -67,9 +67,13 @@ class InlineConnection:
         if dispatch.before_cursor_execute:
             dispatch.before_cursor_execute(sync, None, sql, values, None, many)
         try:
-            cursor = raw.executemany(sql, values) if many else raw.execute(sql, values)
-            records = cursor.fetchall() if shape.returns_rows else []
-            rowcount = len(records) if shape.returns_rows else cursor.rowcount
+            if many and shape.returns_rows:  # an INSERT … RETURNING: row by row, in order
+                records = [record for row in values for record in raw.execute(sql, row)]
+                rowcount = len(records)
+            else:
+                cursor = raw.executemany(sql, values) if many else raw.execute(sql, values)
+                records = cursor.fetchall() if shape.returns_rows else []
+                rowcount = len(records) if shape.returns_rows else cursor.rowcount
         except self.dialect.loaded_dbapi.Error as error:
             raise DBAPIError.instance(
                 sql, values, error, self.dialect.loaded_dbapi.Error, dialect=self.dialect
@@ -88,12 +92,12 @@ class InlineConnection:
 
 
 def _many_shape(statement: Executable, rows: list[Any], dialect: Dialect) -> Shape | None:
-    """The shape of a marked statement run once per row (sqlite3's executemany): rows of the
-    same fields, and no rows back (SQLAlchemy batches an INSERT … RETURNING itself)."""
+    """The shape of a marked statement run once per row (sqlite3's executemany, or one run a
+    row when it returns rows): rows of the same fields."""
     if not rows or not all(isinstance(row, dict) for row in rows):
         return None
     shape = direct_shape(statement, rows[0], dialect)
-    if shape is None or shape.returns_rows or shape.expanding:
+    if shape is None or shape.expanding:
         return None
     fields = rows[0].keys()
     return shape if all(row.keys() == fields for row in rows) else None

@@ -6,11 +6,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import bindparam, delete, func, insert, select, update
 
 from parley.deliveries.model import DeliveryState
 from parley.federation.model import Connection, ConnectionState, PeerEndpoint
 from parley.store.connection import Connection as StoreConnection
+from parley.store.shapes import once
 from parley.store.tables import agents, connections, exposures, outbox
 
 _PUBLIC = [column for column in connections.c if column.name not in {"peer_token"}]
@@ -29,6 +30,16 @@ def _connection(row: Any) -> Connection:
         retry_at=row.retry_at,
         last_error=row.last_error,
     )
+
+
+# Read for every batch sent and received: built once (see shapes.py).
+_BY_NAME = once(select(*_PUBLIC).where(connections.c.name == bindparam("name")))
+_BY_NAME_SHARED = once(_BY_NAME.with_for_update(read=True))
+_ENDPOINT = once(
+    select(connections.c.id, connections.c.name, connections.c.url, connections.c.peer_token).where(
+        connections.c.name == bindparam("name")
+    )
+)
 
 
 class ConnectionsRepo:
@@ -61,10 +72,8 @@ class ConnectionsRepo:
     async def by_name(self, name: str, shared_lock: bool = False) -> Connection | None:
         """The connection ``name``; with ``shared_lock``, its state cannot change (pause,
         revoke) until the transaction ends, while other sends on it go on."""
-        query = select(*_PUBLIC).where(connections.c.name == name)
-        if shared_lock:
-            query = query.with_for_update(read=True)
-        row = (await self._c.execute(query)).first()
+        query = _BY_NAME_SHARED if shared_lock else _BY_NAME
+        row = (await self._c.execute(query, {"name": name})).first()
         return _connection(row) if row else None
 
     async def by_issued_token_hash(self, token_hash: str) -> Connection | None:
@@ -77,10 +86,7 @@ class ConnectionsRepo:
         return [_connection(row) for row in rows]
 
     async def endpoint(self, name: str) -> PeerEndpoint | None:
-        query = select(
-            connections.c.id, connections.c.name, connections.c.url, connections.c.peer_token
-        ).where(connections.c.name == name)
-        row = (await self._c.execute(query)).first()
+        row = (await self._c.execute(_ENDPOINT, {"name": name})).first()
         return PeerEndpoint(row.id, row.name, row.url, row.peer_token) if row else None
 
     async def expose(self, connection_id: int, agent_ids: Sequence[int]) -> None:

@@ -42,8 +42,13 @@ _DUE_FRAME_IDS = (
 )
 _DUE_FRAMES = _DUE_FRAME_IDS.with_for_update(skip_locked=True)
 _COUNT_DUE = once(select(func.count()).select_from(_DUE_FRAME_IDS.subquery()))
-_CLAIM_FRAMES = claiming(_DUE_FRAMES)
+_CLAIM_FRAMES = once(claiming(_DUE_FRAMES))
 _PUT = once(insert(outbox))
+_NEXT_DUE = once(
+    select(func.min(outbox.c.next_attempt_at)).where(
+        outbox.c.connection == bindparam("connection"), PENDING
+    )
+)
 # Text waiting here for a run: from the queued runs (few, found by their state's index) to
 # their texts, not from the connection's threads to every text they ever had.
 _QUEUED_RUNS_OF_CONNECTION = (
@@ -169,10 +174,8 @@ class FramesRepo:
     async def next_due(self, connection: str) -> datetime | None:
         """When the connection's earliest pending frame falls due (a claimed one: at the end of
         its lease)."""
-        query = select(func.min(outbox.c.next_attempt_at)).where(
-            outbox.c.connection == connection, PENDING
-        )
-        due: datetime | None = (await self._c.execute(query)).scalar_one_or_none()
+        found = await self._c.execute(_NEXT_DUE, {"connection": connection})
+        due: datetime | None = found.scalar_one_or_none()
         return due
 
     async def received(self, connection_id: int, message_id: str) -> Any | None:

@@ -47,9 +47,11 @@ def claiming(due: Select[Any]) -> Update:
     )
 
 
-_CLAIM = claiming(_DUE)
-_NEXT_DUE = select(func.min(outbox.c.next_attempt_at)).where(
-    PENDING, _GENERAL, outbox.c.id.not_in(bindparam("excluding", expanding=True))
+_CLAIM = once(claiming(_DUE))
+_NEXT_DUE = once(
+    select(func.min(outbox.c.next_attempt_at)).where(
+        PENDING, _GENERAL, outbox.c.id.not_in(bindparam("excluding", expanding=True))
+    )
 )
 
 _DELIVERED_MANY = once(

@@ -208,7 +208,7 @@ def _waiting_or_new(by_session: bool) -> Any:
 
 _WAITING_OR_NEW = once(_waiting_or_new(by_session=True))
 _RUN_FOR_TEXT = once(_waiting_or_new(by_session=False))
-_ENQUEUE_MANY = insert(runs).returning(runs.c.id, sort_by_parameter_order=True)
+_ENQUEUE_MANY = once(insert(runs).returning(runs.c.id, sort_by_parameter_order=True))
 _SESSIONS_IN_TOPICS = once(
     select(sessions).where(sessions.c.topic_id.in_(bindparam("topic_ids", expanding=True)))
 )

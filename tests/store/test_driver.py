@@ -27,6 +27,9 @@ _NAMED = once(
     .order_by(people.c.id)
 )
 _RENAME = once(update(people).where(people.c.role == bindparam("was")).values(role="member"))
+_ADD_ORDERED = once(
+    insert(people).returning(people.c.id, people.c.created_at, sort_by_parameter_order=True)
+)
 _ADD_PLAIN = once(insert(people))  # run once per row of a list: sqlite3's executemany
 _MEMBERS = once(  # constants (a role, a list of names) and one parameter of the caller's
     select(people.c.name)
@@ -187,3 +190,13 @@ async def test_sqlite_writes_a_statements_constants_into_its_sql(store: Store) -
     if store.dialect == "sqlite":
         assert "people.role = 'member'" in sql and "('bob', 'o''hara')" in sql
         assert len(parameters) == 1
+
+
+async def test_a_marked_insert_of_many_rows_returns_theirs_in_order(store: Store) -> None:
+    names = ["cy", "ada", "bob"]
+    async with store.transaction() as tx:
+        added = (await tx.connection.execute(_ADD_ORDERED, [person(n) for n in names])).all()
+        rows = (await tx.connection.execute(_NAMED, {"names": names})).all()
+    by_name = {row.who: row.id for row in rows}
+    assert [row.id for row in added] == [by_name[name] for name in names]
+    assert all(row.created_at == datetime(2026, 1, 2, 3, 0, tzinfo=UTC) for row in added)
