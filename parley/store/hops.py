@@ -33,7 +33,7 @@ def _spend(dialect: Any) -> Any:
 
 
 # Built once: this runs on every hop.
-_SPEND = {"sqlite": _spend(sqlite), "postgresql": once(_spend(postgresql))}
+_SPEND = {"sqlite": once(_spend(sqlite)), "postgresql": once(_spend(postgresql))}
 _NOTICE = once(
     update(hop_counts)
     .where(
