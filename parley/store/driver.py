@@ -1,9 +1,9 @@
 """PostgreSQL's hot statements run on asyncpg directly, inside SQLAlchemy's transaction.
 
-A statement through SQLAlchemy's async layer also pays a greenlet hop: ~146 µs of the hub's CPU
-against ~52 µs on asyncpg alone, and a hop runs ~10 statements. A statement marked ``once``
-(see shapes.py) runs on the same asyncpg connection and transaction SQLAlchemy holds, and fails
-as it would through SQLAlchemy (``IntegrityError``, a lost connection invalidated).
+A statement through SQLAlchemy's async layer also pays a greenlet hop (see shapes.py for what
+that costs). A statement marked ``once`` runs on the same asyncpg connection and transaction
+SQLAlchemy holds, and fails as it would through SQLAlchemy (``IntegrityError``, a lost
+connection invalidated).
 """
 
 from __future__ import annotations

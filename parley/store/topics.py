@@ -104,8 +104,8 @@ _BY_THREADS_LOCKED = once(
         _worker.c.name.label("agent_name"),
         topics.c.peer_role,
         topics.c.seq_received,
+        topics.c.closed_at,
         topics.c.closed_reason,
-        topics.c.closed_at.is_not(None).label("is_closed"),
     )
     .join(_worker, _worker.c.id == topics.c.agent_id)
     .where(
@@ -214,7 +214,10 @@ class TopicsRepo:
         if not wanted:
             return []
         parameters = {"connection": connection, "thread_ids": wanted}
-        ends = [
+        rows = list(await self._c.execute(_BY_THREADS_LOCKED, parameters))
+        for row in rows:
+            self._hold(row)
+        return [
             ThreadEnd(
                 row.id,
                 row.thread_id,
@@ -222,13 +225,10 @@ class TopicsRepo:
                 row.peer_role,
                 row.seq_received,
                 row.closed_reason,
-                bool(row.is_closed),
+                row.closed_at is not None,
             )
-            for row in await self._c.execute(_BY_THREADS_LOCKED, parameters)
+            for row in rows
         ]
-        for end in ends:
-            self._held[end.id] = (end.closed_reason or "closed") if end.is_closed else None
-        return ends
 
     async def on_connection(self, connection: str) -> list[int]:
         """The agent conversations with ``connection``'s peer, closed ones too."""
