@@ -19,7 +19,6 @@ from parley.api import (
     deliveries,
     federation,
     health,
-    home,
     nodes,
     people,
     runs,
@@ -35,6 +34,7 @@ from parley.clock import Clock, SystemClock
 from parley.context import Context
 from parley.settings import Settings
 from parley.startup import running
+from parley.web.wiring import install_web, start_web
 
 
 def create_app(
@@ -47,11 +47,15 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if context is not None:
             app.state.context = context
+            stop_web = start_web(app, context)
             yield
+            stop_web()
             return
         async with running(settings, clock or SystemClock()) as started:
             app.state.context = started
+            stop_web = start_web(app, started)
             yield
+            stop_web()
         app.state.context = None
 
     app = FastAPI(
@@ -66,8 +70,8 @@ def create_app(
     install_guards(app, settings.max_body_bytes, settings.federation_max_body_bytes)
     install_openapi(app)
     install_docs(app)
+    install_web(app)
     app.include_router(health.router)
-    app.include_router(home.router)
     app.include_router(federation.router)
     for module in (
         people,

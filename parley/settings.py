@@ -191,6 +191,12 @@ class Settings(BaseSettings):
         description="run command brains under Landlock, unable to reach data_dir/private"
         " (false: unconfined, for kernels without Landlock)",
     )
+    web_session_hours: float = Field(
+        168.0,
+        gt=0,
+        le=24 * 366,
+        description="how long a sign-in on the web page lasts before the person signs in again",
+    )
     channels: ChannelsSettings = Field(
         default_factory=ChannelsSettings,
         description="per channel (web, discord): thread_bindings.spawn_subagent_sessions"

@@ -86,7 +86,7 @@ async def _serve_on(settings: Settings, listener: socket.socket, broker: Broker 
         config = uvicorn.Config(app, log_level=settings.log_level)
         url = listening_url(settings.host, listener.getsockname()[1])
         with announcing_url(DataFolder(settings.data_dir), url):
-            print(f"Parley listens on {url} (API docs: {url}/docs)", flush=True)
+            print(f"Parley listens on {url} (the page: {url}/, API docs: {url}/docs)", flush=True)
             await uvicorn.Server(config).serve(sockets=[listener])
 
 

@@ -25,7 +25,7 @@ def test_the_cli_finds_a_server_on_another_port_by_itself(tmp_path: Path) -> Non
     assert listed.returncode == 0, listed.stderr
     assert "local" in listed.stdout
     assert written == url + "\n" and mode == 0o600
-    assert f"Parley listens on {url} (API docs: {url}/docs)" in log.splitlines()
+    assert f"Parley listens on {url} (the page: {url}/, API docs: {url}/docs)" in log.splitlines()
     assert not announced.exists()  # a clean stop takes it away: the settings speak again
     nobody = free_port()
     gone = cli(tmp_path, nobody, "node", "list")
@@ -56,9 +56,9 @@ def test_url_and_parley_url_come_before_the_announced_url(tmp_path: Path) -> Non
 def test_the_root_says_what_answers_there_without_a_token(tmp_path: Path) -> None:
     port = free_port()
     with serving(tmp_path, port):
-        page = httpx.get(f"http://127.0.0.1:{port}/")
+        page = httpx.get(f"http://127.0.0.1:{port}/", follow_redirects=True)
         docs = httpx.get(f"http://127.0.0.1:{port}/openapi.json")
-    assert page.status_code == 200
+    assert page.status_code == 200 and page.url.path == "/signin"
     assert page.headers["content-type"].startswith("text/html")
     assert f"Parley {parley.__version__}" in page.text
     assert 'href="/docs"' in page.text and 'href="/openapi.json"' in page.text

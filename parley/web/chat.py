@@ -1,0 +1,156 @@
+"""The chat pages: a person's conversations with agents, each a page where text goes in, the
+reply streams in as the turn writes it, and Stop stops the turn (and everything under it)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import Response, StreamingResponse
+
+from parley.agents.model import Agent, Lifecycle
+from parley.context import Context
+from parley.conversations.lifetime import stop_root
+from parley.conversations.model import Message, Topic
+from parley.conversations.person import conversation_with, say
+from parley.errors import NotFound
+from parley.people.model import Person
+from parley.reads.agents import agents_page
+from parley.reads.model import MAX_LIMIT
+from parley.reads.runs import readable_run, runs_page
+from parley.reads.topics import conversations_page, messages_page
+from parley.runs.model import Run
+from parley.store import Tx
+from parley.web.live import NO_CACHE, chunk_event, event, live_part
+from parley.web.render import back_to
+from parley.web.routing import Ctx, Post, Viewer, WebParts, mark_page
+
+router = APIRouter(include_in_schema=False, dependencies=[Depends(mark_page)])
+HISTORY = 100  # the newest messages a chat shows; older ones are on the topic's own list
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A message of the chat, with the run whose text it was when that run did not finish."""
+
+    message: Message
+    ended_as: Run | None
+
+
+@dataclass(frozen=True)
+class Chat:
+    agent: str
+    topic: Topic | None
+    entries: list[Entry]
+    open_runs: list[Run]
+
+
+@router.get("/")
+async def home(request: Request, viewer: Viewer, ctx: Ctx, web: WebParts) -> Response:
+    async with ctx.store.transaction() as tx:
+        mine = await conversations_page(tx, viewer.person, limit=MAX_LIMIT)
+        agents = await _talkable(tx)
+    return web.pages.page(request, "home.html", viewer, conversations=mine.items, agents=agents)
+
+
+@router.get("/chat/{agent}")
+async def chat_page(
+    agent: str, request: Request, viewer: Viewer, ctx: Ctx, web: WebParts
+) -> Response:
+    chat = await read_chat(ctx, viewer.person, agent)
+    return web.pages.page(request, "chat.html", viewer, chat=chat)
+
+
+@router.get("/chat/{agent}/live")
+async def chat_live(
+    agent: str, request: Request, viewer: Viewer, ctx: Ctx, web: WebParts
+) -> Response:
+    await read_chat(ctx, viewer.person, agent)  # the page's refusal, before streaming
+
+    async def render() -> str | None:
+        again = await web.sessions.signed_in(ctx.store, request.cookies.get("parley_session"))
+        if again is None:
+            return None
+        chat = await read_chat(ctx, again.person, agent)
+        return web.pages.html("_chat.html", chat=chat, viewer=again)
+
+    return live_part(request, web.pulse, render)
+
+
+@router.post("/chat/{agent}")
+async def chat_say(agent: str, posted: Post, ctx: Ctx) -> Response:
+    text = posted.form.get("text")
+    async with ctx.store.transaction() as tx:
+        await say(tx, ctx.clock, posted.viewer.person, agent, text)
+    return back_to(f"/chat/{agent}")
+
+
+@router.post("/chat/{agent}/stop")
+async def chat_stop(agent: str, posted: Post, ctx: Ctx) -> Response:
+    person = posted.viewer.person
+    async with ctx.store.transaction() as tx:
+        conversation = await conversation_with(tx, person, agent)
+        stopped = await stop_root(tx, ctx.clock.now(), conversation, f"stopped by {person.name}")
+    said = f"Stopped {len(stopped)} turn(s)." if stopped else "Nothing was running."
+    return back_to(f"/chat/{agent}", said)
+
+
+@router.get("/runs/{run_id}/stream")
+async def run_stream(run_id: int, request: Request, viewer: Viewer, ctx: Ctx) -> Response:
+    """The reply of a run as its turn writes it: ``chunk`` events (JSON strings), then ``end``."""
+    async with ctx.store.transaction() as tx:
+        await readable_run(tx, viewer.person, run_id)
+    return StreamingResponse(_chunks(ctx, run_id), media_type="text/event-stream", headers=NO_CACHE)
+
+
+async def _chunks(ctx: Context, run_id: int) -> AsyncIterator[bytes]:
+    with ctx.runtime.watch.watching(run_id) as queue:
+        async with ctx.store.transaction() as tx:
+            state = await tx.runs.state_of(run_id)
+        if state is None or state.value not in ("queued", "running"):
+            yield event("end", state.value if state else "gone")
+            return
+        while True:
+            try:
+                watched = await asyncio.wait_for(queue.get(), 15)
+            except TimeoutError:
+                yield b": still here\n\n"
+                continue
+            if watched.kind == "chunk":
+                yield chunk_event(watched.text)
+            elif watched.kind == "end":
+                yield event("end", watched.text)
+                return
+
+
+async def read_chat(ctx: Context, person: Person, agent: str) -> Chat:
+    async with ctx.store.transaction() as tx:
+        try:
+            topic = await conversation_with(tx, person, agent)
+        except NotFound:
+            addressed = await tx.agents.by_name(agent)
+            if addressed is None:
+                raise
+            return Chat(addressed.name, None, [], [])
+        messages = await messages_page(tx, person, topic.id, limit=HISTORY)
+        runs = await runs_page(tx, person, topic=topic.id, limit=HISTORY)
+    by_id = {run.id: run for run in runs.items}
+    entries = [
+        Entry(message, _unfinished(by_id.get(message.run_id or 0)))
+        for message in reversed(messages.items)
+    ]
+    open_runs = [run for run in reversed(runs.items) if run.is_open]
+    return Chat(topic.addressed_name or topic.agent_name, topic, entries, open_runs)
+
+
+def _unfinished(run: Run | None) -> Run | None:
+    return run if run is not None and run.state.value in ("stopped", "failed") else None
+
+
+async def _talkable(tx: Tx) -> list[Agent]:
+    """Agents a person may start a conversation with: active ones (templates too: their
+    clones answer), not node sessions."""
+    found = await agents_page(tx, [Lifecycle.ACTIVE], limit=MAX_LIMIT)
+    return [agent for agent in found.items if not agent.is_node_session]

@@ -1,0 +1,37 @@
+"""The page's parts on the app: its routes, static files, error pages and the pulse that keeps
+its live parts current."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+
+from parley.context import Context
+from parley.web import chat, links, signin, team, work
+from parley.web.errors import install_page_errors
+from parley.web.live import Pulse
+from parley.web.render import Pages
+from parley.web.routing import Web
+from parley.web.session import Sessions, load_or_create_web_secret
+
+STATIC = Path(__file__).parent / "static"
+
+
+def install_web(app: FastAPI) -> None:
+    """After the API's error handlers, which the page's wrap."""
+    install_page_errors(app)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    for module in (signin, chat, work, team, links):
+        app.include_router(module.router)
+
+
+def start_web(app: FastAPI, context: Context) -> Callable[[], None]:
+    """The page's parts for a running context; returns what ends them."""
+    settings = context.settings
+    secret = load_or_create_web_secret(settings.data_dir)
+    pulse = Pulse()
+    app.state.web = Web(Sessions(secret, int(settings.web_session_hours * 3600)), Pages(), pulse)
+    return context.store.subscribe(pulse.on_commit)
