@@ -195,7 +195,13 @@ async def _announce_owner(context: Context) -> None:
     settings = context.settings
     saved = await ensure_owner(context.store, context.clock, settings.data_dir, settings.owner_name)
     if saved is not None:
-        log.info("first start: owner %r created; API token saved in %s", settings.owner_name, saved)
+        log.info(
+            "first start: owner %r created; API token saved in %s; sign in with it on the"
+            " page at %s/",
+            settings.owner_name,
+            saved,
+            settings.base_url,
+        )
     else:
         log.info(
             "owner token (if this machine made it) is in %s", owner_token_path(settings.data_dir)

@@ -56,7 +56,9 @@ def serving(
     # The settings' port is the URL a command brain's `parley act` is given: the real one.
     settings = settings.model_copy(update={"port": port})
     app = create_app(settings, clock)
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=2
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+from types import FrameType
 
 import uvicorn
+from fastapi import FastAPI
 
 from parley.app import create_app
 from parley.clock import SystemClock
@@ -17,6 +19,8 @@ from parley.mesh.broker import Broker
 from parley.mesh.nats_url import parse_nats_url
 from parley.settings import Settings
 from parley.startup import running
+
+SHUTDOWN_GRACE_SECONDS = 2
 
 
 def run_server(settings: Settings) -> None:
@@ -83,11 +87,30 @@ async def _serve(settings: Settings, listener: socket.socket) -> None:
 async def _serve_on(settings: Settings, listener: socket.socket, broker: Broker | None) -> None:
     async with running(settings, SystemClock(), broker) as context:
         app = create_app(settings, context=context)
-        config = uvicorn.Config(app, log_level=settings.log_level)
+        # Open pages keep event streams open: past this, a stopping server ends them.
+        config = uvicorn.Config(
+            app, log_level=settings.log_level, timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS
+        )
         url = listening_url(settings.host, listener.getsockname()[1])
         with announcing_url(DataFolder(settings.data_dir), url):
             print(f"Parley listens on {url} (the page: {url}/, API docs: {url}/docs)", flush=True)
-            await uvicorn.Server(config).serve(sockets=[listener])
+            await _Server(config, app).serve(sockets=[listener])
+
+
+class _Server(uvicorn.Server):
+    """Told to stop, it first ends the page's event streams, which would otherwise hold the
+    server until its graceful shutdown's timeout."""
+
+    def __init__(self, config: uvicorn.Config, app: FastAPI) -> None:
+        super().__init__(config)
+        self._app = app
+        self._loop = asyncio.get_running_loop()
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        web = getattr(self._app.state, "web", None)
+        if web is not None:
+            self._loop.call_soon_threadsafe(web.pulse.close)
+        super().handle_exit(sig, frame)
 
 
 def listening_url(host: str, port: int) -> str:

@@ -16,6 +16,7 @@ from parley.conversations.lifetime import stop_root
 from parley.conversations.model import Message, Topic
 from parley.conversations.person import conversation_with, say
 from parley.errors import NotFound
+from parley.hub.watch import WatchEvent
 from parley.people.model import Person
 from parley.reads.agents import agents_page
 from parley.reads.model import MAX_LIMIT
@@ -28,6 +29,7 @@ from parley.web.render import back_to
 from parley.web.routing import Ctx, Post, Viewer, WebParts, mark_page
 
 router = APIRouter(include_in_schema=False, dependencies=[Depends(mark_page)])
+QUIET_SECONDS = 15  # a stream says it is still there this often
 HISTORY = 100  # the newest messages a chat shows; older ones are on the topic's own list
 
 
@@ -98,24 +100,24 @@ async def chat_stop(agent: str, posted: Post, ctx: Ctx) -> Response:
 
 
 @router.get("/runs/{run_id}/stream")
-async def run_stream(run_id: int, request: Request, viewer: Viewer, ctx: Ctx) -> Response:
+async def run_stream(run_id: int, viewer: Viewer, ctx: Ctx, web: WebParts) -> Response:
     """The reply of a run as its turn writes it: ``chunk`` events (JSON strings), then ``end``."""
     async with ctx.store.transaction() as tx:
         await readable_run(tx, viewer.person, run_id)
-    return StreamingResponse(_chunks(ctx, run_id), media_type="text/event-stream", headers=NO_CACHE)
+    chunks = _chunks(ctx, web.pulse.closing, run_id)
+    return StreamingResponse(chunks, media_type="text/event-stream", headers=NO_CACHE)
 
 
-async def _chunks(ctx: Context, run_id: int) -> AsyncIterator[bytes]:
+async def _chunks(ctx: Context, closing: asyncio.Event, run_id: int) -> AsyncIterator[bytes]:
     with ctx.runtime.watch.watching(run_id) as queue:
         async with ctx.store.transaction() as tx:
             state = await tx.runs.state_of(run_id)
         if state is None or state.value not in ("queued", "running"):
             yield event("end", state.value if state else "gone")
             return
-        while True:
-            try:
-                watched = await asyncio.wait_for(queue.get(), 15)
-            except TimeoutError:
+        while not closing.is_set():
+            watched = await _next(queue, closing)
+            if watched is None:
                 yield b": still here\n\n"
                 continue
             if watched.kind == "chunk":
@@ -123,6 +125,17 @@ async def _chunks(ctx: Context, run_id: int) -> AsyncIterator[bytes]:
             elif watched.kind == "end":
                 yield event("end", watched.text)
                 return
+
+
+async def _next(queue: asyncio.Queue[WatchEvent], closing: asyncio.Event) -> WatchEvent | None:
+    """The run's next event; None after a quiet while, or when the server stops."""
+    getting, stopping = asyncio.ensure_future(queue.get()), asyncio.ensure_future(closing.wait())
+    done, pending = await asyncio.wait(
+        {getting, stopping}, timeout=QUIET_SECONDS, return_when=asyncio.FIRST_COMPLETED
+    )
+    for task in pending:
+        task.cancel()
+    return getting.result() if getting in done else None
 
 
 async def read_chat(ctx: Context, person: Person, agent: str) -> Chat:

@@ -25,11 +25,17 @@ class Pulse:
     def __init__(self) -> None:
         self.beats = 0
         self._changed = asyncio.Event()
+        self.closing = asyncio.Event()  # the server stops: every stream ends
+
+    def close(self) -> None:
+        self.closing.set()
+        self._changed.set()
 
     async def on_commit(self, effects: Effects) -> None:
         self.beats += 1
         self._changed.set()
-        self._changed = asyncio.Event()
+        if not self.closing.is_set():
+            self._changed = asyncio.Event()
 
     async def after(self, beats: int, timeout: float) -> None:
         """Return once a commit after ``beats`` happened, or after ``timeout`` seconds."""
@@ -52,7 +58,7 @@ def live_part(request: Request, pulse: Pulse, render: Render) -> StreamingRespon
 
     async def events() -> AsyncIterator[bytes]:
         sent: str | None = None
-        while not await request.is_disconnected():
+        while not pulse.closing.is_set() and not await request.is_disconnected():
             beats = pulse.beats
             html = await render()
             if html is None:

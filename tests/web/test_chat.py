@@ -1,0 +1,111 @@
+"""The chat pages: what a person says goes to the agent, the reply shows, Stop stops; a person
+sees only their own conversation; a run's stream and the live part refuse what is not theirs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+
+from parley.runs.queueing import MAX_TEXT
+from tests.served import Served
+from tests.support import Harness, eventually
+from tests.web.support import ORIGIN, signed_in
+
+ECHO = 'otherwise:\n  - reply: "You said: {text}"\n'
+SLOW = "otherwise:\n  - reply: thinking\n  - sleep: 30\n"
+
+
+async def hire_scripted(parley: Harness, name: str, rules: str, folder: Path) -> None:
+    path = folder / f"{name}.yaml"
+    path.write_text(rules)
+    await parley.hire(name, brain=f"scripted:{path}")
+
+
+async def test_said_on_the_page_is_answered_on_the_page(parley: Harness, tmp_path: Path) -> None:
+    await hire_scripted(parley, "echo", ECHO, tmp_path)
+    async with signed_in(parley) as browser:
+        sent = await browser.post("/chat/echo", {"text": "hello <b>world</b>"})
+        assert sent.status_code == 303 and sent.headers["location"] == "/chat/echo"
+
+        async def answered() -> bool:
+            return (
+                "You said: hello &lt;b&gt;world&lt;/b&gt;" in (await browser.get("/chat/echo")).text
+            )
+
+        assert await eventually(answered)
+        home = await browser.get("/")
+        chat = await browser.get("/chat/echo")
+    assert 'href="/chat/echo"' in home.text
+    assert "<b>world</b>" not in chat.text  # escaped, not markup
+
+
+async def test_stop_stops_the_turn_and_marks_it(parley: Harness, tmp_path: Path) -> None:
+    await hire_scripted(parley, "slow", SLOW, tmp_path)
+    async with signed_in(parley) as browser:
+        await browser.post("/chat/slow", {"text": "take your time"})
+
+        async def running() -> bool:
+            runs = (await parley.owner.get("/api/v1/runs", params={"agent": "slow"})).json()
+            return [run["state"] for run in runs["items"]] == ["running"]
+
+        assert await eventually(running)
+        assert 'action="/chat/slow/stop"' in (await browser.get("/chat/slow")).text
+        stopped = await browser.post("/chat/slow/stop")
+        page = await browser.get(stopped.headers["location"])
+        again = await browser.post("/chat/slow/stop")
+        after = await browser.get("/chat/slow")
+    assert "Stopped 1 turn(s)." in page.text
+    assert 'class="state state-stopped"' in page.text and "stopped by owner" in page.text
+    assert again.status_code == 303 and "Nothing was running." in after.text
+    runs = (await parley.owner.get("/api/v1/runs", params={"agent": "slow"})).json()["items"]
+    assert [run["state"] for run in runs] == ["stopped"]
+
+
+async def test_a_person_sees_only_their_own_conversation(parley: Harness, tmp_path: Path) -> None:
+    await hire_scripted(parley, "echo", ECHO, tmp_path)
+    await parley.owner.post("/api/v1/conversations/echo/messages", json={"text": "owner only"})
+    token = await parley.add_person("mia")
+    async with signed_in(parley, token) as browser:
+        page = await browser.get("/chat/echo")
+        home = await browser.get("/")
+    assert page.status_code == 200
+    assert "owner only" not in page.text and "Nothing said yet." in page.text
+    assert "Your conversations" in home.text and "owner only" not in home.text
+
+
+async def test_bad_text_is_refused_and_nothing_is_said(parley: Harness, tmp_path: Path) -> None:
+    await hire_scripted(parley, "echo", ECHO, tmp_path)
+    async with signed_in(parley) as browser:
+        empty = await browser.post("/chat/echo", {"text": ""})
+        nul = await browser.post("/chat/echo", {"text": "a\x00b"})
+        long = await browser.post("/chat/echo", {"text": "x" * (MAX_TEXT + 1)})
+        nobody = await browser.post("/chat/nobody", {"text": "hi"})
+        huge = await browser.http.post(
+            "/chat/echo",
+            content=b"text=" + b"x" * 2_000_000,
+            headers={"Origin": ORIGIN, "Content-Type": "application/x-www-form-urlencoded"},
+        )
+    assert [empty.status_code, nul.status_code, long.status_code] == [400, 400, 400]
+    assert "NUL" in nul.text and "<h1>Not understood</h1>" in empty.text
+    assert nobody.status_code == 404 and "no agent named" in nobody.text
+    assert huge.status_code == 413
+    assert (await parley.owner.get("/api/v1/conversations")).json()["items"] == []
+
+
+def test_a_live_part_and_a_run_stream_refuse_what_is_not_theirs(served: Served) -> None:
+    owner = httpx.Client(
+        base_url=served.url, headers={"Authorization": f"Bearer {served.owner_token}"}
+    )
+    owner.post("/api/v1/agents", json={"name": "slowpoke", "node": "local"})
+    said = owner.post("/api/v1/conversations/slowpoke/messages", json={"text": "hi"}).json()
+    mia = owner.post("/api/v1/people", json={"name": "mia", "role": "member"}).json()["token"]
+    with httpx.Client(base_url=served.url) as browser:
+        browser.post("/signin", data={"token": mia}, headers={"Origin": served.url})
+        stream = browser.get(f"/runs/{said['run_id']}/stream")
+        with browser.stream("GET", "/chat/slowpoke/live") as live:
+            first = next(live.iter_lines())
+            assert live.headers["content-type"].startswith("text/event-stream")
+    assert stream.status_code == 404 and "no run" in stream.text
+    assert first == "event: part"
+    owner.close()
