@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response, StreamingResponse
@@ -24,7 +25,8 @@ from parley.reads.runs import readable_run, runs_page
 from parley.reads.topics import conversations_page, messages_page
 from parley.runs.model import Run
 from parley.store import Tx
-from parley.web.live import NO_CACHE, chunk_event, event, live_part
+from parley.web.live import NO_CACHE, chunk_event, event
+from parley.web.parts import live_values
 from parley.web.render import back_to
 from parley.web.routing import Ctx, Post, Viewer, WebParts, mark_page
 
@@ -53,7 +55,7 @@ class Chat:
 async def home(request: Request, viewer: Viewer, ctx: Ctx, web: WebParts) -> Response:
     async with ctx.store.transaction() as tx:
         mine = await conversations_page(tx, viewer.person, limit=MAX_LIMIT)
-        agents = await _talkable(tx)
+        agents = await talkable(tx)
     return web.pages.page(request, "home.html", viewer, conversations=mine.items, agents=agents)
 
 
@@ -71,14 +73,10 @@ async def chat_live(
 ) -> Response:
     await read_chat(ctx, viewer.person, agent)  # the page's refusal, before streaming
 
-    async def render() -> str | None:
-        again = await web.sessions.signed_in(ctx.store, request.cookies.get("parley_session"))
-        if again is None:
-            return None
-        chat = await read_chat(ctx, again.person, agent)
-        return web.pages.html("_chat.html", chat=chat, viewer=again)
+    async def read(person: Person) -> dict[str, Any]:
+        return {"chat": await read_chat(ctx, person, agent)}
 
-    return live_part(request, web.pulse, render)
+    return live_values(request, ctx, web, "_chat.html", read)
 
 
 @router.post("/chat/{agent}")
@@ -162,7 +160,7 @@ def _unfinished(run: Run | None) -> Run | None:
     return run if run is not None and run.state.value in ("stopped", "failed") else None
 
 
-async def _talkable(tx: Tx) -> list[Agent]:
+async def talkable(tx: Tx) -> list[Agent]:
     """Agents a person may start a conversation with: active ones (templates too: their
     clones answer), not node sessions."""
     found = await agents_page(tx, [Lifecycle.ACTIVE], limit=MAX_LIMIT)

@@ -30,8 +30,10 @@ FLAGS = [
 SHOTS = Path(__file__).resolve().parents[2] / "docs"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium() -> Iterator[Browser]:
+    """One browser per test module: Playwright's sync API keeps an event loop running in this
+    thread while it is open, which the asyncio tests of other modules must not find."""
     if not CHROMIUM:
         reason = "no chromium binary (Debian package chromium) for the browser tests"
         if os.environ.get("CI") == "true":

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import httpx
 
-from parley.runs.queueing import MAX_TEXT
+from parley.text import MAX_TEXT
 from tests.served import Served
 from tests.support import Harness, eventually
 from tests.web.support import ORIGIN, signed_in

@@ -34,7 +34,13 @@
       part: (html) => {
         const focused = document.activeElement;
         const keep = focused && element.contains(focused) ? focused.id : null;
+        // What the reader opened stays open across updates (by id).
+        const opened = [...element.querySelectorAll("details[open][id]")].map((d) => d.id);
         element.innerHTML = html;
+        for (const id of opened) {
+          const again = document.getElementById(id);
+          if (again) again.open = true;
+        }
         if (window.htmx) window.htmx.process(element);
         scan(element);
         if (keep && document.getElementById(keep)) document.getElementById(keep).focus();

@@ -1,0 +1,105 @@
+"""The runs pages: what is running and waiting across the installation, as far as the reader
+may read its topic (a live part, each run with Stop), and the turns of human agents waiting for
+the person signed in, each with an answer box. (A run's reply stream is chat.py's.)"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import Response
+
+from parley.context import Context
+from parley.conversations.lifetime import stop_run as stop_one_run
+from parley.hub.human import answer_turn
+from parley.people.model import Person
+from parley.reads.runs import readable_run, runs_page, turns_page
+from parley.runs.model import OPEN_STATES, RunState
+from parley.web.parts import live_values
+from parley.web.render import back_to
+from parley.web.routing import Ctx, Post, Viewer, WebParts, mark_page
+
+router = APIRouter(include_in_schema=False, dependencies=[Depends(mark_page)])
+STATES = [state.value for state in RunState]
+
+
+@router.get("/runs")
+async def runs(
+    request: Request,
+    viewer: Viewer,
+    ctx: Ctx,
+    web: WebParts,
+    agent: str = "",
+    state: list[RunState] | None = Query(None),
+    before: str | None = None,
+) -> Response:
+    states = state or list(OPEN_STATES)  # what is running and waiting, unless asked otherwise
+    values = await read_runs(ctx, viewer.person, agent, states, before)
+    pairs = [("agent", agent)] if agent else []
+    query = urlencode(pairs + [("state", s.value) for s in states])
+    return web.pages.page(
+        request, "runs.html", viewer, query=query, states=STATES, before=before, **values
+    )
+
+
+@router.get("/runs/live")
+async def runs_live(
+    request: Request,
+    viewer: Viewer,
+    ctx: Ctx,
+    web: WebParts,
+    agent: str = "",
+    state: list[RunState] | None = Query(None),
+    before: str | None = None,
+) -> Response:
+    states = state or list(OPEN_STATES)
+    await read_runs(ctx, viewer.person, agent, states, before)  # the page's refusal first
+
+    async def read(person: Person) -> dict[str, Any]:
+        return await read_runs(ctx, person, agent, states, before)
+
+    return live_values(request, ctx, web, "_runs.html", read)
+
+
+@router.post("/runs/{run_id}/stop")
+async def stop(run_id: int, posted: Post, ctx: Ctx) -> Response:
+    person = posted.viewer.person
+    async with ctx.store.transaction() as tx:
+        run = await readable_run(tx, person, run_id)
+        stopped = await stop_one_run(tx, ctx.clock.now(), run, f"stopped by {person.name}")
+    said = f"Stopped run {run_id}." if stopped else f"Run {run_id} had already ended."
+    return back_to("/runs", said)
+
+
+@router.get("/turns")
+async def turns(
+    request: Request, viewer: Viewer, ctx: Ctx, web: WebParts, before: str | None = None
+) -> Response:
+    async with ctx.store.transaction() as tx:
+        found = await turns_page(tx, viewer.person, before=before)
+    return web.pages.page(request, "turns.html", viewer, found=found)
+
+
+@router.post("/runs/{run_id}/answer")
+async def answer(run_id: int, posted: Post, ctx: Ctx) -> Response:
+    form = posted.form
+    async with ctx.store.transaction() as tx:
+        await answer_turn(
+            tx,
+            ctx.clock,
+            ctx.runtime.budget,
+            posted.viewer.person,
+            run_id,
+            form.get("text"),
+            form.flag("complete"),
+        )
+    return back_to("/turns", f"Answered run {run_id}.")
+
+
+async def read_runs(
+    ctx: Context, person: Person, agent: str, states: list[RunState], before: str | None
+) -> dict[str, Any]:
+    async with ctx.store.transaction() as tx:
+        found = await runs_page(tx, person, agent or None, states, before=before)
+    return {"found": found, "agent": agent, "chosen": [s.value for s in states]}
