@@ -7,7 +7,12 @@ from fastapi import APIRouter, Query
 from parley.api.deps import Caller, Ctx
 from parley.api.schemas.base import Page
 from parley.api.schemas.bindings import BindIn, BindingOut, UnbindIn
-from parley.channels.bindings import SessionBindingService, bind_by_person, list_bindings
+from parley.channels.bindings import (
+    SessionBindingService,
+    bind_by_person,
+    list_bindings,
+    unbind_by_person,
+)
 from parley.channels.model import BindingStatus
 from parley.deliveries.listing import MAX_PAGE
 from parley.people.accounts import require_owner
@@ -54,9 +59,8 @@ async def bind(body: BindIn, caller: Caller, ctx: Ctx) -> BindingOut:
 @router.post("/bindings/unbind")
 async def unbind(body: UnbindIn, caller: Caller, ctx: Ctx) -> list[BindingOut]:
     """End a binding, or every binding of a session (owners), with a reason; the ones ended."""
-    require_owner(caller, "unbind")
     async with ctx.store.transaction() as tx:
-        ended = await SessionBindingService(tx, ctx.clock).unbind(
-            body.reason, binding_id=body.binding, target_session_key=body.session
+        ended = await unbind_by_person(
+            tx, ctx.clock, caller, body.reason, binding_id=body.binding, session=body.session
         )
     return [BindingOut.of(record) for record in ended]

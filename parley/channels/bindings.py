@@ -27,6 +27,7 @@ from parley.errors import Conflict, Invalid, NotFound
 from parley.people.accounts import require_owner
 from parley.people.model import Person
 from parley.store import Tx
+from parley.text import check_length
 
 MAX_METADATA = 4000  # characters of a binding's metadata, as JSON
 MAX_SECONDS = 10 * 365 * 24 * 3600  # a timeout past ten years is a typo
@@ -47,6 +48,9 @@ def seconds(value: float | None, name: str) -> timedelta | None:
     if not 0 < value <= MAX_SECONDS:
         raise Invalid(f"{name}: give 1 to {MAX_SECONDS} seconds", field=name)
     return timedelta(seconds=value)
+
+
+MAX_UNBIND_REASON = 500
 
 
 class SessionBindingService:
@@ -96,6 +100,7 @@ class SessionBindingService:
             raise Invalid("unbind: give a binding or a session, not both")
         if not reason.strip():
             raise Invalid("reason: say why", field="reason")
+        check_length(reason, MAX_UNBIND_REASON, "reason")  # the API's schema says so too
         if binding_id is not None:
             await self.by_id(binding_id)  # an unknown one is not found; an ended one ends nothing
         else:
@@ -137,6 +142,21 @@ async def list_bindings(
     rows = await tx.bindings.listed(statuses, session, parse_cursor(before), limit + 1)
     items = rows[:limit]
     return BindingPage(items, str(items[-1].binding_id) if len(rows) > limit else None)
+
+
+async def unbind_by_person(
+    tx: Tx,
+    clock: Clock,
+    person: Person,
+    reason: str,
+    binding_id: int | None = None,
+    session: str | None = None,
+) -> list[SessionBindingRecord]:
+    """An owner ends a binding, or every binding of a session; the ones this ended."""
+    require_owner(person, "unbind")
+    return await SessionBindingService(tx, clock).unbind(
+        reason, binding_id=binding_id, target_session_key=session
+    )
 
 
 async def bind_by_person(

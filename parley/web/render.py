@@ -15,16 +15,17 @@ from parley import __version__
 from parley.web.session import SignedIn
 
 NOTICE = "parley_notice"
+# (path, label, for owners only: the library lets only owners read those lists)
 NAV = [
-    ("/", "Chat"),
-    ("/tasks", "Tasks"),
-    ("/runs", "Runs"),
-    ("/turns", "Turns"),
-    ("/agents", "Agents"),
-    ("/nodes", "Nodes"),
-    ("/people", "People"),
-    ("/connections", "Connections"),
-    ("/channels", "Channels"),
+    ("/", "Chat", False),
+    ("/tasks", "Tasks", False),
+    ("/runs", "Runs", False),
+    ("/turns", "Turns", False),
+    ("/agents", "Agents", False),
+    ("/nodes", "Nodes", False),
+    ("/people", "People", False),
+    ("/connections", "Connections", True),
+    ("/channels", "Channels", True),
 ]
 
 
