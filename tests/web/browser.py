@@ -27,7 +27,14 @@ FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-SHOTS = Path(__file__).resolve().parents[2] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def shot(page: Page, name: str, elsewhere: Path) -> None:
+    """The README's pictures, taken as the tests reach them: written over ``docs/`` when
+    PARLEY_WRITE_SHOTS=1 (so that a test run leaves the tree clean), else beside the test."""
+    folder = DOCS if os.environ.get("PARLEY_WRITE_SHOTS") == "1" else elsewhere
+    page.screenshot(path=str(folder / name), full_page=True)
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import httpx
 from playwright.sync_api import Page, expect
 
 from tests.served import Served
-from tests.web.browser import SHOTS, chromium, page, sign_in, site
+from tests.web.browser import chromium, page, shot, sign_in, site
 
 __all__ = ["chromium", "page", "site"]  # fixtures
 
@@ -71,7 +71,7 @@ def test_a_reply_streams_in_and_stop_stops_the_turn(
     page.get_by_role("button", name="Send").click()
     streaming = page.locator(".turn .streaming")
     expect(streaming).to_contain_text("Let me think about that…")  # while the turn still runs
-    page.screenshot(path=str(SHOTS / "web-chat.png"), full_page=True)
+    shot(page, "web-chat.png", tmp_path)
     page.get_by_role("button", name="Stop").click()
     expect(page.locator(".messages .ended")).to_contain_text("stopped")
     expect(page.locator(".turn")).to_have_count(0)
