@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Query
 
+from parley.agents import staffing
 from parley.agents.changes import AgentChange, change_agent
-from parley.agents.hiring import HireOrder, hire, reassign
-from parley.agents.lifecycle import begin_draining, force_retire, refuse_node_session, retire
+from parley.agents.hiring import HireOrder, reassign
+from parley.agents.lifecycle import refuse_node_session
 from parley.agents.lookup import agent_by_name
 from parley.agents.memory import remember
-from parley.agents.model import Agent, Lifecycle
-from parley.agents.policy import warn
-from parley.agents.templates import clone
+from parley.agents.model import Lifecycle
 from parley.agents.variables import EnvChange
-from parley.agents.workspaces import provision
 from parley.api.deps import Caller, Ctx
 from parley.api.paging import DEFAULT_LIMIT, Before, Limit
 from parley.api.schemas.agents import (
@@ -31,34 +29,16 @@ from parley.api.schemas.agents import (
     WarnOut,
 )
 from parley.api.schemas.base import Page, page_of
-from parley.brains.keys import key_notices
-from parley.brains.spec import parse_brain_spec
-from parley.context import Context
-from parley.durations import parse_duration
 from parley.errors import Conflict
-from parley.mesh.brain_checks import check_on_node
 from parley.people.accounts import require_owner
 from parley.reads.agents import agents_page, changes_page, memory_page, warnings_page
-from parley.settings import Settings
-from parley.text import MAX_REASON, check_length
 
 router = APIRouter(tags=["agents"])
-
-
-async def _provisioned(ctx: Context, agent: Agent) -> AgentOut:
-    """Ask the node for the workspace now; if it is away, the agent waits as it is."""
-    await provision(ctx.store, ctx.broker, agent)
-    async with ctx.store.transaction() as tx:
-        return AgentOut.of(await agent_by_name(tx, agent.name))
 
 
 @router.post("/agents", status_code=201)
 async def hire_agent(body: HireIn, caller: Caller, ctx: Ctx) -> AgentOut:
     """Hire an agent onto a node (owners); it is active once its workspace is made."""
-    require_owner(caller, "hire agents")
-    lifetime = (
-        parse_duration(body.clone_lifetime, "clone lifetime") if body.clone_lifetime else None
-    )
     order = HireOrder(
         name=body.name,
         node=body.node,
@@ -67,43 +47,13 @@ async def hire_agent(body: HireIn, caller: Caller, ctx: Ctx) -> AgentOut:
         max_sessions=body.max_sessions,
         template=body.template,
         surge_threshold=body.surge_threshold,
-        clone_lifetime=lifetime,
         human=body.human,
         env=EnvChange(values=body.env, from_server=body.env_from_server),
     )
-    remote = None
-    if not body.human:
-        brain = body.brain or ctx.settings.default_brain
-        remote = await _checked_on_node(ctx, body.node, brain, body.allow_missing_key)
-    async with ctx.store.transaction() as tx:
-        agent = await hire(
-            tx, ctx.clock, order, caller, ctx.settings.default_brain, remote is not None
-        )
-        # After the hire's own checks, so that those speak first; a refusal undoes the hire.
-        if body.human:
-            notices = []
-        elif remote is not None:
-            notices = remote
-        else:
-            notices = _key_notices(agent.brain, ctx.settings, body.allow_missing_key)
-    hired = await _provisioned(ctx, agent)
-    return hired.model_copy(update={"notices": notices})
-
-
-async def _checked_on_node(
-    ctx: Context, node: str, brain: str, allow_missing_key: bool
-) -> list[str] | None:
-    """A brain for another machine is checked there (its file, its key): that node's notices;
-    None for the hub's own node, where it is checked in the hub's process."""
-    if node == ctx.settings.node_name and ctx.settings.local_node:
-        return None
-    return await check_on_node(ctx.broker, node, brain, allow_missing_key)
-
-
-def _key_notices(brain: str, settings: Settings, allow_missing_key: bool) -> list[str]:
-    """A model brain without its API key is refused, or accepted with a notice when allowed."""
-    spec = parse_brain_spec(brain)
-    return key_notices(spec, settings, allow_missing_key)
+    hired = await staffing.hire_agent(
+        ctx, caller, order, body.allow_missing_key, body.clone_lifetime
+    )
+    return AgentOut.of(hired.agent).model_copy(update={"notices": hired.notices})
 
 
 @router.patch("/agents/{name}")
@@ -118,12 +68,12 @@ async def set_agent(name: str, body: AgentPatch, caller: Caller, ctx: Ctx) -> Ag
     if body.brain is not None:
         async with ctx.store.transaction() as tx:
             node = (await agent_by_name(tx, name)).node_name
-        remote = await _checked_on_node(ctx, node, body.brain, body.allow_missing_key)
+        remote = await staffing.checked_on_node(ctx, node, body.brain, body.allow_missing_key)
     async with ctx.store.transaction() as tx:
         changed = await change_agent(tx, ctx.clock, name, change, caller, remote is not None)
         notices = remote or []
         if body.brain is not None and remote is None:  # a refusal undoes the change
-            notices = _key_notices(changed.brain, ctx.settings, body.allow_missing_key)
+            notices = staffing.key_notices_for(changed.brain, ctx.settings, body.allow_missing_key)
     return AgentOut.of(changed).model_copy(update={"notices": notices})
 
 
@@ -176,35 +126,22 @@ async def reassign_agent(name: str, body: ReassignIn, caller: Caller, ctx: Ctx) 
     require_owner(caller, "reassign agents")
     async with ctx.store.transaction() as tx:
         agent = await reassign(tx, name, body.node)
-    return await _provisioned(ctx, agent)
+    return AgentOut.of(await staffing.provisioned(ctx, agent))
 
 
 @router.post("/agents/{name}/retire")
 async def retire_agent(name: str, body: RetireIn, caller: Caller, ctx: Ctx) -> AgentOut:
     """Drain (no new work, running work finishes, then retired), or with force retire now."""
-    require_owner(caller, "retire agents")
-    given = check_length(body.reason or "", MAX_REASON, "reason", may_be_empty=True).strip()
-    reason = given or f"retired by {caller.name}"
     async with ctx.store.transaction() as tx:  # stopped turns are cancelled once committed
-        agent = await agent_by_name(tx, name)
-        refuse_node_session(agent, "retired")
-        if body.force:
-            await force_retire(tx, ctx.clock, agent, reason)
-        else:
-            await begin_draining(tx, agent, reason)
-            if await tx.runs.count_open(agent.id) == 0:
-                await retire(tx, ctx.clock, agent)
-        return AgentOut.of(await agent_by_name(tx, name))
+        agent = await staffing.retire_agent(tx, ctx, caller, name, body.force, body.reason)
+    return AgentOut.of(agent)
 
 
 @router.post("/agents/{name}/warnings")
 async def warn_agent(name: str, body: WarnIn, caller: Caller, ctx: Ctx) -> WarnOut:
     """Warn an agent with a reason (owners); at the configured count it is dismissed."""
-    require_owner(caller, "warn agents")
     async with ctx.store.transaction() as tx:  # a dismissal stops the agent's turns
-        outcome = await warn(
-            tx, ctx.clock, name, body.reason, caller, ctx.settings.warnings_to_dismiss
-        )
+        outcome = await staffing.warn_agent(tx, ctx, caller, name, body.reason)
     return WarnOut(
         agent=AgentOut.of(outcome.agent), warnings=outcome.warnings, dismissed=outcome.dismissed
     )
@@ -223,11 +160,7 @@ async def list_warnings(
 @router.post("/agents/{name}/clones", status_code=201)
 async def clone_agent(name: str, body: CloneIn, caller: Caller, ctx: Ctx) -> AgentOut:
     """Hire a clone of a template, with a lifetime (owners)."""
-    require_owner(caller, "clone templates")
-    lifetime = parse_duration(body.lifetime, "lifetime") if body.lifetime else None
-    async with ctx.store.transaction() as tx:
-        agent = await clone(tx, ctx.clock, name, body.name, lifetime)
-    return await _provisioned(ctx, agent)
+    return AgentOut.of(await staffing.clone_agent(ctx, caller, name, body.name, body.lifetime))
 
 
 @router.post("/agents/{name}/memory", status_code=201)

@@ -275,6 +275,12 @@ _RUNNING_LOAD = once(
     )
 )
 
+_OPEN_COUNTS = once(
+    select(runs.c.agent_id, runs.c.state, func.count().label("runs"))
+    .where(runs.c.state.in_(_OPEN), runs.c.agent_id.in_(bindparam("agent_ids", expanding=True)))
+    .group_by(runs.c.agent_id, runs.c.state)
+)
+
 
 class RunsRepo:
     def __init__(self, connection: Connection) -> None:
@@ -408,6 +414,21 @@ class RunsRepo:
             per_agent[row.agent_id] = per_agent.get(row.agent_id, 0) + 1
             busy.add(row.session_id)
         return per_agent, busy
+
+    async def open_counts(self, agent_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
+        """Per agent, its runs (running, queued), in one grouped query for a list's page of
+        agents (rather than two counts per row); agents with none open are left out."""
+        counts: dict[int, tuple[int, int]] = {}
+        if not agent_ids:
+            return counts
+        for row in await self._c.execute(_OPEN_COUNTS, {"agent_ids": list(agent_ids)}):
+            running, queued = counts.get(row.agent_id, (0, 0))
+            if row.state == RunState.RUNNING.value:
+                running = int(row.runs)
+            else:
+                queued = int(row.runs)
+            counts[row.agent_id] = (running, queued)
+        return counts
 
     async def start(self, run_id: int, token_hash: str, now: datetime) -> bool:
         return run_id in await self.start_many({run_id: token_hash}, now)

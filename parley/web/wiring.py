@@ -10,7 +10,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from parley.context import Context
-from parley.web import chat, links, roots, runs, signin, team, work
+from parley.web import chat, directory, links, roots, runs, signin, team, work
 from parley.web.errors import install_page_errors
 from parley.web.live import Pulse
 from parley.web.render import Pages
@@ -24,7 +24,7 @@ def install_web(app: FastAPI) -> None:
     """After the API's error handlers, which the page's wrap."""
     install_page_errors(app)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    for module in (signin, chat, work, roots, runs, team, links):
+    for module in (signin, chat, work, roots, runs, team, directory, links):
         app.include_router(module.router)
 
 
