@@ -66,6 +66,10 @@ class DataFolder:
         return self.private / "server-url"
 
     @property
+    def web_secret(self) -> Path:
+        return self.private / "web-secret"
+
+    @property
     def brain_groups(self) -> Path:
         return self.private / "brains"
 

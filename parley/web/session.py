@@ -75,7 +75,7 @@ class Sessions:
 def load_or_create_web_secret(data_dir: Path) -> str:
     """The key the page's cookies are signed with, made once per installation (0600)."""
     folder = DataFolder(data_dir)
-    path = folder.private / "web-secret"
+    path = folder.web_secret
     if not path.exists():
         folder.create()
         with contextlib.suppress(FileExistsError):  # another process made it first: theirs

@@ -54,6 +54,7 @@ def test_an_older_data_folder_is_moved_into_private_and_the_cli_finds_the_token_
         if (data / "private" / name).exists():  # where an older Parley kept them
             (data / "private" / name).rename(data / name)
     (data / "private" / "server.lock").unlink()
+    (data / "private" / "web-secret").unlink()  # an older Parley had no web page
     (data / "private" / "brains").rmdir()
     (data / "private").rmdir()
     token, join_token = (data / "owner-token").read_text(), (data / "join-token").read_text()
