@@ -19,6 +19,7 @@ from sqlalchemy import Table, insert, text
 
 from parley.conversations.model import pair_key
 from parley.people.model import Person, Role
+from parley.people.tokens import hash_token
 from parley.store import Store
 from parley.store import tables as t
 
@@ -77,6 +78,7 @@ class Filled:
     root_pairs: dict[int, list[tuple[int, int]]]  # root -> (sender, recipient) agent ids
     root_runs: dict[int, int]  # root -> the run of its agent in it
     root_agents: dict[int, int]  # root -> its agent
+    root_people: dict[int, int]  # root -> the person who gave the task
     first_agent_id: int  # agents' ids follow their names: agentN is first_agent_id + N
     conversations: list[tuple[int, int]]  # (person id, agent id) of open conversations
     rows: dict[str, int]
@@ -138,12 +140,14 @@ async def fill(store: Store, size: Size, seed: int = 7) -> Filled:
     root_pairs: dict[int, list[tuple[int, int]]] = {}
     root_runs: dict[int, int] = {}
     root_agents: dict[int, int] = {}
+    root_people: dict[int, int] = {}
     for _ in range(size.roots):
         person = rng.choice(members)
         task = _topic(ids.take("topics"), "task", rng.choice(agent_ids), person_id=person["id"])
         task.update(text="review the change", origin_topic_id=task["id"])
         topics.append(task)
         root_agents[task["id"]] = task["agent_id"]
+        root_people[task["id"]] = person["id"]
         root_runs[task["id"]] = work(task, 1, {"author_person_id": person["id"]})
         pairs = _pairs(rng, agent_ids, AGENT_CONVERSATIONS_PER_ROOT)
         root_pairs[task["id"]] = pairs
@@ -172,6 +176,7 @@ async def fill(store: Store, size: Size, seed: int = 7) -> Filled:
         root_pairs=root_pairs,
         root_runs=root_runs,
         root_agents=root_agents,
+        root_people=root_people,
         first_agent_id=agent_ids[0],
         conversations=conversations,
         rows={
@@ -210,9 +215,14 @@ def _person(n: int) -> dict[str, Any]:
         "id": n + 1,
         "name": f"person{n}",
         "role": role.value,
-        "token_hash": f"{n:064x}",
+        "token_hash": hash_token(token_of(n + 1)),
         "created_at": NOW,
     }
+
+
+def token_of(person_id: int) -> str:
+    """The API token of the filled store's person ``person_id``."""
+    return f"pk_bench_{person_id}"
 
 
 def _as_person(row: dict[str, Any]) -> Person:
@@ -227,6 +237,7 @@ def _agent(agent_id: int, n: int, node_id: int) -> dict[str, Any]:
         "node_id": node_id,
         "lifecycle": "active",
         "brain": "offline",
+        "workspace": f"/tmp/parley-bench/agent{n}",  # made: the node is not asked at start-up
         "max_sessions": 4,
         "created_at": NOW,
     }

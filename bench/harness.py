@@ -29,6 +29,7 @@ class Running:
     context: Context
     client: httpx.AsyncClient
     work: Path
+    transport: httpx.ASGITransport
 
     @property
     def store(self) -> Store:
@@ -65,28 +66,35 @@ async def fresh_database(backend: str, work: Path, tag: str = "") -> AsyncIterat
 async def parley(backend: str) -> AsyncIterator[Running]:
     with tempfile.TemporaryDirectory(prefix="parley-bench-") as tmp:
         work = Path(tmp)
-        async with fresh_database(backend, work) as url:
-            settings = Settings(
-                data_dir=work / "data",
-                database_url=url,
-                heartbeat_seconds=3600,
-                sweep_seconds=3600,
-                log_level="warning",
-                # The pairs ping-pong for ever on purpose: a budget they never reach, still
-                # counted on every hop, so that its cost is in the figures.
-                hop_budget=1_000_000_000,
-            )
-            app = create_app(settings, SystemClock())
-            async with app.router.lifespan_context(app):
-                transport = httpx.ASGITransport(app=app)
-                token = read(owner_token_path(settings.data_dir)).strip()
-                async with httpx.AsyncClient(
-                    transport=transport,
-                    base_url="http://parley",
-                    headers={"Authorization": f"Bearer {token}"},
-                    timeout=60,
-                ) as client:
-                    yield Running(app.state.context, client, work)
+        async with fresh_database(backend, work) as url, serving(url, work) as running:
+            yield running
+
+
+@contextlib.asynccontextmanager
+async def serving(url: str, work: Path, token: str | None = None) -> AsyncIterator[Running]:
+    """Parley in this process on the store at ``url``, its data folder in ``work``; the client
+    calls as ``token`` (by default the owner's, saved when the store had nobody in it)."""
+    settings = Settings(
+        data_dir=work / "data",
+        database_url=url,
+        heartbeat_seconds=3600,
+        sweep_seconds=3600,
+        log_level="warning",
+        # The pairs ping-pong for ever on purpose: a budget they never reach, still
+        # counted on every hop, so that its cost is in the figures.
+        hop_budget=1_000_000_000,
+    )
+    app = create_app(settings, SystemClock())
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        token = token or read(owner_token_path(settings.data_dir)).strip()
+        async with httpx.AsyncClient(
+            transport=transport,
+            base_url="http://parley",
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=60,
+        ) as client:
+            yield Running(app.state.context, client, work, transport)
 
 
 def read(path: Path) -> str:
