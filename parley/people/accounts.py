@@ -32,6 +32,12 @@ async def add_person(tx: Tx, clock: Clock, name: str, role: Role) -> NewPerson:
     return NewPerson(person, token)
 
 
+async def add_person_by(tx: Tx, clock: Clock, by: Person, name: str, role: Role) -> NewPerson:
+    """A person added by someone: owners only (the first owner is made at start, by no one)."""
+    require_owner(by, "add people")
+    return await add_person(tx, clock, name, role)
+
+
 async def reissue_token(tx: Tx, name: str, by: Person) -> NewPerson:
     """A new token for ``name``; the old one stops working at once. Owners, or the person."""
     if by.name != name:

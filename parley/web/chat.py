@@ -7,16 +7,17 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import Response, StreamingResponse
+from fastapi.responses import RedirectResponse, Response, StreamingResponse
 
 from parley.agents.model import Agent, Lifecycle
 from parley.context import Context
 from parley.conversations.lifetime import stop_root
 from parley.conversations.model import Message, Topic
 from parley.conversations.person import conversation_with, say
-from parley.errors import NotFound
+from parley.errors import Invalid, NotFound
 from parley.hub.watch import WatchEvent
 from parley.people.model import Person
 from parley.reads.agents import agents_page
@@ -32,6 +33,7 @@ from parley.web.routing import Ctx, Post, Viewer, WebParts, mark_page
 
 router = APIRouter(include_in_schema=False, dependencies=[Depends(mark_page)])
 QUIET_SECONDS = 15  # a stream says it is still there this often
+HOME_AGENTS = 50  # agents the home page lists; the rest are a name away, and on /agents
 HISTORY = 100  # the newest messages a chat shows; older ones are on the topic's own list
 
 
@@ -52,11 +54,24 @@ class Chat:
 
 
 @router.get("/")
-async def home(request: Request, viewer: Viewer, ctx: Ctx, web: WebParts) -> Response:
+async def home(
+    request: Request, viewer: Viewer, ctx: Ctx, web: WebParts, before: str | None = None
+) -> Response:
     async with ctx.store.transaction() as tx:
-        mine = await conversations_page(tx, viewer.person, limit=MAX_LIMIT)
-        agents = await talkable(tx)
-    return web.pages.page(request, "home.html", viewer, conversations=mine.items, agents=agents)
+        mine = await conversations_page(tx, viewer.person, limit=HOME_AGENTS, before=before)
+        agents = await talkable(tx, HOME_AGENTS)
+    return web.pages.page(
+        request, "home.html", viewer, conversations=mine, agents=agents, shown=HOME_AGENTS
+    )
+
+
+@router.get("/chat")
+async def chat_by_name(viewer: Viewer, agent: str = "") -> Response:
+    """The home page's "open the chat" form, without JavaScript: to that agent's chat."""
+    name = agent.strip()
+    if not name:
+        raise Invalid("name the agent to talk to", field="agent")
+    return RedirectResponse(f"/chat/{quote(name, safe='')}", status_code=303)
 
 
 @router.get("/chat/{agent}")
@@ -160,8 +175,8 @@ def _unfinished(run: Run | None) -> Run | None:
     return run if run is not None and run.state.value in ("stopped", "failed") else None
 
 
-async def talkable(tx: Tx) -> list[Agent]:
+async def talkable(tx: Tx, limit: int = MAX_LIMIT) -> list[Agent]:
     """Agents a person may start a conversation with: active ones (templates too: their
     clones answer), not node sessions."""
-    found = await agents_page(tx, [Lifecycle.ACTIVE], limit=MAX_LIMIT)
+    found = await agents_page(tx, [Lifecycle.ACTIVE], limit=limit)
     return [agent for agent in found.items if not agent.is_node_session]

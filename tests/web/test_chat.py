@@ -109,3 +109,19 @@ def test_a_live_part_and_a_run_stream_refuse_what_is_not_theirs(served: Served) 
     assert stream.status_code == 404 and "no run" in stream.text
     assert first == "event: part"
     owner.close()
+
+
+async def test_the_home_page_lists_a_bounded_first_page_and_opens_any_chat_by_name(
+    parley: Harness,
+) -> None:
+    for number in range(55):
+        await parley.hire(f"a{number:02d}")
+    async with signed_in(parley) as browser:
+        home = await browser.get("/")
+        opened = await browser.http.get("/chat", params={"agent": " a54 "})
+        unnamed = await browser.get("/chat?agent=")
+    assert home.text.count('<li><a href="/chat/a') == 50  # the first 50 by name
+    assert 'href="/chat/a49"' in home.text and 'href="/chat/a50"' not in home.text
+    assert 'href="/agents?lifecycle=active"' in home.text
+    assert opened.status_code == 303 and opened.headers["location"] == "/chat/a54"
+    assert unnamed.status_code == 400 and "name the agent" in unnamed.text

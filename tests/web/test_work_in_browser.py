@@ -106,3 +106,23 @@ def test_a_connection_is_paused_and_unpaused_from_the_page(
         page.locator("tr", has_text="peer").get_by_role("button", name="Unpause").click()
         expect(page.locator("tr", has_text="peer")).to_contain_text("active")
         assert here.get("/connections").json()["items"][0]["state"] == "active"
+
+
+def test_an_agent_is_hired_and_retired_from_the_page(page: Page, site: Served) -> None:
+    sign_in(page, site)
+    page.get_by_role("link", name="Agents").click()
+    expect(page).to_have_url(site.url + "/agents")
+    page.get_by_label("Name").fill("archivist")
+    page.get_by_label("Engram (its system prompt)").fill("You keep the archive.")
+    page.get_by_role("button", name="Hire").click()
+    expect(page).to_have_url(site.url + "/agents/archivist")
+    expect(page.locator("main")).to_contain_text("You keep the archive.")
+    with api(site) as owner:
+        assert owner.get("/agents/archivist").json()["lifecycle"] == "active"
+    page.get_by_label("Reason for retiring (optional)").fill("the archive moved")
+    page.get_by_role("button", name="Retire (drain)").click()
+    expect(page.locator("main")).to_contain_text("retired")
+    with api(site) as owner:
+        retired = owner.get("/agents/archivist").json()
+    assert retired["lifecycle"] == "retired"
+    assert "the archive moved" in (retired["retired_reason"] or "")
