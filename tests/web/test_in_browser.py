@@ -122,3 +122,24 @@ def test_a_member_sees_neither_an_owners_conversation_nor_owner_buttons(
     assert posted.status == 403
     with api(site) as owner:
         assert owner.get("/agents/sneaky").status_code == 404
+
+
+def test_the_chat_is_usable_with_the_keyboard_alone(
+    page: Page, site: Served, tmp_path: Path
+) -> None:
+    rules = tmp_path / "echo.yaml"
+    rules.write_text(SLOW)
+    hire_scripted(site, "echo", rules)
+    page.goto(site.url + "/chat/echo")
+    page.keyboard.press("Tab")  # the skip link first
+    expect(page.get_by_role("link", name="Skip to the content")).to_be_focused()
+    page.get_by_label("Your API token").focus()
+    page.keyboard.type(site.owner_token)
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(site.url + "/chat/echo")
+    page.get_by_label("Message to echo").focus()
+    page.keyboard.type("typed, not clicked")
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("button", name="Send")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator(".messages")).to_contain_text("You said: typed, not clicked")
