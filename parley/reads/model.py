@@ -63,6 +63,14 @@ class TopicDetail:
 
 
 @dataclass(frozen=True)
+class Newest:
+    """A topic's first page of messages and of runs, as a page of many topics shows each."""
+
+    messages: Page[Message]
+    runs: Page[Run]
+
+
+@dataclass(frozen=True)
 class RunDetail:
     run: Run
     view: TopicView

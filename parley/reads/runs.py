@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from parley.agents.lookup import agent_by_name
+from parley.conversations.model import Topic
 from parley.errors import NotFound
 from parley.people.model import Person
 from parley.reads import cursors
@@ -38,6 +39,16 @@ async def runs_page(
     if topic is not None:
         await readable_topic(tx, reader, topic)
     found = await tx.runs.readable_page(reader, window, agent_id, states, topic)
+    return cursors.page(cursors.RUNS, found)
+
+
+async def runs_of(
+    tx: Tx, reader: Person, topic: Topic, limit: int | None = None, before: str | None = None
+) -> Page[Run]:
+    """``topic``'s runs, as ``runs_page(topic=...)`` lists them; ``topic`` is one the reader
+    may read (a single read's), so not checked again."""
+    window = cursors.window(cursors.RUNS, limit, before)
+    found = await tx.runs.readable_page(reader, window, topic_id=topic.id)
     return cursors.page(cursors.RUNS, found)
 
 

@@ -9,7 +9,7 @@ from parley.conversations.person import conversation_with
 from parley.errors import NotFound
 from parley.people.model import Person
 from parley.reads import cursors
-from parley.reads.model import Page, TopicView
+from parley.reads.model import Page, TopicView, Window
 from parley.store import Tx
 
 
@@ -81,6 +81,26 @@ async def tasks_page(
     window = cursors.window(cursors.TASKS, limit, before)
     if parent is not None:
         await readable_topic(tx, reader, parent)
+    return await _tasks(tx, reader, window, status, deleted, parent)
+
+
+async def subtasks_of(
+    tx: Tx, reader: Person, topic: Topic, limit: int | None = None, before: str | None = None
+) -> Page[TopicView]:
+    """The subtasks spawned in ``topic``, deleted ones too, as ``tasks_page(parent=...)`` lists
+    them; ``topic`` is one the reader may read (a single read's), so not checked again."""
+    window = cursors.window(cursors.TASKS, limit, before)
+    return await _tasks(tx, reader, window, None, True, topic.id)
+
+
+async def _tasks(
+    tx: Tx,
+    reader: Person,
+    window: Window,
+    status: TaskStatus | None,
+    deleted: bool,
+    parent: int | None,
+) -> Page[TopicView]:
     found = await tx.topics.readable_page(
         reader,
         window,
@@ -106,16 +126,42 @@ async def agent_conversations_page(
     two roles (``pair_key``)."""
     window = cursors.window(cursors.AGENT_CONVERSATIONS, limit, before)
     if root is not None:
-        await readable_topic(tx, reader, root)
+        return await _rooted(
+            tx, reader, await readable_topic(tx, reader, root), include_closed, window
+        )
+    found = await tx.topics.readable_page(
+        reader, window, TopicKind.AGENT_CONVERSATION, include_closed=include_closed, pair=pair
+    )
+    return await _views_page(tx, cursors.AGENT_CONVERSATIONS, found.items, found.next_key)
+
+
+async def rooted_in(
+    tx: Tx,
+    reader: Person,
+    root: Topic,
+    include_closed: bool = False,
+    limit: int | None = None,
+    before: str | None = None,
+) -> Page[TopicView]:
+    """The agent conversations rooted in ``root``, as ``agent_conversations_page(root=...)``
+    lists them; ``root`` is one the reader may read (a single read's), so not checked again,
+    and is each one's root (not read again)."""
+    window = cursors.window(cursors.AGENT_CONVERSATIONS, limit, before)
+    return await _rooted(tx, reader, root, include_closed, window)
+
+
+async def _rooted(
+    tx: Tx, reader: Person, root: Topic, include_closed: bool, window: Window
+) -> Page[TopicView]:
     found = await tx.topics.readable_page(
         reader,
         window,
         TopicKind.AGENT_CONVERSATION,
         include_closed=include_closed,
-        root_id=root,
-        pair=pair,
+        root_id=root.id,
     )
-    return await _views_page(tx, cursors.AGENT_CONVERSATIONS, found.items, found.next_key)
+    views = [TopicView(topic, root) for topic in found.items]
+    return Page(views, cursors.encode_next(cursors.AGENT_CONVERSATIONS, found.next_key))
 
 
 async def messages_page(
@@ -125,6 +171,15 @@ async def messages_page(
     window = cursors.window(cursors.MESSAGES, limit, before)
     await readable_topic(tx, reader, topic_id)
     return cursors.page(cursors.MESSAGES, await tx.messages.page(topic_id, window))
+
+
+async def messages_of(
+    tx: Tx, topic: Topic, limit: int | None = None, before: str | None = None
+) -> Page[Message]:
+    """``topic``'s messages, newest first; ``topic`` is one the reader may read (a single
+    read's), so not checked again."""
+    window = cursors.window(cursors.MESSAGES, limit, before)
+    return cursors.page(cursors.MESSAGES, await tx.messages.page(topic.id, window))
 
 
 async def views(tx: Tx, topics: list[Topic]) -> list[TopicView]:

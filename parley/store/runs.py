@@ -282,6 +282,29 @@ _OPEN_COUNTS = once(
 )
 
 
+def _newest_in_topics() -> Select[Any]:
+    """The newest ``each`` runs of every topic in ``topic_ids``, by topic, newest first: one
+    statement for a page that shows many topics (a root's tree), not one per topic."""
+    ranked = (
+        _query()
+        .add_columns(
+            func.row_number()
+            .over(partition_by=runs.c.topic_id, order_by=runs.c.id.desc())
+            .label("rank")
+        )
+        .where(runs.c.topic_id.in_(bindparam("topic_ids", expanding=True)))
+        .subquery("ranked")
+    )
+    return (
+        select(ranked)
+        .where(ranked.c.rank <= bindparam("each"))
+        .order_by(ranked.c.topic_id, ranked.c.id.desc())
+    )
+
+
+_NEWEST_IN_TOPICS = once(_newest_in_topics())
+
+
 class RunsRepo:
     def __init__(self, connection: Connection) -> None:
         self._c = connection
@@ -527,6 +550,22 @@ class RunsRepo:
         if topic_id is not None:
             conditions.append(runs.c.topic_id == topic_id)
         return await sliced(self._c, _query().where(and_(*conditions)), runs.c.id, window, _run)
+
+    async def newest_in_topics(self, topic_ids: Sequence[int], each: int) -> dict[int, Slice[Run]]:
+        """Each topic's newest ``each`` runs, newest first, as a first page of ``each`` would
+        give them; by topic id, every asked topic there. No reader: the caller read the topics
+        as the reader may (runs are as readable as their topic)."""
+        rows = await self._c.execute(
+            _NEWEST_IN_TOPICS, {"topic_ids": list(topic_ids), "each": each + 1}
+        )
+        found: dict[int, list[Run]] = {topic_id: [] for topic_id in topic_ids}
+        for row in rows:
+            found[row.topic_id].append(_run(row))
+        # One more than ``each`` was read of each topic: whether it continues past the slice.
+        return {
+            topic_id: Slice(items[:each], items[each - 1].id if len(items) > each else None)
+            for topic_id, items in found.items()
+        }
 
     async def turns_page(self, person_id: int, window: Window) -> Slice[Run]:
         """Running turns of the human agents that are this person, oldest first (the order

@@ -13,14 +13,14 @@ from fastapi.responses import Response
 from parley.context import Context
 from parley.conversations.model import Message, Topic
 from parley.people.model import Person
-from parley.reads.model import MAX_LIMIT
-from parley.reads.runs import runs_page
-from parley.reads.topics import agent_conversations_page, messages_page, readable_topic
+from parley.reads.details import newest_in_tree
+from parley.reads.model import MAX_LIMIT, Newest
+from parley.reads.topics import readable_topic, rooted_in
 from parley.runs.model import Run
 from parley.store import Tx
 from parley.web.parts import live_values
 from parley.web.routing import Ctx, Viewer, WebParts, mark_page
-from parley.web.tree import Node, build_tree, walk
+from parley.web.tree import build_tree, walk
 
 router = APIRouter(include_in_schema=False, dependencies=[Depends(mark_page)])
 MOST = 500  # agent conversations drawn for one root; past it the page says so
@@ -61,7 +61,10 @@ async def read_root(ctx: Context, person: Person, topic_id: int) -> dict[str, An
         root = await readable_topic(tx, person, topic_id)
         conversations, complete = await _rooted_in(tx, person, root)
         tree = build_tree(root, conversations)
-        inside = {node.topic.id: await _inside(tx, person, node) for node in walk(tree)}
+        shown = [node.topic for node in walk(tree)]
+        # Two statements for the whole tree: per conversation, they were a GET's most.
+        newest = await newest_in_tree(tx, root, shown, EACH)
+    inside = {shown_id: _inside(found) for shown_id, found in newest.items()}
     return {"root": root, "tree": tree, "inside": inside, "complete": complete}
 
 
@@ -71,8 +74,8 @@ async def _rooted_in(tx: Tx, person: Person, root: Topic) -> tuple[list[Topic], 
     found: list[Topic] = []
     before: str | None = None
     while len(found) < MOST:
-        page = await agent_conversations_page(
-            tx, person, include_closed=True, root=root.id, limit=MAX_LIMIT, before=before
+        page = await rooted_in(
+            tx, person, root, include_closed=True, limit=MAX_LIMIT, before=before
         )
         found += [view.topic for view in page.items]
         if page.next is None:
@@ -81,7 +84,6 @@ async def _rooted_in(tx: Tx, person: Person, root: Topic) -> tuple[list[Topic], 
     return found[:MOST], False
 
 
-async def _inside(tx: Tx, person: Person, node: Node) -> Inside:
-    messages = await messages_page(tx, person, node.topic.id, limit=EACH)
-    runs = await runs_page(tx, person, topic=node.topic.id, limit=EACH)
-    return Inside(list(reversed(messages.items)), messages.next is not None, runs.items)
+def _inside(newest: Newest) -> Inside:
+    messages = newest.messages
+    return Inside(list(reversed(messages.items)), messages.next is not None, newest.runs.items)

@@ -18,7 +18,7 @@ from parley.errors import Invalid
 from parley.people.model import Person
 from parley.reads.details import topic_detail
 from parley.reads.topics import readable_task, tasks_page
-from parley.web.chat import talkable
+from parley.web.chat import HOME_AGENTS, talkable
 from parley.web.parts import live_values
 from parley.web.render import back_to
 from parley.web.routing import Ctx, Post, Viewer, WebParts, mark_page
@@ -49,7 +49,7 @@ async def tasks(
     person = viewer.person
     async with ctx.store.transaction() as tx:
         found = await tasks_page(tx, person, task_status(status), deleted, before=before)
-        agents = await talkable(tx)
+        agents = await talkable(tx, HOME_AGENTS)
     query = urlencode(
         {k: v for k, v in (("status", status), ("deleted", "true" if deleted else "")) if v}
     )
