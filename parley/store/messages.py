@@ -6,12 +6,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, bindparam, func, insert, or_, select, update
+from sqlalchemy import Select, bindparam, insert, or_, select, update
 
 from parley.conversations.model import Message
 from parley.reads.model import Slice, Window
 from parley.store.connection import Connection
-from parley.store.keyset import sliced
+from parley.store.keyset import first_slices, newest_of_each, sliced
 from parley.store.shapes import once
 from parley.store.tables import agents, messages, people
 
@@ -66,28 +66,8 @@ _RECENT = (
 )
 
 
-def _newest_in_topics() -> Select[Any]:
-    """The newest ``each`` messages of every topic in ``topic_ids``, by topic, newest first: one
-    statement for a page that shows many topics (a root's tree), not one per topic."""
-    ranked = (
-        _query()
-        .add_columns(
-            func.row_number()
-            .over(partition_by=messages.c.topic_id, order_by=messages.c.id.desc())
-            .label("rank")
-        )
-        .where(messages.c.topic_id.in_(bindparam("topic_ids", expanding=True)))
-        .order_by(None)
-        .subquery("ranked")
-    )
-    return (
-        select(ranked)
-        .where(ranked.c.rank <= bindparam("each"))
-        .order_by(ranked.c.topic_id, ranked.c.id.desc())
-    )
-
-
-_NEWEST_IN_TOPICS = once(_newest_in_topics())
+# A root's tree: the newest of each of its conversations, in one statement.
+_NEWEST_IN_TOPICS = once(newest_of_each(_query(), messages.c.topic_id, messages.c.id))
 
 
 class MessagesRepo:
@@ -114,17 +94,9 @@ class MessagesRepo:
     ) -> dict[int, Slice[Message]]:
         """Each topic's newest ``each`` messages, newest first, as ``page`` gives a first page
         of ``each``; by topic id, every asked topic there (one with none: an empty slice)."""
-        rows = await self._c.execute(
-            _NEWEST_IN_TOPICS, {"topic_ids": list(topic_ids), "each": each + 1}
+        return await first_slices(
+            self._c, _NEWEST_IN_TOPICS, list(topic_ids), each, _message, lambda item: item.id
         )
-        found: dict[int, list[Message]] = {topic_id: [] for topic_id in topic_ids}
-        for row in rows:
-            found[row.topic_id].append(_message(row))
-        # One more than ``each`` was read of each topic: whether it continues past the slice.
-        return {
-            topic_id: Slice(items[:each], items[each - 1].id if len(items) > each else None)
-            for topic_id, items in found.items()
-        }
 
     async def inputs(self, run_id: int) -> list[Message]:
         rows = await self._c.execute(_INPUTS, {"run_id": run_id})

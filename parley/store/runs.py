@@ -29,7 +29,7 @@ from parley.people.model import Person
 from parley.reads.model import Slice, Window
 from parley.runs.model import OPEN_STATES, Run, RunState, Session, Waiting
 from parley.store.connection import Connection
-from parley.store.keyset import sliced
+from parley.store.keyset import first_slices, newest_of_each, sliced
 from parley.store.shapes import once
 from parley.store.tables import agents, nodes, runs, sessions, topics
 from parley.store.types import UTCDateTime
@@ -282,27 +282,8 @@ _OPEN_COUNTS = once(
 )
 
 
-def _newest_in_topics() -> Select[Any]:
-    """The newest ``each`` runs of every topic in ``topic_ids``, by topic, newest first: one
-    statement for a page that shows many topics (a root's tree), not one per topic."""
-    ranked = (
-        _query()
-        .add_columns(
-            func.row_number()
-            .over(partition_by=runs.c.topic_id, order_by=runs.c.id.desc())
-            .label("rank")
-        )
-        .where(runs.c.topic_id.in_(bindparam("topic_ids", expanding=True)))
-        .subquery("ranked")
-    )
-    return (
-        select(ranked)
-        .where(ranked.c.rank <= bindparam("each"))
-        .order_by(ranked.c.topic_id, ranked.c.id.desc())
-    )
-
-
-_NEWEST_IN_TOPICS = once(_newest_in_topics())
+# A root's tree: the newest of each of its conversations, in one statement.
+_NEWEST_IN_TOPICS = once(newest_of_each(_query(), runs.c.topic_id, runs.c.id))
 
 
 class RunsRepo:
@@ -555,17 +536,9 @@ class RunsRepo:
         """Each topic's newest ``each`` runs, newest first, as a first page of ``each`` would
         give them; by topic id, every asked topic there. No reader: the caller read the topics
         as the reader may (runs are as readable as their topic)."""
-        rows = await self._c.execute(
-            _NEWEST_IN_TOPICS, {"topic_ids": list(topic_ids), "each": each + 1}
+        return await first_slices(
+            self._c, _NEWEST_IN_TOPICS, list(topic_ids), each, _run, lambda item: item.id
         )
-        found: dict[int, list[Run]] = {topic_id: [] for topic_id in topic_ids}
-        for row in rows:
-            found[row.topic_id].append(_run(row))
-        # One more than ``each`` was read of each topic: whether it continues past the slice.
-        return {
-            topic_id: Slice(items[:each], items[each - 1].id if len(items) > each else None)
-            for topic_id, items in found.items()
-        }
 
     async def turns_page(self, person_id: int, window: Window) -> Slice[Run]:
         """Running turns of the human agents that are this person, oldest first (the order
