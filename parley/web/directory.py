@@ -14,7 +14,7 @@ from parley.conversations.node_exchange import ask_node
 from parley.errors import Invalid
 from parley.mesh.model import Node, NodeStatus, Workload
 from parley.mesh.nodes import node_by_name, node_session_name
-from parley.people.accounts import NewPerson, add_person_by, reissue_token
+from parley.people.accounts import NewPerson, add_person_by, reissue_token, require_owner
 from parley.people.model import Role
 from parley.reads.directory import exchanges_page, nodes_page, people_page
 from parley.web.render import back_to
@@ -91,6 +91,7 @@ async def people_list(
 
 @router.post("/people")
 async def people_add(request: Request, posted: Post, ctx: Ctx, web: WebParts) -> Response:
+    require_owner(posted.viewer.person, "add people")  # before the form's own faults
     name = posted.form.required("name", "name")
     role = _role(posted.form.get("role", Role.MEMBER.value))
     async with ctx.store.transaction() as tx:

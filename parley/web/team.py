@@ -16,6 +16,7 @@ from parley.agents.memory import remember
 from parley.agents.model import Agent, Lifecycle
 from parley.durations import format_duration
 from parley.errors import Invalid
+from parley.people.accounts import require_owner
 from parley.reads.agents import agents_page, changes_page, memory_page, warnings_page
 from parley.reads.directory import nodes_page
 from parley.reads.model import MAX_LIMIT
@@ -67,6 +68,8 @@ async def agents_list(
 
 @router.post("/agents")
 async def agents_hire(posted: Post, ctx: Ctx) -> Response:
+    # The library's owner rule first: a member hears "owners only", not what their form lacks.
+    require_owner(posted.viewer.person, "hire agents")
     form = posted.form
     order = _hire_order(form)
     lifetime = form.get("clone_lifetime").strip() or None

@@ -98,6 +98,7 @@ async def test_a_member_reads_the_agents_without_the_owners_forms(parley: Harnes
         listed = await browser.get("/agents")
         shown = await browser.get("/agents/scribe")
         hire = await browser.post("/agents", {**HIRE, "name": "intruder"})
+        malformed = await browser.post("/agents", {"max_sessions": "many"})
         retire = await browser.post("/agents/scribe/retire", {"mode": "force"})
         warn = await browser.post("/agents/scribe/warn", {"reason": "no"})
         note = await browser.post("/agents/scribe/memory", {"note": "Ada likes tea."})
@@ -107,6 +108,8 @@ async def test_a_member_reads_the_agents_without_the_owners_forms(parley: Harnes
     assert "/agents/scribe/retire" not in shown.text and "/agents/scribe/warn" not in shown.text
     assert [hire.status_code, retire.status_code, warn.status_code] == [403, 403, 403]
     assert "only an owner may hire agents" in hire.text
+    # A form with faults of its own is refused as a member's, not read as a bad form.
+    assert malformed.status_code == 403 and "only an owner may hire agents" in malformed.text
     assert "only an owner may retire agents" in retire.text
     assert note.status_code == 303  # any person may add to an agent's memory, as in the API
     assert await _names(parley) == ["scribe"]
@@ -189,10 +192,12 @@ async def test_a_member_reissues_only_their_own_token(parley: Harness) -> None:
         listed = await browser.get("/people")
         others = await browser.post("/people/bob/token")
         add = await browser.post("/people", {"name": "eve"})
+        nameless = await browser.post("/people", {"role": "nobody"})
         mine = await browser.post("/people/ada/token")
     assert "/people/ada/token" in listed.text and "/people/bob/token" not in listed.text
     assert 'action="/people"' not in listed.text
     assert others.status_code == 403 and add.status_code == 403
+    assert nameless.status_code == 403 and "only an owner may add people" in nameless.text
     assert mine.status_code == 200 and "sign in again" in mine.text
     found = re.search(r'id="new-token" class="token" value="([^"]+)"', mine.text)
     assert found is not None
