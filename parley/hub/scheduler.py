@@ -69,6 +69,7 @@ class Scheduler:
         # Nodes lost to silence: nothing starts there until they are heard again.
         self._lost: set[str] = set()
         self._recorder = OutcomeRecorder(store, clock, budget)
+        self._dispatching: set[asyncio.Task[None]] = set()  # turns on their way to nodes
 
     async def start(self) -> None:
         self._subscription = await self._broker.subscribe(RUN_EVENTS, self._on_chunk)
@@ -83,6 +84,11 @@ class Scheduler:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        # A turn cut off on its way stays running; the next start's reconciliation asks the
+        # nodes whether one holds it.
+        for task in list(self._dispatching):
+            task.cancel()
+        await asyncio.gather(*self._dispatching, return_exceptions=True)
         if self._subscription is not None:
             await self._subscription.unsubscribe()
 
@@ -151,14 +157,18 @@ class Scheduler:
             for s in starting:
                 tx.effects.changed.append(RunChange(s.run, RunState.RUNNING, now))
             turns = await build_turns(tx, starting, self._parley_url)
-        await asyncio.gather(
-            *(
-                self._dispatch(s.agent.node_name, turn)
-                for s, turn in zip(starting, turns, strict=True)
-                if s.agent.modality is not Modality.HUMAN  # a person's turn waits for them
-            )
-        )
+        for s, turn in zip(starting, turns, strict=True):
+            if s.agent.modality is not Modality.HUMAN:  # a person's turn waits for them
+                self._send_off(s.agent.node_name, turn)
         return len(candidates)
+
+    def _send_off(self, node: str, turn: TurnStart) -> None:
+        """The turn goes to its node while the loop goes on: waiting for each node's answer
+        before the next batch held up every run that became startable meanwhile (a round trip
+        through the broker per batch), and one slow node held up every other."""
+        task = asyncio.create_task(self._dispatch(node, turn))
+        self._dispatching.add(task)
+        task.add_done_callback(self._dispatching.discard)
 
     async def _dispatch(self, node: str, turn: TurnStart) -> None:
         try:

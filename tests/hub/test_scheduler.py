@@ -12,6 +12,8 @@ from typing import Any
 from sqlalchemy import text
 
 from parley.clock import SystemClock
+from parley.mesh.messages import TurnStart, turn_subject
+from parley.mesh.node_runner import NodeRunner
 from parley.settings import Settings
 from tests.runs.support import follow, get, say, script
 from tests.support import Harness, eventually, items, oldest_first, started
@@ -235,3 +237,35 @@ def _assert_no_overlap(runs: list[dict[str, Any]], key: str | None, most: int) -
         for _, step in events:
             running += step
             assert running <= most
+
+
+async def test_a_node_slow_to_take_its_turn_holds_up_no_other_node(
+    parley: Harness, beta: NodeRunner, tmp_path: Path
+) -> None:
+    """The scheduler sends a turn off and goes on: a run on another node starts and finishes
+    while the first node still sits on its turn, which is neither given up nor sent again."""
+    asked: list[int] = []
+    release = asyncio.Event()
+
+    async def sits_on_it(data: bytes) -> bytes:
+        asked.append(TurnStart.model_validate_json(data).run_id)
+        await release.wait()
+        return b'{"accepted": true}'
+
+    sitting = await parley.context.broker.subscribe(turn_subject("beta"), sits_on_it)
+    try:
+        await parley.hire("far", node="beta")
+        await parley.hire("near", brain=script(tmp_path, "near", ECHO))
+        far = await say(parley.owner, "far", "hello")
+        assert await eventually(lambda: _asked(asked))
+        near = await say(parley.owner, "near", "ping")
+        _, end = await follow(parley.owner, near["run_id"])
+        assert end["output"] == "got ping"
+        assert asked == [far["run_id"]] and await _running(parley, far["run_id"])
+    finally:
+        release.set()
+        await sitting.unsubscribe()
+
+
+async def _asked(asked: list[int]) -> bool:
+    return bool(asked)
