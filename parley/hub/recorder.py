@@ -1,6 +1,7 @@
 """Recording how turns ended, as nodes report them: a batch of ends (what the broker stored
-meanwhile) in one transaction (group commit). Recording is idempotent: the end of a run that
-already ended, or of an earlier start of it, changes nothing (``outcomes``).
+meanwhile) in one transaction (group commit), or on PostgreSQL in a few side by side. Recording
+is idempotent: the end of a run that already ended, or of an earlier start of it, changes
+nothing (``outcomes``).
 
 No run stays ``running`` because its outcome could not be stored. A turn whose deferred actions
 are refused is recorded as failed, with none of its actions, without failing the others of its
@@ -34,6 +35,7 @@ RETRY_FIRST_SECONDS = 0.05
 RETRY_LONGEST_SECONDS = 5.0
 # A failed run's reason when the store refuses even the words of what went wrong.
 UNRECORDED = "the hub could not record how this turn ended (the hub's log says why)"
+MIN_PART = 2  # outcomes in a part of a batch recorded side by side: fewer is not worth a commit
 
 
 class OutcomeRecorder:
@@ -41,6 +43,15 @@ class OutcomeRecorder:
         self._store, self._clock, self._budget = store, clock, budget
 
     async def record(self, batch: list[Outcome]) -> None:
+        """Record a batch; on a store that takes several writers, in parts side by side (a
+        batch in one transaction is a run of statements, each waiting for the one before)."""
+        parts = _parts(batch, self._store.writers)
+        if len(parts) == 1:
+            await self._record_together(batch)
+            return
+        await asyncio.gather(*(self._record_together(part) for part in parts))
+
+    async def _record_together(self, batch: list[Outcome]) -> None:
         """Record a batch together; if that cannot be, each outcome alone, and one that cannot
         be recorded alone fails its turn, saying why."""
         try:
@@ -54,7 +65,7 @@ class OutcomeRecorder:
                 return
             log.exception("recording %d outcomes together failed; one by one", len(batch))
         for outcome in batch:
-            await self.record([outcome])
+            await self._record_together([outcome])
 
     async def _fail(self, outcome: Outcome, reason: str) -> None:
         """Fail the turn with ``reason`` in a transaction of its own. If even that cannot be,
@@ -137,6 +148,18 @@ class OutcomeRecorder:
     async def _bare(self, run_id: int, reason: str) -> None:
         async with self._store.transaction() as tx:
             await record_bare_failure(tx, self._clock, run_id, reason)
+
+
+def _parts(batch: list[Outcome], writers: int) -> list[list[Outcome]]:
+    """``batch`` cut in up to ``writers`` parts of at least ``MIN_PART`` each. Copies of one
+    end go to one part: recording them side by side would only make one wait for the other."""
+    count = max(1, min(writers, len(batch) // MIN_PART))
+    parts: list[list[Outcome]] = [[] for _ in range(count)]
+    part_of: dict[int, int] = {}  # each run's part, dealt in turn as runs first appear
+    for outcome in batch:
+        part = part_of.setdefault(outcome.run_id, len(part_of) % count)
+        parts[part].append(outcome)
+    return [part for part in parts if part]
 
 
 def _acts(outcome: Outcome, topic: Topic) -> bool:
