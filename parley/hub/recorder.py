@@ -35,7 +35,7 @@ RETRY_FIRST_SECONDS = 0.05
 RETRY_LONGEST_SECONDS = 5.0
 # A failed run's reason when the store refuses even the words of what went wrong.
 UNRECORDED = "the hub could not record how this turn ended (the hub's log says why)"
-MIN_PART = 2  # outcomes in a part of a batch recorded side by side: fewer is not worth a commit
+MIN_PART = 4  # outcomes in a part of a batch recorded side by side: fewer is not worth a commit
 
 
 class OutcomeRecorder:
