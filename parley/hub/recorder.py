@@ -26,6 +26,7 @@ from parley.hub.outcomes import (
     record_loaded_outcome,
     replies_to_agent,
 )
+from parley.hub.plain_replies import BudgetTight, Loaded, record_plain, take_plain
 from parley.store import Store
 
 log = logging.getLogger(__name__)
@@ -99,10 +100,13 @@ class OutcomeRecorder:
         is recorded, on the next try, as failed without any of its actions."""
         refused: dict[int, str] = {}
         spent: list[HopBudgetSpent] = []
+        plain = True
         while True:
             try:
-                await self._record(batch, refused, spent)
+                await self._record(batch, refused, spent, plain)
                 return
+            except BudgetTight:
+                plain = False  # one by one, so that the hop past the budget is the one refused
             except ActionsRefused as exc:
                 if exc.run_id in refused:
                     raise
@@ -115,9 +119,11 @@ class OutcomeRecorder:
         batch: list[Outcome],
         refused: dict[int, str],
         spent: Sequence[HopBudgetSpent] = (),
+        plain: bool = True,
     ) -> None:
         """Record ``batch``, the ``refused`` turns as failed; tell the origins whose budget a
-        refused turn found ``spent``."""
+        refused turn found ``spent``. Its ``plain`` replies together (``plain_replies``), unless
+        told not to."""
         async with self._store.transaction() as tx:
             run_ids = [outcome.run_id for outcome in batch]
             runs = await tx.runs.by_ids(run_ids)
@@ -135,12 +141,17 @@ class OutcomeRecorder:
                 # stopped meanwhile shows stopped, and none of its actions apply.
                 await tx.topics.lock(acting_under)
                 runs = await tx.runs.by_ids(run_ids)
-            # A second copy of an end in one batch finds its run ended by the first: nothing.
+            ends: list[Loaded] = []
             for outcome in batch:
                 if outcome.run_id in refused:
                     outcome = outcome.failed(refused[outcome.run_id])
                 run = runs.get(outcome.run_id)
-                topic = topics.get(run.topic_id) if run else None
+                ends.append((outcome, run, topics.get(run.topic_id) if run else None))
+            if plain:
+                replies, ends = await take_plain(tx, ends)
+                await record_plain(tx, self._clock, self._budget, replies)
+            # A second copy of an end in one batch finds its run ended by the first: nothing.
+            for outcome, run, topic in ends:
                 await record_loaded_outcome(tx, self._clock, outcome, run, topic, self._budget)
             for refusal in spent:
                 await tell_budget_spent(tx, self._clock.now(), refusal)

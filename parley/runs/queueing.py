@@ -60,12 +60,15 @@ async def queue_text(
 
 @dataclass(frozen=True)
 class Waiting:
-    """A text to queue with ``queue_texts``: ``body`` for ``recipient`` in ``topic_id``."""
+    """A text to queue with ``queue_texts``: ``body`` for ``recipient`` in ``topic_id``, from
+    a peer's role (``author_role``) or from a local agent's run."""
 
     topic_id: int
     recipient: Agent
     body: str
-    author_role: str
+    author_role: str | None = None
+    author_agent_id: int | None = None
+    from_run_id: int | None = None
 
 
 async def queue_texts(tx: Tx, now: datetime, texts: Sequence[Waiting]) -> None:
@@ -93,6 +96,7 @@ async def queue_texts(tx: Tx, now: datetime, texts: Sequence[Waiting]) -> None:
     rows = [
         {"topic_id": text.topic_id, "kind": "text", "body": text.body, "created_at": now,
          "recipient_agent_id": text.recipient.id, "author_role": text.author_role,
+         "author_agent_id": text.author_agent_id, "from_run_id": text.from_run_id,
          "run_id": place if place > 0 else made[-place - 1]}
         for text, place in zip(texts, places, strict=True)
     ]  # fmt: skip

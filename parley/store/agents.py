@@ -114,6 +114,13 @@ _RECEIVABLE = once(
         agents.c.is_template.is_(False),
     )
 )
+_RECEIVABLE_NAMED = once(
+    _agent_query().where(
+        agents.c.name.in_(bindparam("names", expanding=True)),
+        agents.c.lifecycle.in_(bindparam("states", expanding=True)),
+        agents.c.is_template.is_(False),
+    )
+)
 _MEMORY_OF = (
     select(
         agent_memory,
@@ -205,6 +212,18 @@ class AgentsRepo:
         parameters = {"name": name, "states": _states(states)}
         row = (await self._c.execute(_RECEIVABLE, parameters)).first()
         return _agent(row) if row else None
+
+    async def receivable_named(
+        self, names: Iterable[str], states: Sequence[Lifecycle]
+    ) -> dict[str, Agent]:
+        """``receivable`` for several names in one statement: those that may take work."""
+        wanted = sorted(set(names))
+        if not wanted:
+            return {}
+        parameters = {"names": wanted, "states": _states(states)}
+        return {
+            row.name: _agent(row) for row in await self._c.execute(_RECEIVABLE_NAMED, parameters)
+        }
 
     async def receivable_clones(self, template_id: int, states: Sequence[Lifecycle]) -> list[Agent]:
         """Clones of a template that may take work, least loaded first."""

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, case, null, update
+from sqlalchemy import Integer, bindparam, case, func, null, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from parley.store.connection import Connection
@@ -15,25 +16,50 @@ from parley.store.types import UTCDateTime
 
 
 def _spend(dialect: Any) -> Any:
-    """Count one hop in one statement: a window that began at or before ``since`` is over, and
-    the hop starts a new one (forgetting that it was noticed)."""
+    """Count ``count`` hops of one origin in one statement: a window that began at or before
+    ``since`` is over, and the hops start a new one (forgetting that it was noticed)."""
     now = bindparam("now", type_=UTCDateTime)
-    over = hop_counts.c.window_started_at <= bindparam("since", type_=UTCDateTime)
     statement = dialect.insert(hop_counts).values(
-        origin_topic_id=bindparam("origin_id"), window_started_at=now, hops=1
+        origin_topic_id=bindparam("origin_id"), window_started_at=now, hops=bindparam("count")
     )
+    return _counted(statement)
+
+
+def _counted(statement: Any) -> Any:
+    """An insert of counters made a counting upsert: a counter there already adds the hops."""
+    over = hop_counts.c.window_started_at <= bindparam("since", type_=UTCDateTime)
+    new = statement.excluded
     return statement.on_conflict_do_update(
         index_elements=[hop_counts.c.origin_topic_id],
         set_={
-            "hops": case((over, 1), else_=hop_counts.c.hops + 1),
-            "window_started_at": case((over, now), else_=hop_counts.c.window_started_at),
+            "hops": case((over, new.hops), else_=hop_counts.c.hops + new.hops),
+            "window_started_at": case(
+                (over, new.window_started_at), else_=hop_counts.c.window_started_at
+            ),
             "noticed_at": case((over, null()), else_=hop_counts.c.noticed_at),
         },
-    ).returning(hop_counts.c.hops)
+    ).returning(hop_counts.c.origin_topic_id, hop_counts.c.hops)
+
+
+def _spend_many() -> Any:
+    """PostgreSQL counts the hops of several origins in one statement (each origin once)."""
+    given = (
+        func.unnest(
+            bindparam("origin_ids", type_=postgresql.ARRAY(Integer)),
+            bindparam("counts", type_=postgresql.ARRAY(Integer)),
+        )
+        .table_valued("origin_id", "count")
+        .render_derived()
+    )
+    now = bindparam("now", type_=UTCDateTime)
+    rows = select(given.c.origin_id, now, given.c.count)
+    columns = ["origin_topic_id", "window_started_at", "hops"]
+    return _counted(postgresql.insert(hop_counts).from_select(columns, rows))
 
 
 # Built once: this runs on every hop.
 _SPEND = {"sqlite": once(_spend(sqlite)), "postgresql": once(_spend(postgresql))}
+_SPEND_MANY = once(_spend_many())
 _NOTICE = once(
     update(hop_counts)
     .where(
@@ -51,9 +77,26 @@ class HopsRepo:
     async def spend(self, origin_id: int, now: datetime, since: datetime) -> int:
         """Count a hop for ``origin_id``; how many its window holds, this one included. The
         counter's row stays locked until commit: the hops of one origin are counted in turn."""
-        parameters = {"origin_id": origin_id, "now": now, "since": since}
-        result = await self._c.execute(_SPEND[self._c.dialect.name], parameters)
-        return int(result.scalar_one())
+        return (await self.spend_many({origin_id: 1}, now, since))[origin_id]
+
+    async def spend_many(
+        self, counts: Mapping[int, int], now: datetime, since: datetime
+    ) -> dict[int, int]:
+        """Count ``counts[origin]`` hops for each origin, in the origins' order (a counter stays
+        locked until commit: two batches lock theirs in one order); how many each window holds,
+        these included."""
+        origin_ids = sorted(counts)
+        if self._c.dialect.name == "postgresql" and len(origin_ids) > 1:
+            given = {"origin_ids": origin_ids, "counts": [counts[o] for o in origin_ids]}
+            rows = await self._c.execute(_SPEND_MANY, {**given, "now": now, "since": since})
+            return {row.origin_topic_id: int(row.hops) for row in rows}
+        held: dict[int, int] = {}
+        for origin_id in origin_ids:
+            parameters = {"origin_id": origin_id, "count": counts[origin_id], "now": now,
+                          "since": since}  # fmt: skip
+            result = await self._c.execute(_SPEND[self._c.dialect.name], parameters)
+            held[origin_id] = int(result.one().hops)
+        return held
 
     async def mark_noticed(self, origin_id: int, now: datetime) -> bool:
         """True once per window: the first caller tells the origin that its budget is spent."""

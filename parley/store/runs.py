@@ -258,6 +258,28 @@ _FINISH = once(
         stderr=func.coalesce(bindparam("stderr"), runs.c.stderr),
     )
 )
+# PostgreSQL finishes a batch in one statement: each run with its own output and stderr.
+_ENDING = (
+    func.unnest(
+        bindparam("run_ids", type_=postgresql.ARRAY(Integer)),
+        bindparam("outputs", type_=postgresql.ARRAY(String)),
+        bindparam("stderrs", type_=postgresql.ARRAY(String)),
+    )
+    .table_valued("run_id", "output", "stderr")
+    .render_derived()
+)
+_FINISH_MANY = once(
+    update(runs)
+    .where(runs.c.id == _ENDING.c.run_id, runs.c.state.in_(_OPEN))
+    .values(
+        state=RunState.FINISHED.value,
+        finished_at=bindparam("now"),
+        reason=None,
+        output=_ENDING.c.output,
+        stderr=func.coalesce(_ENDING.c.stderr, runs.c.stderr),
+    )
+    .returning(runs.c.id)
+)
 _KEEP_STDERR = (
     update(runs).where(runs.c.id == bindparam("run_id")).values(stderr=bindparam("stderr"))
 )
@@ -479,6 +501,26 @@ class RunsRepo:
             "stderr": stderr,
         }
         return (await self._c.execute(_FINISH, parameters)).rowcount == 1
+
+    async def finish_many(
+        self, endings: Mapping[int, tuple[str, str | None]], now: datetime
+    ) -> set[int]:
+        """``finish`` as finished for several runs, each with its (output, stderr); those that
+        were still open."""
+        if not endings:
+            return set()
+        if self._c.dialect.name == "postgresql":  # one round trip; SQLite's run inline anyway
+            given = {
+                "run_ids": list(endings),
+                "outputs": [output for output, _ in endings.values()],
+                "stderrs": [stderr for _, stderr in endings.values()],
+            }
+            return {row.id for row in await self._c.execute(_FINISH_MANY, {**given, "now": now})}
+        return {
+            run_id
+            for run_id, (output, stderr) in endings.items()
+            if await self.finish(run_id, RunState.FINISHED, now, output=output, stderr=stderr)
+        }
 
     async def keep_stderr(self, run_id: int, stderr: str) -> None:
         """Keep what a turn's process wrote on stderr, whatever state its run is in."""
