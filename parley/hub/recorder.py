@@ -1,7 +1,6 @@
 """Recording how turns ended, as nodes report them: a batch of ends (what the broker stored
-meanwhile) in one transaction (group commit), or on PostgreSQL in a few side by side. Recording
-is idempotent: the end of a run that already ended, or of an earlier start of it, changes
-nothing (``outcomes``).
+meanwhile) in one transaction (group commit). Recording is idempotent: the end of a run that
+already ended, or of an earlier start of it, changes nothing (``outcomes``).
 
 No run stays ``running`` because its outcome could not be stored. A turn whose deferred actions
 are refused is recorded as failed, with none of its actions, without failing the others of its
@@ -27,7 +26,7 @@ from parley.hub.outcomes import (
     replies_to_agent,
 )
 from parley.hub.plain_replies import BudgetTight, Loaded, record_plain, take_plain
-from parley.store import Store
+from parley.store import Store, Tx
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +35,6 @@ RETRY_FIRST_SECONDS = 0.05
 RETRY_LONGEST_SECONDS = 5.0
 # A failed run's reason when the store refuses even the words of what went wrong.
 UNRECORDED = "the hub could not record how this turn ended (the hub's log says why)"
-MIN_PART = 4  # outcomes in a part of a batch recorded side by side: fewer is not worth a commit
 
 
 class OutcomeRecorder:
@@ -44,13 +42,11 @@ class OutcomeRecorder:
         self._store, self._clock, self._budget = store, clock, budget
 
     async def record(self, batch: list[Outcome]) -> None:
-        """Record a batch; on a store that takes several writers, in parts side by side (a
-        batch in one transaction is a run of statements, each waiting for the one before)."""
-        parts = _parts(batch, self._store.writers)
-        if len(parts) == 1:
-            await self._record_together(batch)
-            return
-        await asyncio.gather(*(self._record_together(part) for part in parts))
+        """Record a batch in one transaction: its replies in local agent conversations take a
+        few statements whatever their number (``plain_replies``), so one transaction a batch
+        beat parts of it recorded side by side on PostgreSQL (bench/runtime.py: about 1,000
+        against 800 hops/s at 64 pairs)."""
+        await self._record_together(batch)
 
     async def _record_together(self, batch: list[Outcome]) -> None:
         """Record a batch together; if that cannot be, each outcome alone, and one that cannot
@@ -125,28 +121,7 @@ class OutcomeRecorder:
         refused turn found ``spent``. Its ``plain`` replies together (``plain_replies``), unless
         told not to."""
         async with self._store.transaction() as tx:
-            run_ids = [outcome.run_id for outcome in batch]
-            runs = await tx.runs.by_ids(run_ids)
-            topics = await tx.topics.by_ids({run.topic_id for run in runs.values()})
-            acting_under = {
-                topic.root_id
-                for outcome in batch
-                if (run := runs.get(outcome.run_id))
-                and (topic := topics.get(run.topic_id))
-                and _acts(outcome, topic)
-            }
-            if acting_under:
-                # The roots of the turns that act, locked first and in one order, as a stop
-                # locks them (conversations/lifetime.py); read again under those locks, a turn
-                # stopped meanwhile shows stopped, and none of its actions apply.
-                await tx.topics.lock(acting_under)
-                runs = await tx.runs.by_ids(run_ids)
-            ends: list[Loaded] = []
-            for outcome in batch:
-                if outcome.run_id in refused:
-                    outcome = outcome.failed(refused[outcome.run_id])
-                run = runs.get(outcome.run_id)
-                ends.append((outcome, run, topics.get(run.topic_id) if run else None))
+            ends = await self._load(tx, batch, refused)
             if plain:
                 replies, ends = await take_plain(tx, ends)
                 await record_plain(tx, self._clock, self._budget, replies)
@@ -156,21 +131,35 @@ class OutcomeRecorder:
             for refusal in spent:
                 await tell_budget_spent(tx, self._clock.now(), refusal)
 
+    async def _load(self, tx: Tx, batch: list[Outcome], refused: dict[int, str]) -> list[Loaded]:
+        """Each end with its run and topic, the ``refused`` ones made failures. The roots of
+        the turns that act are locked first and in one order, as a stop locks them
+        (conversations/lifetime.py); read again under those locks, a turn stopped meanwhile
+        shows stopped, and none of its actions apply."""
+        run_ids = [outcome.run_id for outcome in batch]
+        runs = await tx.runs.by_ids(run_ids)
+        topics = await tx.topics.by_ids({run.topic_id for run in runs.values()})
+        acting_under = {
+            topic.root_id
+            for outcome in batch
+            if (run := runs.get(outcome.run_id))
+            and (topic := topics.get(run.topic_id))
+            and _acts(outcome, topic)
+        }
+        if acting_under:
+            await tx.topics.lock(acting_under)
+            runs = await tx.runs.by_ids(run_ids)
+        ends: list[Loaded] = []
+        for outcome in batch:
+            if outcome.run_id in refused:
+                outcome = outcome.failed(refused[outcome.run_id])
+            run = runs.get(outcome.run_id)
+            ends.append((outcome, run, topics.get(run.topic_id) if run else None))
+        return ends
+
     async def _bare(self, run_id: int, reason: str) -> None:
         async with self._store.transaction() as tx:
             await record_bare_failure(tx, self._clock, run_id, reason)
-
-
-def _parts(batch: list[Outcome], writers: int) -> list[list[Outcome]]:
-    """``batch`` cut in up to ``writers`` parts of at least ``MIN_PART`` each. Copies of one
-    end go to one part: recording them side by side would only make one wait for the other."""
-    count = max(1, min(writers, len(batch) // MIN_PART))
-    parts: list[list[Outcome]] = [[] for _ in range(count)]
-    part_of: dict[int, int] = {}  # each run's part, dealt in turn as runs first appear
-    for outcome in batch:
-        part = part_of.setdefault(outcome.run_id, len(part_of) % count)
-        parts[part].append(outcome)
-    return [part for part in parts if part]
 
 
 def _acts(outcome: Outcome, topic: Topic) -> bool:

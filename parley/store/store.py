@@ -69,11 +69,6 @@ class Tx:
         self.effects = Effects()
 
 
-# Side by side on PostgreSQL: bench/runtime.py at 64 and 128 pairs gave 616 and 629 hops/s with
-# one, about 900 with two and 900 to 1,040 with four; the pool holds ten (engine.py).
-POSTGRESQL_WRITERS = 4
-
-
 class Store:
     def __init__(self, engine: AsyncEngine | Engine) -> None:
         self.engine = engine
@@ -95,13 +90,6 @@ class Store:
     @property
     def dialect(self) -> str:
         return self.engine.dialect.name
-
-    @property
-    def writers(self) -> int:
-        """How many write transactions are worth running side by side: SQLite has one writer
-        (others only queue for it); PostgreSQL runs several, and the hub's loop works on one
-        while the server answers another."""
-        return 1 if self._inline_lock is not None else POSTGRESQL_WRITERS
 
     def subscribe(self, subscriber: AfterCommit) -> Callable[[], None]:
         """Have ``subscriber`` act on every committed transaction's effects, in the order

@@ -16,12 +16,10 @@ from typing import Any
 
 import asyncpg
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 from sqlalchemy import Connection
 
 from parley.hub.outcomes import Outcome, record_loaded_outcome
-from parley.hub.recorder import MIN_PART, UNRECORDED, OutcomeRecorder, _parts
+from parley.hub.recorder import UNRECORDED, OutcomeRecorder
 from parley.mesh.messages import RUN_OUTCOMES, ActionCall, RunEvent
 from parley.people.tokens import hash_token
 from parley.runs.recovery import fail_and_requeue
@@ -341,42 +339,19 @@ async def test_an_outcome_for_a_run_ended_meanwhile_applies_nothing(
     assert "late answer" not in [m["body"] for m in items(conversation)]
 
 
-@given(
-    run_ids=st.lists(st.integers(min_value=1, max_value=12), max_size=40),
-    writers=st.integers(min_value=1, max_value=6),
-)
-def test_a_batch_is_cut_in_parts_that_keep_every_end_once_and_copies_together(
-    run_ids: list[int], writers: int
-) -> None:
-    batch = [Outcome(run_id, True, f"end {n}") for n, run_id in enumerate(run_ids)]
-    parts = _parts(batch, writers)
-    assert sorted((o.text for part in parts for o in part), key=lambda t: int(t[4:])) == [
-        o.text for o in batch
-    ]
-    assert all(part for part in parts) and len(parts) <= max(1, writers)
-    for part in parts:  # in the batch's order
-        assert [batch.index(o) for o in part] == sorted(batch.index(o) for o in part)
-    homes = {o.run_id: n for n, part in enumerate(parts) for o in part}
-    assert all(homes[o.run_id] == n for n, part in enumerate(parts) for o in part)
-    if writers == 1 or len(batch) < 2 * MIN_PART:
-        assert len(parts) <= 1
-    elif len(set(run_ids)) >= writers and len(batch) >= writers * MIN_PART:
-        assert len(parts) == writers  # one part each writer, none left idle
-
-
-async def test_a_batch_is_recorded_side_by_side_where_the_store_takes_several_writers(
-    parley: Harness, tmp_path: Path
-) -> None:
+async def test_a_batch_is_recorded_in_one_transaction(parley: Harness, tmp_path: Path) -> None:
+    """Group commit: a batch of ends, every end twice (a redelivered batch, say), commits once,
+    and each end is recorded once."""
     held = [await hold_a_turn(parley, tmp_path, f"holder{n}") for n in range(4)]
     ends = [
         Outcome(run_id, True, f"fresh {n}", run_token=token, started_as=hash_token(token))
         for n, (run_id, token) in enumerate(held)
     ]
     ours = {run_id for run_id, _ in held}
-    committed: list[set[int]] = []  # the ends each commit recorded, of these runs
+    committed: list[list[int]] = []  # the ends each commit recorded, of these runs
 
     async def count(effects: Effects) -> None:
-        if recorded := {change.run.id for change in effects.changed} & ours:
+        if recorded := [c.run.id for c in effects.changed if c.run.id in ours]:
             committed.append(recorded)
 
     stop_counting = parley.context.store.subscribe(count)
@@ -384,14 +359,10 @@ async def test_a_batch_is_recorded_side_by_side_where_the_store_takes_several_wr
         recorder = OutcomeRecorder(
             parley.context.store, parley.clock, parley.context.runtime.budget
         )
-        await recorder.record(ends + ends)  # every end twice: a redelivered batch, say
+        await recorder.record(ends + ends)
     finally:
         stop_counting()
-    writers = parley.context.store.writers
-    # A transaction per part (each of at least MIN_PART ends), each end in one of them.
-    assert len(committed) == min(writers, 4, len(ends + ends) // MIN_PART)
-    assert len(committed) > 1 if parley.context.store.dialect == "postgresql" else writers == 1
-    assert sorted(run for ends_of in committed for run in ends_of) == sorted(ours)
+    assert [sorted(recorded) for recorded in committed] == [sorted(ours)]
     for n, (run_id, _) in enumerate(held):
         assert (await ended(parley, run_id))["output"] == f"fresh {n}"
         shown = await get(parley.owner, f"/conversations/holder{n}")
