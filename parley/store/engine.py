@@ -39,13 +39,7 @@ def create_engine(url: str) -> AsyncEngine | Engine:
     url = normalise_url(url)
     if url.startswith("sqlite"):
         return _sqlite_engine(url)
-    # A generic plan, kept by a connection once planned, is planned for the tables as they were
-    # then: on a new store, a seq scan of a table that grows by thousands of runs a minute (5 ms
-    # a statement before the first ANALYZE). A custom plan costs tens of µs each time.
-    settings = {"server_settings": {"plan_cache_mode": "force_custom_plan"}}
-    return create_async_engine(
-        url, pool_size=10, max_overflow=10, pool_pre_ping=False, connect_args=settings
-    )
+    return create_async_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=False)
 
 
 def _sqlite_engine(url: str) -> Engine:
