@@ -25,6 +25,8 @@ from parley.runs.queueing import Waiting, check_text, queue_texts
 from parley.store import Tx
 
 Loaded = tuple[Outcome, Run | None, Topic | None]
+# A reply alone takes fewer round trips one by one: five against seven on PostgreSQL.
+FEWEST_PLAIN = 2
 
 
 @dataclass(frozen=True)
@@ -42,9 +44,10 @@ class BudgetTight(Exception):
 
 async def take_plain(tx: Tx, ends: Sequence[Loaded]) -> tuple[list[PlainReply], list[Loaded]]:
     """The plain replies among ``ends``, each once (a copy of an end changes nothing), and the
-    rest in their order: a run with different ends in one batch goes one by one, where the
-    first that ends it wins. Roots of replies that say something are held locked already (the
-    recorder locks those of every turn that acts)."""
+    rest in their order; all of ``ends`` if fewer than ``FEWEST_PLAIN`` are plain. A run with
+    different ends in one batch goes one by one, where the first that ends it wins. Roots of
+    replies that say something are held locked already (the recorder locks those of every
+    turn that acts)."""
     ends_of: dict[int, list[Outcome]] = {}
     for outcome, _, _ in ends:
         ends_of.setdefault(outcome.run_id, []).append(outcome)
@@ -66,6 +69,8 @@ async def take_plain(tx: Tx, ends: Sequence[Loaded]) -> tuple[list[PlainReply], 
             rest.append((outcome, run, topic))
         else:
             plain[outcome.run_id] = reply
+    if len(plain) < FEWEST_PLAIN:
+        return [], list(ends)
     return list(plain.values()), rest
 
 

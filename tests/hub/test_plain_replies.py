@@ -129,6 +129,7 @@ async def test_replies_are_told_from_ends_that_could_be_refused(
 ) -> None:
     held = await hold_in_agent_conversation(parley, tmp_path, 0)
     other = await hold_in_agent_conversation(parley, tmp_path, 1)
+    third = await hold_in_agent_conversation(parley, tmp_path, 2)
     answer, empty = held.end("the answer"), other.end("   ")
     remember = ActionCall(name="remember", arguments={"note": "x"})
     failed = Outcome(held.run_id, False, "it broke", started_as=hash_token(held.token))
@@ -140,16 +141,20 @@ async def test_replies_are_told_from_ends_that_could_be_refused(
         held.end("x" * 300_000),  # longer than any text: refused one by one, saying so
     ]
     async with parley.context.store.transaction() as tx:
-        runs = await tx.runs.by_ids([held.run_id, other.run_id])
-        topics = await tx.topics.by_ids([held.topic_id, other.topic_id])
+        runs = await tx.runs.by_ids([held.run_id, other.run_id, third.run_id])
+        topics = await tx.topics.by_ids([held.topic_id, other.topic_id, third.topic_id])
         run, topic = runs[held.run_id], topics[held.topic_id]
         other_run, other_topic = runs[other.run_id], topics[other.topic_id]
-        await tx.topics.lock([topic.root_id, other_topic.root_id])
+        besides = [(other.end("hi"), other_run, other_topic)]
+        besides.append((third.end("hi"), runs[third.run_id], topics[third.topic_id]))
+        await tx.topics.lock({t.root_id for t in topics.values()})
         both = [(answer, run, topic), (answer, run, topic), (empty, other_run, other_topic)]
         plain, rest = await take_plain(tx, both)
-        aside = [await take_plain(tx, [(end, run, topic)]) for end in could_be_refused]
+        # Each beside two plain replies of other runs: one plain reply alone goes one by one.
+        aside = [await take_plain(tx, [(end, run, topic), *besides]) for end in could_be_refused]
+        alone = await take_plain(tx, [(answer, run, topic)])
         # Two different ends of one run: one by one, where the first to end it wins.
-        _, different = await take_plain(tx, [(answer, run, topic), (failed, run, topic)])
+        _, different = await take_plain(tx, [(answer, run, topic), (failed, run, topic), *besides])
         # In the asker's person conversation, not an agent conversation: a reply goes there.
         person_topic = (await tx.topics.by_ids([topic.root_id]))[topic.root_id]
         _, in_person_topic = await take_plain(tx, [(answer, run, person_topic)])
@@ -159,9 +164,12 @@ async def test_replies_are_told_from_ends_that_could_be_refused(
         (empty, True),  # an empty reply goes nowhere
     ]
     assert plain[0].recipient is not None and plain[0].recipient.name == held.asker
-    assert [found for found, _ in aside] == [[]] * len(could_be_refused)
+    assert alone == ([], [(answer, run, topic)])
+    besides_ids = [other.run_id, third.run_id]
+    plain_ids = [[reply.outcome.run_id for reply in found] for found, _ in aside]
+    assert plain_ids == [besides_ids] * len(could_be_refused)
     assert [end for _, ends in aside for end, _, _ in ends] == could_be_refused
-    assert [end for end, _, _ in different] == [answer, failed]
+    assert [end for end, _, _ in different] == [answer, failed]  # the other two: plain
     assert [end for end, _, _ in in_person_topic] == [answer]
 
 
