@@ -66,6 +66,11 @@ class Outcome:
         reason = without_nul(reason)
         return Outcome(self.run_id, False, reason, stderr=self.stderr, started_as=self.started_as)
 
+    def shown_stderr(self) -> str | None:
+        """Its stderr as people may see it, like a reason: a command's stderr may print its
+        token or a key."""
+        return None if self.stderr is None else redact(self.stderr)
+
     def ends(self, run: Run) -> bool:
         """Whether this is the end of ``run``'s current start: not of an earlier start, which
         its node did not take in time (the run went back to waiting and started again)."""
@@ -87,8 +92,7 @@ async def record_loaded_outcome(
     of the run changes nothing."""
     if run is None or topic is None or not outcome.ends(run):
         return None
-    # Shown to people like the reason: a command's stderr may print its token or a key.
-    stderr = None if outcome.stderr is None else redact(outcome.stderr)
+    stderr = outcome.shown_stderr()
     if run.state is not RunState.RUNNING or outcome.stopped:
         if stderr is not None:  # stopped meanwhile: nothing applies, what it wrote is kept
             await tx.runs.keep_stderr(run.id, stderr)

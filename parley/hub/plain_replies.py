@@ -19,7 +19,6 @@ from parley.clock import Clock
 from parley.conversations.model import LOCAL, HopBudget, Topic, TopicKind
 from parley.errors import ParleyError
 from parley.hub.outcomes import Outcome
-from parley.redact import redact
 from parley.runs.model import Run, RunChange, RunState
 from parley.runs.queueing import Waiting, check_text, queue_texts
 from parley.store import Tx
@@ -79,22 +78,23 @@ async def record_plain(
 ) -> None:
     """Finish the runs of ``replies`` that are still running, and send what they say."""
     now = clock.now()
-    endings = {reply.run.id: (reply.outcome.text, _stderr(reply.outcome)) for reply in replies}
+    endings = {
+        reply.run.id: (reply.outcome.text, reply.outcome.shown_stderr()) for reply in replies
+    }
     ended = await tx.runs.finish_many(endings, now)
     replies = [reply for reply in replies if reply.run.id in ended]
     if not replies:
         return
     tx.effects.wake = True
-    sends = [reply for reply in replies if reply.recipient is not None]
-    counts = Counter(reply.topic.origin_id for reply in sends)
+    sends = [(reply, reply.recipient) for reply in replies if reply.recipient is not None]
+    counts = Counter(reply.topic.origin_id for reply, _ in sends)
     held = await tx.hops.spend_many(counts, now, now - budget.window)
     if any(hops > budget.hops for hops in held.values()):
         raise BudgetTight
     texts = [
-        Waiting(reply.topic.id, reply.recipient, reply.outcome.text,
+        Waiting(reply.topic.id, recipient, reply.outcome.text,
                 author_agent_id=reply.run.agent_id, from_run_id=reply.run.id)
-        for reply in sends
-        if reply.recipient is not None
+        for reply, recipient in sends
     ]  # fmt: skip
     await queue_texts(tx, now, texts)
     for reply in replies:
@@ -144,8 +144,3 @@ def _fits(text: str) -> bool:
     except ParleyError:
         return False
     return True
-
-
-def _stderr(outcome: Outcome) -> str | None:
-    # Shown to people like a reason: a command's stderr may print its token or a key.
-    return None if outcome.stderr is None else redact(outcome.stderr)

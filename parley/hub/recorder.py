@@ -42,15 +42,11 @@ class OutcomeRecorder:
         self._store, self._clock, self._budget = store, clock, budget
 
     async def record(self, batch: list[Outcome]) -> None:
-        """Record a batch in one transaction: its replies in local agent conversations take a
-        few statements whatever their number (``plain_replies``), so one transaction a batch
-        beat parts of it recorded side by side on PostgreSQL (bench/runtime.py: about 1,000
-        against 800 hops/s at 64 pairs)."""
-        await self._record_together(batch)
-
-    async def _record_together(self, batch: list[Outcome]) -> None:
-        """Record a batch together; if that cannot be, each outcome alone, and one that cannot
-        be recorded alone fails its turn, saying why."""
+        """Record a batch in one transaction; if that cannot be, each outcome alone, and one
+        that cannot be recorded alone fails its turn, saying why. A batch's replies in local
+        agent conversations take a few statements whatever their number (``plain_replies``):
+        one transaction a batch beat parts of it recorded side by side on PostgreSQL
+        (bench/runtime.py: about 1,000 against 800 hops/s at 64 pairs)."""
         try:
             await self._retrying(lambda: self._refusing(batch))
             return
@@ -62,7 +58,7 @@ class OutcomeRecorder:
                 return
             log.exception("recording %d outcomes together failed; one by one", len(batch))
         for outcome in batch:
-            await self._record_together([outcome])
+            await self.record([outcome])
 
     async def _fail(self, outcome: Outcome, reason: str) -> None:
         """Fail the turn with ``reason`` in a transaction of its own. If even that cannot be,

@@ -6,13 +6,14 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Integer, bindparam, case, func, null, select, update
+from sqlalchemy import Integer, bindparam, case, null, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from parley.store.connection import Connection
 from parley.store.shapes import once
 from parley.store.tables import hop_counts
 from parley.store.types import UTCDateTime
+from parley.store.unnest import unnested
 
 
 def _spend(dialect: Any) -> Any:
@@ -43,14 +44,7 @@ def _counted(statement: Any) -> Any:
 
 def _spend_many() -> Any:
     """PostgreSQL counts the hops of several origins in one statement (each origin once)."""
-    given = (
-        func.unnest(
-            bindparam("origin_ids", type_=postgresql.ARRAY(Integer)),
-            bindparam("counts", type_=postgresql.ARRAY(Integer)),
-        )
-        .table_valued("origin_id", "count")
-        .render_derived()
-    )
+    given = unnested(origin_id=("origin_ids", Integer), count=("counts", Integer))
     now = bindparam("now", type_=UTCDateTime)
     rows = select(given.c.origin_id, now, given.c.count)
     columns = ["origin_topic_id", "window_started_at", "hops"]

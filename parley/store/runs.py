@@ -20,7 +20,6 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.dialects import postgresql
 from sqlalchemy.exc import IntegrityError
 
 from parley.agents.model import HELD_TOPIC_STATES, Modality
@@ -33,6 +32,7 @@ from parley.store.keyset import first_slices, newest_of_each, sliced
 from parley.store.shapes import once
 from parley.store.tables import agents, nodes, runs, sessions, topics
 from parley.store.types import UTCDateTime
+from parley.store.unnest import unnested
 from parley.store.visibility import readable_topic_id
 
 _OPEN = [state.value for state in OPEN_STATES]
@@ -232,14 +232,7 @@ _START = once(
     )
 )
 # PostgreSQL starts a batch in one statement: each run with its own token's hash.
-_GIVEN = (
-    func.unnest(
-        bindparam("run_ids", type_=postgresql.ARRAY(Integer)),
-        bindparam("hashes", type_=postgresql.ARRAY(String)),
-    )
-    .table_valued("run_id", "hash")
-    .render_derived()
-)
+_GIVEN = unnested(run_id=("run_ids", Integer), hash=("hashes", String))
 _START_MANY = once(
     update(runs)
     .where(runs.c.id == _GIVEN.c.run_id, runs.c.state == RunState.QUEUED.value)
@@ -259,14 +252,8 @@ _FINISH = once(
     )
 )
 # PostgreSQL finishes a batch in one statement: each run with its own output and stderr.
-_ENDING = (
-    func.unnest(
-        bindparam("run_ids", type_=postgresql.ARRAY(Integer)),
-        bindparam("outputs", type_=postgresql.ARRAY(String)),
-        bindparam("stderrs", type_=postgresql.ARRAY(String)),
-    )
-    .table_valued("run_id", "output", "stderr")
-    .render_derived()
+_ENDING = unnested(
+    run_id=("run_ids", Integer), output=("outputs", String), stderr=("stderrs", String)
 )
 _FINISH_MANY = once(
     update(runs)
