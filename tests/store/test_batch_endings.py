@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from parley.conversations.model import TopicKind
 from parley.runs.model import RunState
+from tests.agents.support import queue_task
 from tests.support import Harness
 
 WINDOW = timedelta(seconds=60)
@@ -67,13 +68,7 @@ async def test_a_batch_finishes_the_open_runs_each_with_its_own_output(parley: H
     await parley.hire("scribe", max_sessions=8)
     now = parley.clock.now()
     async with parley.context.store.transaction() as tx:
-        agent = await tx.agents.by_name("scribe")
-        assert agent is not None
-        made = []
-        for n in range(3):
-            task = await tx.topics.insert(TopicKind.TASK, agent.id, now, text=f"work {n}")
-            session = await tx.runs.session(agent.id, task.id, now)
-            made.append(await tx.runs.enqueue(agent.id, task.id, session.id, now))
+        made = [await queue_task(tx, "scribe", now, f"work {n}") for n in range(3)]
         first, second, third = made
         await tx.runs.start_many({run_id: f"hash-{run_id}" for run_id in made}, now)
         await tx.runs.keep_stderr(second, "kept before")

@@ -3,8 +3,8 @@ own token's hash, and only runs still queued start."""
 
 from __future__ import annotations
 
-from parley.conversations.model import TopicKind
 from parley.runs.model import RunState
+from tests.agents.support import queue_task
 from tests.support import Harness
 
 
@@ -13,13 +13,7 @@ async def test_a_batch_starts_the_queued_runs_each_with_its_own_token(parley: Ha
     now = parley.clock.now()
     # Queued and started in one transaction: the hub's scheduler never sees them queued.
     async with parley.context.store.transaction() as tx:
-        agent = await tx.agents.by_name("scribe")
-        assert agent is not None
-        queued = []
-        for n in range(3):
-            task = await tx.topics.insert(TopicKind.TASK, agent.id, now, text=f"work {n}")
-            session = await tx.runs.session(agent.id, task.id, now)
-            queued.append(await tx.runs.enqueue(agent.id, task.id, session.id, now))
+        queued = [await queue_task(tx, "scribe", now, f"work {n}") for n in range(3)]
         first, second, third = queued
         assert await tx.runs.start(first, "hash-first", now)
         missing = third + 100
