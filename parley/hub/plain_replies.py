@@ -47,6 +47,13 @@ async def take_plain(tx: Tx, ends: Sequence[Loaded]) -> tuple[list[PlainReply], 
     different ends in one batch goes one by one, where the first that ends it wins. Roots of
     replies that say something are held locked already (the recorder locks those of every
     turn that acts)."""
+    may_be = {
+        outcome.run_id
+        for outcome, run, topic in ends
+        if run is not None and topic is not None and _may_be_plain(outcome, run, topic)
+    }
+    if len(may_be) < FEWEST_PLAIN:
+        return [], list(ends)  # without looking up the recipients: one by one does
     ends_of: dict[int, list[Outcome]] = {}
     for outcome, _, _ in ends:
         ends_of.setdefault(outcome.run_id, []).append(outcome)

@@ -146,13 +146,16 @@ class Scheduler:
                 busy.add(run.session_id)
                 load[agent.id] = load.get(agent.id, 0) + 1
                 picked.append(run.id)
-            runs = await tx.runs.by_ids(picked)
-            chosen = [Starting(runs[i], agents[runs[i].agent_id], new_run_token()) for i in picked]
-            # One statement for the batch (on PostgreSQL), not one per run.
-            tokens = {s.run.id: hash_token(s.token) for s in chosen}
-            started = await tx.runs.start_many(tokens, now)
-            starting = [s for s in chosen if s.run.id in started]
-            if len(starting) < len(chosen):
+            tokens = {run_id: new_run_token() for run_id in picked}
+            # One statement for the batch (on PostgreSQL), not one per run, that also reads them.
+            hashes = {run_id: hash_token(token) for run_id, token in tokens.items()}
+            started = await tx.runs.start_many(hashes, now)
+            starting = [
+                Starting(begun, agents[begun.agent_id], tokens[run_id])
+                for run_id in picked
+                if (begun := started.get(run_id)) is not None
+            ]
+            if len(starting) < len(picked):
                 self.wake()  # a run stopped meanwhile kept a slot another may take now
             for s in starting:
                 tx.effects.changed.append(RunChange(s.run, RunState.RUNNING, now))

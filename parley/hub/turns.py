@@ -26,9 +26,7 @@ async def build_turns(tx: Tx, starting: list[Starting], parley_url: str) -> list
     """The turns of a batch of starting runs, read together: a few statements per batch."""
     if not starting:
         return []
-    topics = await tx.topics.by_ids({s.run.topic_id for s in starting})
-    missing_roots = {t.root_id for t in topics.values()} - set(topics)
-    topics |= await tx.topics.by_ids(missing_roots)
+    topics = await tx.topics.with_roots({s.run.topic_id for s in starting})
     sessions = await tx.runs.sessions_by_ids([s.run.session_id for s in starting])
     inputs = await tx.messages.inputs_of([s.run.id for s in starting])
     told = [session.id for session in sessions.values() if session.was_stopped]
@@ -52,8 +50,7 @@ async def build_turn(
     tx: Tx, run: Run, agent: Agent, session: Session, token: str, parley_url: str
 ) -> TurnStart:
     """One run's turn (as the scheduler builds it), for inspection."""
-    topics = await tx.topics.by_ids({run.topic_id})
-    topics |= await tx.topics.by_ids({t.root_id for t in topics.values()} - set(topics))
+    topics = await tx.topics.with_roots({run.topic_id})
     inputs = await tx.messages.inputs(run.id)
     variables = (await _variables(tx, [agent])).get(agent.id, [])
     return await _turn(

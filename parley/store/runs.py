@@ -233,11 +233,18 @@ _START = once(
 )
 # PostgreSQL starts a batch in one statement: each run with its own token's hash.
 _GIVEN = unnested(run_id=("run_ids", Integer), hash=("hashes", String))
+# ... and returns them as ``_query`` reads them: the scheduler needs no read of its own.
 _START_MANY = once(
     update(runs)
-    .where(runs.c.id == _GIVEN.c.run_id, runs.c.state == RunState.QUEUED.value)
+    .where(
+        runs.c.id == _GIVEN.c.run_id,
+        runs.c.state == RunState.QUEUED.value,
+        agents.c.id == runs.c.agent_id,
+        nodes.c.id == agents.c.node_id,
+        topics.c.id == runs.c.topic_id,
+    )
     .values(state=RunState.RUNNING.value, token_hash=_GIVEN.c.hash, started_at=bindparam("now"))
-    .returning(runs.c.id)
+    .returning(*_query().selected_columns)
 )
 _FINISH = once(
     update(runs)
@@ -446,20 +453,21 @@ class RunsRepo:
     async def start(self, run_id: int, token_hash: str, now: datetime) -> bool:
         return run_id in await self.start_many({run_id: token_hash}, now)
 
-    async def start_many(self, token_hashes: Mapping[int, str], now: datetime) -> set[int]:
-        """Start these runs, each with its token's hash; those that were still queued."""
+    async def start_many(self, token_hashes: Mapping[int, str], now: datetime) -> dict[int, Run]:
+        """Start these runs, each with its token's hash; those that were still queued, as they
+        are now (running)."""
         if not token_hashes:
-            return set()
+            return {}
         if self._c.dialect.name == "postgresql":  # one round trip; SQLite's run inline anyway
             given = {"run_ids": list(token_hashes), "hashes": list(token_hashes.values())}
             rows = await self._c.execute(_START_MANY, {**given, "now": now})
-            return {row.id for row in rows}
-        started = set()
+            return {row.id: _run(row) for row in rows}
+        started = []
         for run_id, token_hash in token_hashes.items():
             parameters = {"run_id": run_id, "hash": token_hash, "now": now}
             if (await self._c.execute(_START, parameters)).rowcount == 1:
-                started.add(run_id)
-        return started
+                started.append(run_id)
+        return await self.by_ids(started) if started else {}
 
     async def requeue(self, run_id: int) -> None:
         """A run its node did not take goes back to waiting, as if never started."""

@@ -14,11 +14,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import CursorResult, Dialect, Executable, literal_column
+from sqlalchemy import CursorResult, Dialect, Executable, all_, any_, literal_column
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine.result import IteratorResult, SimpleResultMetaData
-from sqlalchemy.sql import visitors
+from sqlalchemy.sql import operators, visitors
 from sqlalchemy.sql.compiler import SQLCompiler
-from sqlalchemy.sql.elements import BindParameter, ClauseElement
+from sqlalchemy.sql.elements import BinaryExpression, BindParameter, ClauseElement
 
 S = TypeVar("S", bound=Executable)
 
@@ -41,6 +42,8 @@ class Shape:
         built: ClauseElement = statement
         if dialect.name == "sqlite":  # PostgreSQL measured no faster so: left as it was
             built = constants_inline(statement, keys, dialect)
+        elif dialect.name == "postgresql":
+            built = lists_as_arrays(statement)
         compiled = built.compile(dialect=dialect, column_keys=list(keys))
         assert isinstance(compiled, SQLCompiler)
         self.compiled = compiled
@@ -106,6 +109,31 @@ def constants_inline(statement: ClauseElement, keys: tuple[str, ...], dialect: D
         return literal_column(literal(element.value), type_=element.type)
 
     return visitors.replacement_traverse(statement, {}, constant)
+
+
+def lists_as_arrays(statement: ClauseElement) -> Any:
+    """``statement`` with each ``IN`` of a list made ``= ANY`` of one array parameter (``NOT
+    IN``: ``!= ALL``): one SQL text whatever the list's length, so one prepared statement and
+    one plan, and no SQL rendered anew at each run (SQLAlchemy expands a list into a parameter
+    per item at execution: a tenth of the hub's CPU on PostgreSQL, measured with py-spy)."""
+
+    def array(element: Any, **_: Any) -> Any:
+        if not isinstance(element, BinaryExpression):
+            return None
+        listed = element.right
+        if not isinstance(listed, BindParameter) or not listed.expanding:
+            return None
+        if element.operator not in (operators.in_op, operators.not_in_op):
+            return None
+        if element.left.type.python_type not in (int, str):
+            return None
+        values = listed._clone()
+        values.expanding, values.type = False, ARRAY(element.left.type)
+        if element.operator is operators.in_op:
+            return element.left == any_(values)
+        return element.left != all_(values)
+
+    return visitors.replacement_traverse(statement, {}, array)
 
 
 _SHAPES: dict[tuple[int, tuple[str, ...], str], Shape] = {}

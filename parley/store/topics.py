@@ -87,6 +87,12 @@ _OPEN_AGENT_CONVERSATION = once(
     )
 )
 _BY_IDS = once(_query().where(topics.c.id.in_(bindparam("topic_ids", expanding=True))))
+_of = topics.alias("of")
+_WITH_ROOTS = once(
+    _query()
+    .join(_of, topics.c.id.in_([_of.c.id, _of.c.root_topic_id]))
+    .where(_of.c.id.in_(bindparam("topic_ids", expanding=True)))
+)
 # A topic's lock is FOR NO KEY UPDATE on PostgreSQL (``key_share``): it orders text joining the
 # topic, stops and closes, which all take it, but a foreign key's check (a message, a run in the
 # topic) passes it. With FOR UPDATE, a turn's reply recorded while its topic was being closed
@@ -181,6 +187,14 @@ class TopicsRepo:
         if not wanted:
             return {}
         rows = await self._c.execute(_BY_IDS, {"topic_ids": wanted})
+        return {row.id: _topic(row) for row in rows}
+
+    async def with_roots(self, topic_ids: Iterable[int]) -> dict[int, Topic]:
+        """These topics and their roots, in one statement."""
+        wanted = list(topic_ids)
+        if not wanted:
+            return {}
+        rows = await self._c.execute(_WITH_ROOTS, {"topic_ids": wanted})
         return {row.id: _topic(row) for row in rows}
 
     async def open_conversation(self, person_id: int, addressed_id: int) -> Topic | None:

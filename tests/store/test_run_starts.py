@@ -20,7 +20,8 @@ async def test_a_batch_starts_the_queued_runs_each_with_its_own_token(parley: Ha
         hashes = {first: "again", second: "hash-second", third: "hash-third", missing: "none"}
         started = await tx.runs.start_many(hashes, now)
         runs = await tx.runs.by_ids(queued)
-    assert started == {second, third}  # the running one and the missing one are not
+    assert set(started) == {second, third}  # the running one and the missing one are not
+    assert started[second] == runs[second]  # as they are now: running, with the token's hash
     assert {run_id: runs[run_id].token_hash for run_id in queued} == {
         first: "hash-first",
         second: "hash-second",
@@ -32,4 +33,4 @@ async def test_a_batch_starts_the_queued_runs_each_with_its_own_token(parley: Ha
 
 async def test_a_batch_of_none_starts_nothing(parley: Harness) -> None:
     async with parley.context.store.transaction() as tx:
-        assert await tx.runs.start_many({}, parley.clock.now()) == set()
+        assert await tx.runs.start_many({}, parley.clock.now()) == {}
