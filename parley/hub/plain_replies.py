@@ -47,22 +47,17 @@ async def take_plain(tx: Tx, ends: Sequence[Loaded]) -> tuple[list[PlainReply], 
     different ends in one batch goes one by one, where the first that ends it wins. Roots of
     replies that say something are held locked already (the recorder locks those of every
     turn that acts)."""
-    may_be = {
-        outcome.run_id
+    candidates = [
+        (outcome, run, topic)
         for outcome, run, topic in ends
         if run is not None and topic is not None and _may_be_plain(outcome, run, topic)
-    }
-    if len(may_be) < FEWEST_PLAIN:
+    ]
+    if len({outcome.run_id for outcome, _, _ in candidates}) < FEWEST_PLAIN:
         return [], list(ends)  # without looking up the recipients: one by one does
     ends_of: dict[int, list[Outcome]] = {}
     for outcome, _, _ in ends:
         ends_of.setdefault(outcome.run_id, []).append(outcome)
-    names = {
-        _other(run, topic)
-        for outcome, run, topic in ends
-        if run is not None and topic is not None and _may_be_plain(outcome, run, topic)
-        and outcome.text.strip()
-    }  # fmt: skip
+    names = {_other(run, topic) for outcome, run, topic in candidates if outcome.text.strip()}
     recipients = await tx.agents.receivable_named(names, HELD_TOPIC_STATES)
     plain: dict[int, PlainReply] = {}
     rest: list[Loaded] = []

@@ -183,18 +183,17 @@ class TopicsRepo:
         return _topic(row) if row else None
 
     async def by_ids(self, topic_ids: Iterable[int]) -> dict[int, Topic]:
-        wanted = list(topic_ids)
-        if not wanted:
-            return {}
-        rows = await self._c.execute(_BY_IDS, {"topic_ids": wanted})
-        return {row.id: _topic(row) for row in rows}
+        return await self._by_id(_BY_IDS, topic_ids)
 
     async def with_roots(self, topic_ids: Iterable[int]) -> dict[int, Topic]:
         """These topics and their roots, in one statement."""
+        return await self._by_id(_WITH_ROOTS, topic_ids)
+
+    async def _by_id(self, query: Select[Any], topic_ids: Iterable[int]) -> dict[int, Topic]:
         wanted = list(topic_ids)
         if not wanted:
             return {}
-        rows = await self._c.execute(_WITH_ROOTS, {"topic_ids": wanted})
+        rows = await self._c.execute(query, {"topic_ids": wanted})
         return {row.id: _topic(row) for row in rows}
 
     async def open_conversation(self, person_id: int, addressed_id: int) -> Topic | None:
