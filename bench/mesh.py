@@ -24,6 +24,7 @@ from pathlib import Path
 if not __package__:  # run as a script: make ``bench`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.cpu_use import POSTGRES, cpu_seconds
 from bench.harness import fresh_database
 from bench.hops import PING, PONG, finished_hops, hop_latencies, percentile
 from bench.machines import Machines, free_port, until
@@ -50,6 +51,7 @@ class MeshFigures:
     stop_p50_ms: float
     stop_p99_ms: float
     round_p50s: tuple[float, ...]
+    cpu_ms_per_hop: dict[str, float]  # by kind of process, over every window
 
 
 def nats_server(store: Path) -> subprocess.Popen[bytes]:
@@ -85,8 +87,17 @@ class Mesh:
     """One broker's hub, its nodes and the pairs' agents, up for the whole run: measured in
     windows, taking turns with the other broker's (see ``measure``)."""
 
-    def __init__(self, broker: str, machines: Machines, url: str, pairs: int) -> None:
+    def __init__(
+        self,
+        broker: str,
+        machines: Machines,
+        url: str,
+        pairs: int,
+        nats: subprocess.Popen[bytes] | None = None,
+    ) -> None:
         self.broker, self.machines, self.url, self.pairs = broker, machines, url, pairs
+        self.nats = nats
+        self.cpu: dict[str, float] = {}  # CPU seconds by kind of process, over the windows
         self.hops: list[int] = []
         self.seconds = 0.0
         self.latencies: list[list[float]] = []
@@ -116,9 +127,11 @@ class Mesh:
         ]
         await asyncio.sleep(warmup)
         clock = SystemClock()
-        started = clock.now()
+        started, cpu_before = clock.now(), cpu_seconds(self._pids())
         await asyncio.sleep(seconds)
-        ended = clock.now()
+        ended, cpu_after = clock.now(), cpu_seconds(self._pids())
+        for kind, used in cpu_after.items():
+            self.cpu[kind] = self.cpu.get(kind, 0.0) + used - cpu_before[kind]
         for task in tasks:
             api.delete(f"/tasks/{task}")
         store = await Store.open(self.url)
@@ -129,6 +142,14 @@ class Mesh:
             await store.close()
         self.hops.append(hops)
         self.seconds += (ended - started).total_seconds()
+
+    def _pids(self) -> dict[str, list[int]]:
+        machines = self.machines
+        return {
+            "hub": [machines.hub.pid] if machines.hub else [],
+            "nodes": [node.pid for node in machines.nodes.values()],
+            "nats-server": [self.nats.pid] if self.nats else [],
+        }
 
     def stops(self, count: int) -> None:
         machines = self.machines
@@ -151,6 +172,9 @@ class Mesh:
             stop_p50_ms=percentile(self.stop_ms, 50) if self.stop_ms else float("nan"),
             stop_p99_ms=percentile(self.stop_ms, 99) if self.stop_ms else float("nan"),
             round_p50s=tuple(percentile(window, 50) for window in self.latencies),
+            cpu_ms_per_hop={
+                kind: 1000 * used / max(1, sum(self.hops)) for kind, used in self.cpu.items()
+            },
         )
 
 
@@ -167,7 +191,7 @@ async def mesh_of(broker: str, place: Path, pairs: int) -> AsyncIterator[Mesh]:
             place, plain_url, broker_url, {"PARLEY_HOP_BUDGET": "1000000000"}, heartbeat={}
         )
         try:
-            mesh = Mesh(broker, machines, url, pairs)
+            mesh = Mesh(broker, machines, url, pairs, nats)
             mesh.start()
             yield mesh
         finally:
@@ -243,6 +267,13 @@ def report(rows: list[MeshFigures], pairs: int, rounds: int) -> None:
             f"| {row.broker} | {row.hops} | {row.hops_per_s:.0f} | {row.p50_ms:.2f} |"
             f" {row.p99_ms:.2f} | {windows} | {row.stop_p50_ms:.1f} | {row.stop_p99_ms:.1f} |"
         )
+    kinds = ["hub", "nodes", "nats-server", POSTGRES]
+    print("\nCPU ms per hop, by process (steadier than the p50s on a shared machine):\n")
+    print(f"| broker | {' | '.join(kinds)} | all |")
+    print(f"|---|{'---:|' * (len(kinds) + 1)}")
+    for row in rows:
+        used = [row.cpu_ms_per_hop.get(kind, 0.0) for kind in kinds]
+        print(f"| {row.broker} | {' | '.join(f'{ms:.2f}' for ms in used)} | {sum(used):.2f} |")
     by = {row.broker: row for row in rows}
     if NATS in by and LOCAL in by:
         added = by[NATS].p50_ms - by[LOCAL].p50_ms

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 from collections.abc import Sequence
 
 from pydantic import ValidationError
@@ -25,8 +26,9 @@ from parley.errors import ParleyError
 from parley.hub.outcomes import Outcome
 from parley.hub.recorder import OutcomeRecorder
 from parley.hub.turns import Starting, build_turns
+from parley.hub.turns_out import GATHER_SECONDS, TurnsOut
 from parley.hub.watch import RunWatch
-from parley.mesh.broker import Broker, DurableSubscription, Subscription
+from parley.mesh.broker import Broker, DurableSubscription, Gathering, Subscription
 from parley.mesh.messages import (
     HUB_CONSUMER,
     RUN_EVENTS,
@@ -70,10 +72,14 @@ class Scheduler:
         self._lost: set[str] = set()
         self._recorder = OutcomeRecorder(store, clock, budget)
         self._dispatching: set[asyncio.Task[None]] = set()  # turns on their way to nodes
+        self._out = TurnsOut(time.monotonic)
 
     async def start(self) -> None:
         self._subscription = await self._broker.subscribe(RUN_EVENTS, self._on_chunk)
-        self._outcomes = await self._broker.consume(RUN_OUTCOMES, HUB_CONSUMER, self._on_ends)
+        gathering = Gathering(self._more_due, GATHER_SECONDS)
+        self._outcomes = await self._broker.consume(
+            RUN_OUTCOMES, HUB_CONSUMER, self._on_ends, gathering
+        )
         self._task = asyncio.create_task(self._loop())
         self.wake()
 
@@ -160,9 +166,14 @@ class Scheduler:
             for s in starting:
                 tx.effects.changed.append(RunChange(s.run, RunState.RUNNING, now))
             turns = await build_turns(tx, starting, self._parley_url)
-        for s, turn in zip(starting, turns, strict=True):
-            if s.agent.modality is not Modality.HUMAN:  # a person's turn waits for them
-                self._send_off(s.agent.node_name, turn)
+        sent = [
+            (s.agent.node_name, turn)
+            for s, turn in zip(starting, turns, strict=True)
+            if s.agent.modality is not Modality.HUMAN  # a person's turn waits for them
+        ]
+        self._out.sent([turn.run_id for _, turn in sent])
+        for node, turn in sent:
+            self._send_off(node, turn)
         return len(candidates)
 
     def _send_off(self, node: str, turn: TurnStart) -> None:
@@ -180,6 +191,7 @@ class Scheduler:
             )
         except ParleyError as exc:
             log.warning("node %s did not take run %s: %s; it waits", node, turn.run_id, exc)
+            self._out.ended([turn.run_id])
             self._unreachable[node] = asyncio.get_running_loop().time() + NODE_RETRY_SECONDS
             async with self._store.transaction() as tx:
                 await tx.runs.requeue(turn.run_id)
@@ -203,6 +215,11 @@ class Scheduler:
         outcomes = [outcome for data in batch if (outcome := _outcome(data)) is not None]
         if outcomes:
             await self._recorder.record(outcomes)
+        self._out.ended(outcome.run_id for outcome in outcomes)
+
+    def _more_due(self, batch: Sequence[bytes]) -> bool:
+        """Whether turns sent off with those whose ends are at hand are still out."""
+        return self._out.more_due([r for data in batch if (r := _run_of(data)) is not None])
 
 
 def _outcome(data: bytes) -> Outcome | None:
@@ -221,6 +238,15 @@ def _outcome(data: bytes) -> Outcome | None:
         log.warning("ignored a chunk of run %s sent as an end", event.run_id)
         return None
     return Outcome.of(event)
+
+
+def _run_of(data: bytes) -> int | None:
+    """The run an event is about, if it can be read; nothing more is checked here."""
+    try:
+        run_id = json.loads(data).get("run_id")
+    except (ValueError, AttributeError):
+        return None
+    return run_id if isinstance(run_id, int) and not isinstance(run_id, bool) else None
 
 
 def _ended_run(data: bytes) -> int | None:

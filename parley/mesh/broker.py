@@ -20,6 +20,9 @@ Two kinds of delivery, and a subject belongs to one of them:
   crash (a message is delivered at least once), so handlers must be idempotent. A consumer's
   ``caught_up`` returns once everything stored before the call was handled (a hub back from a
   stop applies what its nodes reported meanwhile before it judges their turns).
+  A consumer may be told what is due (``Gathering``): while its batch is one that more messages
+  are due to join, it waits up to ``within`` seconds for them before handing it over, so that
+  what was set off together is handled together (group commit: one transaction, not several).
 
 Durable subjects are a namespace of their own: ``send_durable`` reaches consumers only, never
 subscribers, and ``publish`` never reaches consumers.
@@ -40,6 +43,15 @@ DEDUP_WINDOW = 120.0  # seconds during which a message id is remembered
 DURABLE_BATCH = 256
 
 Status = Literal["connected", "reconnecting", "closed"]
+
+
+@dataclass(frozen=True)
+class Gathering:
+    """How a consumer gathers its batch: ``more_due(batch)`` says whether more messages are due
+    soon to join the batch at hand; the consumer waits for them at most ``within`` seconds."""
+
+    more_due: Callable[[Sequence[bytes]], bool]
+    within: float
 
 
 @dataclass(frozen=True)
@@ -81,10 +93,15 @@ class Broker(Protocol):
         the broker is closed."""
 
     async def consume(
-        self, subject: str, consumer: str, handler: DurableHandler
+        self,
+        subject: str,
+        consumer: str,
+        handler: DurableHandler,
+        gathering: Gathering | None = None,
     ) -> DurableSubscription:
-        """Hand what is stored on ``subject`` to ``handler`` as consumer ``consumer``; stopping
-        the returned subscription keeps the consumer's place for the next ``consume``."""
+        """Hand what is stored on ``subject`` to ``handler`` as consumer ``consumer``, each batch
+        gathered as ``gathering`` says (by default, what is stored at once); stopping the
+        returned subscription keeps the consumer's place for the next ``consume``."""
 
     def state(self) -> BrokerState: ...
 

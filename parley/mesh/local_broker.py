@@ -8,7 +8,7 @@ import random
 from collections import defaultdict
 
 from parley.errors import Unavailable
-from parley.mesh.broker import BrokerState, DurableHandler, Handler
+from parley.mesh.broker import BrokerState, DurableHandler, Gathering, Handler
 from parley.mesh.local_durable import DurableQueue, LocalConsumer
 
 log = logging.getLogger(__name__)
@@ -91,9 +91,15 @@ class LocalBroker:
         log.debug("send_durable %s id=%s bytes=%d", subject, message_id, len(data))
         self._queue(subject).store(data, message_id)
 
-    async def consume(self, subject: str, consumer: str, handler: DurableHandler) -> LocalConsumer:
+    async def consume(
+        self,
+        subject: str,
+        consumer: str,
+        handler: DurableHandler,
+        gathering: Gathering | None = None,
+    ) -> LocalConsumer:
         self._ensure_open()
-        subscription = LocalConsumer(self._queue(subject), consumer, handler)
+        subscription = LocalConsumer(self._queue(subject), consumer, handler, gathering)
         subscription.start()
         return subscription
 

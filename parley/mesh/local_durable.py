@@ -6,11 +6,13 @@ It lives as long as the process, which is as long as the hub and the local node 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import OrderedDict, deque
 
 from parley.errors import Conflict, Invalid
-from parley.mesh.broker import DEDUP_WINDOW, DURABLE_BATCH, DurableHandler
+from parley.mesh.broker import DEDUP_WINDOW, DURABLE_BATCH, DurableHandler, Gathering
+from parley.mesh.gathering import gathered
 from parley.mesh.redelivery import hand_over
 
 log = logging.getLogger(__name__)
@@ -56,7 +58,19 @@ class DurableQueue:
         while not self._stored:
             self._arrived.clear()
             await self._arrived.wait()
-        return [self._stored[n] for n in range(min(len(self._stored), DURABLE_BATCH))]
+        return self._behind(0)
+
+    async def arrivals(self, held: int, within: float) -> list[bytes]:
+        """What is stored behind the first ``held`` messages, once there is any (within
+        ``within`` seconds; nothing if none came)."""
+        if len(self._stored) <= held:
+            self._arrived.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._arrived.wait(), within)
+        return self._behind(held)
+
+    def _behind(self, held: int) -> list[bytes]:
+        return [self._stored[n] for n in range(held, min(len(self._stored), DURABLE_BATCH))]
 
     def acknowledge(self, count: int) -> None:
         for _ in range(count):
@@ -77,8 +91,15 @@ class DurableQueue:
 
 
 class LocalConsumer:
-    def __init__(self, queue: DurableQueue, name: str, handler: DurableHandler) -> None:
+    def __init__(
+        self,
+        queue: DurableQueue,
+        name: str,
+        handler: DurableHandler,
+        gathering: Gathering | None = None,
+    ) -> None:
         self.name, self._queue, self._handler = name, queue, handler
+        self._gathering = gathering
         self._pump: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -98,5 +119,6 @@ class LocalConsumer:
     async def _deliver(self) -> None:
         while True:
             batch = await self._queue.next_batch()
+            batch = await gathered(batch, self._gathering, bytes, self._queue.arrivals)
             await hand_over(self._handler, batch, self._queue.subject)
             self._queue.acknowledge(len(batch))

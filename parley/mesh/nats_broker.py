@@ -21,6 +21,7 @@ from parley.mesh.broker import (
     BrokerState,
     DurableHandler,
     DurableSubscription,
+    Gathering,
     Handler,
     Status,
 )
@@ -160,10 +161,14 @@ class NatsBroker:
         await self._durable.send(subject, data, message_id)
 
     async def consume(
-        self, subject: str, consumer: str, handler: DurableHandler
+        self,
+        subject: str,
+        consumer: str,
+        handler: DurableHandler,
+        gathering: Gathering | None = None,
     ) -> DurableSubscription:
         self._ensure_open()
-        return await self._durable.consume(subject, consumer, handler)
+        return await self._durable.consume(subject, consumer, handler, gathering)
 
     # -- the connection --
 

@@ -31,7 +31,8 @@ from nats.js.api import (
 from nats.js.client import JetStreamContext
 
 from parley.errors import Invalid, Unavailable
-from parley.mesh.broker import DEDUP_WINDOW, DURABLE_BATCH, DurableHandler
+from parley.mesh.broker import DEDUP_WINDOW, DURABLE_BATCH, DurableHandler, Gathering
+from parley.mesh.gathering import gathered
 from parley.mesh.redelivery import hand_over
 
 log = logging.getLogger(__name__)
@@ -104,10 +105,12 @@ class DurableSubjects:
             await asyncio.sleep(pause)
             pause = min(pause * 2, LONGEST_PAUSE)
 
-    async def consume(self, subject: str, name: str, handler: DurableHandler) -> _Consumer:
+    async def consume(
+        self, subject: str, name: str, handler: DurableHandler, gathering: Gathering | None
+    ) -> _Consumer:
         if not CONSUMER_NAME.fullmatch(name):
             raise Invalid(f"a consumer name is 1-64 letters, digits, - or _; not {name!r}")
-        consumer = _Consumer(self, subject, name, handler)
+        consumer = _Consumer(self, subject, name, handler, gathering)
         await consumer.bind()
         consumer.start()
         self._consumers.add(consumer)
@@ -123,10 +126,15 @@ class DurableSubjects:
 
 class _Consumer:
     def __init__(
-        self, subjects: DurableSubjects, subject: str, name: str, handler: DurableHandler
+        self,
+        subjects: DurableSubjects,
+        subject: str,
+        name: str,
+        handler: DurableHandler,
+        gathering: Gathering | None = None,
     ) -> None:
         self._subjects, self._subject, self._name = subjects, subject, name
-        self._handler = handler
+        self._handler, self._gathering = handler, gathering
         self._pull: JetStreamContext.PullSubscription | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._fetched: asyncio.Queue[list[Msg]] = asyncio.Queue(PREFETCHED)
@@ -248,12 +256,25 @@ class _Consumer:
             self._unhandled += [msg for msg in pulling.result() if id(msg) not in known]
 
     async def _work(self) -> None:
-        """Hands what was fetched to the handler, what waits together as one batch."""
+        """Hands what was fetched to the handler, what waits together as one batch (and what
+        arrives while more is due, as the consumer's gathering says)."""
         while True:
             batch = await self._fetched.get()
             while not self._fetched.empty() and len(batch) < DURABLE_BATCH:
                 batch += self._fetched.get_nowait()
+            batch = await gathered(batch, self._gathering, _data, self._arrivals)
             await self._handle(batch)
+
+    async def _arrivals(self, held: int, within: float) -> list[Msg]:
+        """The next batch fetched within ``within`` seconds, or nothing. A fetched batch is
+        never lost to the wait's end: one that came just then is taken all the same."""
+        getter = asyncio.ensure_future(self._fetched.get())
+        try:
+            await asyncio.wait({getter}, timeout=within)
+        finally:
+            getter.cancel()  # no-op once it has its batch
+            await asyncio.gather(getter, return_exceptions=True)
+        return [] if getter.cancelled() else getter.result()
 
     async def _rebind(self) -> None:
         await self._subjects.prepare()
@@ -278,6 +299,10 @@ class _Consumer:
             for msg in list(self._unhandled):
                 with contextlib.suppress(Exception):
                     await msg.in_progress()
+
+
+def _data(msg: Msg) -> bytes:
+    return msg.data
 
 
 async def _acknowledge(batch: list[Msg]) -> None:

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Sequence
 import pytest
 
 from parley.errors import Invalid, Unavailable
-from parley.mesh.broker import Broker
+from parley.mesh.broker import Broker, Gathering
 from parley.mesh.local_broker import LocalBroker
 from parley.mesh.nats_broker import NatsBroker
 from tests.nats_server import NatsServer
@@ -305,3 +305,65 @@ async def test_a_closed_broker_stores_nothing(broker: Broker) -> None:
     assert broker.state().status == "closed"
     with pytest.raises(Unavailable, match="closed"):
         await broker.send_durable("d.closed", b"x", "1")
+
+
+def _until_three(batch: Sequence[bytes]) -> bool:
+    return len(batch) < 3
+
+
+async def test_a_consumer_gathers_what_is_due_into_one_batch(broker: Broker) -> None:
+    """Three messages sent apart, the first alone for a while: while more is due, the consumer
+    waits for it, and the three are handled together."""
+    collector = Collector()
+    await broker.consume("d.gather", "hub", collector, Gathering(_until_three, within=WAIT))
+    await broker.send_durable("d.gather", b"one", "1")
+    await asyncio.sleep(0.2)  # the consumer holds "one" meanwhile: more is due
+    assert collector.batches == []
+    await broker.send_durable("d.gather", b"two", "2")
+    await broker.send_durable("d.gather", b"three", "3")
+    assert await collector.until(3) == [b"one", b"two", b"three"]
+    assert collector.batches == [[b"one", b"two", b"three"]]
+
+
+async def test_a_consumer_waits_no_longer_than_its_gathering_says(broker: Broker) -> None:
+    """More is always due here, and none comes: the batch is handed over all the same, once
+    the gathering's wait is over (well within the test's guard)."""
+    collector = Collector()
+    always = Gathering(lambda batch: True, within=0.2)
+    await broker.consume("d.gather-bounded", "hub", collector, always)
+    await broker.send_durable("d.gather-bounded", b"alone", "1")
+    assert await collector.until(1) == [b"alone"]
+    await broker.send_durable("d.gather-bounded", b"next", "2")
+    assert await collector.until(2) == [b"alone", b"next"]
+    assert collector.batches == [[b"alone"], [b"next"]]
+
+
+async def test_a_consumer_with_nothing_more_due_hands_its_batch_over_at_once(
+    broker: Broker,
+) -> None:
+    """Nothing more is due: no wait at all (a wait of the gathering's minute would outlast the
+    test's guard)."""
+    collector = Collector()
+    never = Gathering(lambda batch: False, within=60)
+    await broker.consume("d.gather-none", "hub", collector, never)
+    await broker.send_durable("d.gather-none", b"first", "1")
+    assert await collector.until(1) == [b"first"]
+    await broker.send_durable("d.gather-none", b"second", "2")
+    assert await collector.until(2) == [b"first", b"second"]
+
+
+async def test_a_gathering_consumer_stopped_while_it_waits_leaves_its_batch_stored(
+    broker: Broker,
+) -> None:
+    """A consumer stopped while it gathers (a hub stopping) handed nothing over: the next
+    consumer of that name gets the messages."""
+    waiting = Gathering(lambda batch: True, within=60)
+    first = Collector()
+    subscription = await broker.consume("d.gather-stop", "hub", first, waiting)
+    await broker.send_durable("d.gather-stop", b"held", "1")
+    await asyncio.sleep(0.2)
+    await subscription.unsubscribe()
+    assert first.batches == []
+    collector = Collector()
+    await broker.consume("d.gather-stop", "hub", collector)
+    assert await collector.until(1) == [b"held"]
