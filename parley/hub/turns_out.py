@@ -2,20 +2,25 @@
 turn ends, given one end of such a group, waits a moment for the rest (``GATHER_SECONDS``), so
 that the group is recorded in one transaction, as it is when its turns run in the hub's own
 process. Recorded one group member at a time, every member pays a transaction's fixed
-statements and round trips: a mesh whose nodes answer a batch a few hundred µs apart each
-(through NATS) paid for two or three transactions where one process paid for one.
+statements and round trips: a mesh whose nodes answer a batch a few ms apart each (through
+NATS) paid for two or three transactions where one process paid for one, and once its groups
+had split they stayed split (bench/mesh.py: about 20 ms a hop at 4 pairs against 12-13 with
+the groups kept whole, and a third less CPU per hop).
 
-A lone turn has no group and never waits; a group member that never ends (stopped, lost with
-its node) is forgotten after ``FORGET_SECONDS``, and the wait is bounded anyway."""
+Only quick turns are waited for: a group sent off within ``QUICK_SECONDS`` (rule brains, short
+commands). Turns that take longer end seconds apart whatever the broker, and waiting for a
+groupmate would only delay them. A lone turn has no group and never waits; a group member that
+never ends (stopped without a word, lost with its node) is forgotten after ``FORGET_SECONDS``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 
-# How long the consumer of ends waits for the rest of a group: a few round trips through the
-# broker. A real brain's turn takes seconds, and its end waits for nothing longer than this.
-GATHER_SECONDS = 0.004
+# How long the consumer of ends waits for the rest of a group: under load a node may answer a
+# few ms after another (4 ms let the groups split again, bench/mesh.py).
+GATHER_SECONDS = 0.010
+QUICK_SECONDS = 0.1
 FORGET_SECONDS = 10.0
 
 
@@ -51,10 +56,13 @@ class TurnsOut:
                 group.out.discard(run_id)
 
     def more_due(self, run_ids: Collection[int]) -> bool:
-        """Whether a member of a group of ``run_ids`` is still out, beside ``run_ids``."""
+        """Whether a member of a quick group of ``run_ids`` is still out, beside ``run_ids``."""
         at_hand = set(run_ids)
+        quick_since = self._now() - QUICK_SECONDS
         groups = {id(g): g for r in at_hand if (g := self._groups.get(r)) is not None}
-        return any(not group.out <= at_hand for group in groups.values())
+        return any(
+            group.sent_at > quick_since and not group.out <= at_hand for group in groups.values()
+        )
 
     def _forget_old(self) -> None:
         horizon = self._now() - FORGET_SECONDS

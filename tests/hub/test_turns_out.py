@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from parley.hub.turns_out import FORGET_SECONDS, TurnsOut
+from parley.hub.turns_out import FORGET_SECONDS, QUICK_SECONDS, TurnsOut
 
 
 class Ticks:
@@ -55,6 +55,18 @@ def test_a_run_sent_again_leaves_its_old_group() -> None:
     out.sent([2, 5])
     assert not out.more_due([1])
     assert out.more_due([2])
+
+
+def test_a_group_of_slow_turns_is_not_waited_for() -> None:
+    """Turns that take longer than a moment end seconds apart whatever the broker: the first
+    end of such a group is recorded without waiting for the others."""
+    ticks = Ticks()
+    out = TurnsOut(ticks)
+    out.sent([1, 2])
+    ticks.now += QUICK_SECONDS / 2
+    assert out.more_due([1])
+    ticks.now += QUICK_SECONDS
+    assert not out.more_due([1])
 
 
 def test_a_group_member_that_never_ends_is_forgotten() -> None:
