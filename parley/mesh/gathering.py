@@ -5,10 +5,13 @@ brokers, each with its own way of waiting for what arrives."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import logging
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 from parley.mesh.broker import DURABLE_BATCH, Gathering
+
+log = logging.getLogger(__name__)
 
 Item = TypeVar("Item")
 
@@ -25,9 +28,19 @@ async def gathered(
         return batch
     loop = asyncio.get_running_loop()
     deadline = loop.time() + gathering.within
-    while len(batch) < DURABLE_BATCH and gathering.more_due([data(item) for item in batch]):
+    while len(batch) < DURABLE_BATCH and _more_due(gathering, [data(item) for item in batch]):
         left = deadline - loop.time()
         if left <= 0:
             break
         batch = batch + await arrivals(len(batch), left)
     return batch
+
+
+def _more_due(gathering: Gathering, batch: Sequence[bytes]) -> bool:
+    """What the gathering says; one that fails says nothing more is due: the batch is handed
+    over as it is, and the consumer lives on."""
+    try:
+        return gathering.more_due(batch)
+    except Exception:
+        log.exception("a consumer's gathering failed; its batch goes as it is")
+        return False

@@ -367,3 +367,18 @@ async def test_a_gathering_consumer_stopped_while_it_waits_leaves_its_batch_stor
     collector = Collector()
     await broker.consume("d.gather-stop", "hub", collector)
     assert await collector.until(1) == [b"held"]
+
+
+async def test_a_gathering_that_fails_hands_the_batch_over_as_it_is(broker: Broker) -> None:
+    """The gathering is the consumer's caller's code: when it raises, the batch goes as it is
+    and the consumer lives on."""
+
+    def broken(batch: Sequence[bytes]) -> bool:
+        raise RuntimeError("a bug in the caller")
+
+    collector = Collector()
+    await broker.consume("d.gather-broken", "hub", collector, Gathering(broken, within=60))
+    await broker.send_durable("d.gather-broken", b"first", "1")
+    assert await collector.until(1) == [b"first"]
+    await broker.send_durable("d.gather-broken", b"second", "2")
+    assert await collector.until(2) == [b"first", b"second"]
