@@ -181,6 +181,6 @@ def ref_from_json(text: str | None) -> dict[str, object] | None:
         return None
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return {}
     return value if isinstance(value, dict) else {}

@@ -58,7 +58,7 @@ def parse_code(code: str) -> InviteCode:
     try:
         raw = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
         fields = json.loads(raw)
-    except (binascii.Error, ValueError) as exc:
+    except (binascii.Error, ValueError, RecursionError) as exc:  # last: nested too deep
         raise Invalid("the invite code is damaged: copy it whole", field="code") from exc
     if not (
         isinstance(fields, dict)

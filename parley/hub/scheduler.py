@@ -244,7 +244,7 @@ def _run_of(data: bytes) -> int | None:
     """The run an event is about, if it can be read; nothing more is checked here."""
     try:
         run_id = json.loads(data).get("run_id")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):  # not JSON, not an object, too deep
         return None
     return run_id if isinstance(run_id, int) and not isinstance(run_id, bool) else None
 
@@ -253,7 +253,7 @@ def _ended_run(data: bytes) -> int | None:
     """The run a malformed event ends, if it says that much."""
     try:
         event = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
         return None
     if not isinstance(event, dict) or event.get("kind") not in ("finished", "failed"):
         return None

@@ -53,7 +53,8 @@ def _decode(listing: Listing, cursor: str) -> Key:
     )
     try:
         decoded = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-    except (binascii.Error, ValueError):  # UnicodeDecodeError and JSONDecodeError are these
+    # UnicodeDecodeError and JSONDecodeError are ValueErrors; RecursionError: nested too deep
+    except (binascii.Error, ValueError, RecursionError):
         raise refused from None
     if not (isinstance(decoded, list) and len(decoded) == 2 and decoded[0] == listing.name):
         raise refused

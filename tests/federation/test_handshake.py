@@ -4,6 +4,7 @@ other, through the real CLI against real servers with stores of their own."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import json
 from pathlib import Path
@@ -90,6 +91,9 @@ def test_a_damaged_code_and_a_taken_name_are_refused_before_the_peer_is_called(
     with installations(tmp_path, store_urls, ["one", "two"]) as (one, two):
         damaged = two.cli("connection", "accept", "parley-invite:%%%", "--name", "one")
         assert damaged.exit_code == 2 and "damaged" in damaged.output
+        nested = "parley-invite:" + base64.urlsafe_b64encode(b"[" * 3000).decode()
+        deep = two.cli("connection", "accept", nested, "--name", "one")
+        assert deep.exit_code == 2 and "damaged" in deep.output
         foreign = two.cli("connection", "accept", "hello", "--name", "one")
         assert foreign.exit_code == 2 and "not an invite code" in foreign.output
         connect(one, two)

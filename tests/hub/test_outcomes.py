@@ -137,6 +137,18 @@ async def test_a_nul_byte_in_a_deferred_argument_fails_its_turn_saying_where(
     assert items(await get(parley.owner, "/agents/holder/memory")) == []
 
 
+async def test_an_end_nested_past_the_parser_s_depth_is_ignored_and_later_ends_recorded(
+    parley: Harness, tmp_path: Path
+) -> None:
+    """A node's report nested deeper than a JSON parser goes: it names no run, so it is
+    ignored, and it holds up no other end (it used to fail its batch again and again)."""
+    run_id, _ = await hold_a_turn(parley, tmp_path, "holder")
+    await parley.context.broker.send_durable(RUN_OUTCOMES, b"[" * 100_000, "deep")
+    await report(parley, {"run_id": run_id, "kind": "finished", "text": "after"})
+    run = await ended(parley, run_id)
+    assert (run["state"], run["output"]) == ("finished", "after")
+
+
 async def test_a_malformed_report_that_names_no_run_is_ignored(parley: Harness) -> None:
     await report(parley, {"kind": "finished", "text": "whose?"})
     await parley.context.broker.send_durable(RUN_OUTCOMES, b"not json at all", "garbage")

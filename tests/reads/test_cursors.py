@@ -39,6 +39,7 @@ def test_a_page_has_a_cursor_only_when_there_is_more() -> None:
         base64.urlsafe_b64encode(json.dumps(["runs", "7"]).encode()).decode(),
         base64.urlsafe_b64encode(json.dumps({"runs": 7}).encode()).decode(),
         cursors.encode(cursors.TASKS, 7),  # another list's
+        base64.urlsafe_b64encode(b"[" * 5000).decode(),  # nested past the parser's depth
     ],
 )
 def test_anything_else_is_refused_clearly(cursor: str) -> None:
