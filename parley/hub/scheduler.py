@@ -240,25 +240,22 @@ def _outcome(data: bytes) -> Outcome | None:
     return Outcome.of(event)
 
 
-def _run_of(data: bytes) -> int | None:
-    """The run an event is about, if it can be read; nothing more is checked here."""
+def _run_of(data: bytes, kinds: tuple[str, ...] | None = None) -> int | None:
+    """The run an event is about, if it can be read (and is of one of ``kinds``, if given);
+    nothing more is checked here."""
     try:
-        run_id = json.loads(data).get("run_id")
-    except (ValueError, AttributeError, RecursionError):  # not JSON, not an object, too deep
+        event = json.loads(data)
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
         return None
+    if not isinstance(event, dict) or (kinds is not None and event.get("kind") not in kinds):
+        return None
+    run_id = event.get("run_id")
     return run_id if isinstance(run_id, int) and not isinstance(run_id, bool) else None
 
 
 def _ended_run(data: bytes) -> int | None:
     """The run a malformed event ends, if it says that much."""
-    try:
-        event = json.loads(data)
-    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
-        return None
-    if not isinstance(event, dict) or event.get("kind") not in ("finished", "failed"):
-        return None
-    run_id = event.get("run_id")
-    return run_id if isinstance(run_id, int) and not isinstance(run_id, bool) else None
+    return _run_of(data, ("finished", "failed"))
 
 
 def _errors(error: ValidationError) -> str:
