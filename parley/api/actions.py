@@ -20,7 +20,9 @@ from parley.hub.turn_input import turn_input
 router = APIRouter(tags=["actions"])
 
 
-def _run_actions(request: Request, ctx: Ctx) -> LocalActions:
+# Dependencies are async: FastAPI runs a plain ``def`` one on a worker thread, a hand-off per
+# request that costs more than the dependency.
+async def _run_actions(request: Request, ctx: Ctx) -> LocalActions:
     return LocalActions(ctx.store, ctx.clock, _run_token(request), ctx.runtime.budget)
 
 
@@ -35,7 +37,13 @@ def _run_token(request: Request) -> str:
 
 
 Acting = Annotated[LocalActions, Depends(_run_actions)]
-RunToken = Annotated[str, Depends(_run_token)]
+
+
+async def _bearer_run_token(request: Request) -> str:
+    return _run_token(request)
+
+
+RunToken = Annotated[str, Depends(_bearer_run_token)]
 
 
 @router.get("/act/input")

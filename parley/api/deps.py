@@ -12,7 +12,9 @@ from parley.people.model import Person
 from parley.text import refuse_nul
 
 
-def get_context(request: Request) -> Context:
+# Dependencies are async: FastAPI runs a plain ``def`` one on a worker thread, a hand-off per
+# request that costs more than the dependency.
+async def get_context(request: Request) -> Context:
     context = getattr(request.app.state, "context", None)
     if context is None:
         raise Unavailable("Parley is still starting")
@@ -32,7 +34,7 @@ Ctx = Annotated[Context, Depends(get_context)]
 Caller = Annotated[Person, Depends(current_person)]
 
 
-def refuse_nul_in_url(request: Request) -> None:
+async def refuse_nul_in_url(request: Request) -> None:
     """Path and query parameters follow the same rule as bodies: no NUL byte (parley/text.py)."""
     for name, value in request.path_params.items():
         if isinstance(value, str):

@@ -29,9 +29,9 @@ from parley.store import Tx
 from parley.web.live import NO_CACHE, chunk_event, event
 from parley.web.parts import live_values
 from parley.web.render import back_to
-from parley.web.routing import Ctx, Post, Viewer, WebParts, mark_page
+from parley.web.routing import Ctx, Post, Viewer, WebParts, as_page
 
-router = APIRouter(include_in_schema=False, dependencies=[Depends(mark_page)])
+router = APIRouter(include_in_schema=False, dependencies=[Depends(as_page)])
 QUIET_SECONDS = 15  # a stream says it is still there this often
 HOME_AGENTS = 50  # agents the home page lists; the rest are a name away, and on /agents
 HISTORY = 100  # the newest messages a chat shows; older ones are on the topic's own list

@@ -18,9 +18,9 @@ from parley.people.accounts import NewPerson, add_person_by, reissue_token, requ
 from parley.people.model import Role
 from parley.reads.directory import exchanges_page, nodes_page, people_page
 from parley.web.render import back_to
-from parley.web.routing import Ctx, Post, Posted, Viewer, Web, WebParts, mark_page
+from parley.web.routing import Ctx, Post, Posted, Viewer, Web, WebParts, as_page
 
-router = APIRouter(include_in_schema=False, dependencies=[Depends(mark_page)])
+router = APIRouter(include_in_schema=False, dependencies=[Depends(as_page)])
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,9 @@ from parley.errors import Invalid
 from parley.federation.connections import list_connections
 from parley.federation.lifecycle import pause, revoke, unpause
 from parley.web.render import back_to
-from parley.web.routing import Ctx, Post, Viewer, WebParts, mark_page
+from parley.web.routing import Ctx, Post, Viewer, WebParts, as_page
 
-router = APIRouter(include_in_schema=False, dependencies=[Depends(mark_page)])
+router = APIRouter(include_in_schema=False, dependencies=[Depends(as_page)])
 PAGE = 50  # rows of each list on the channels page; older ones are a link away
 E = TypeVar("E", bound=StrEnum)
 CONFIRM = "understood"  # the revoke form's checkbox, required by the server, not just the browser

@@ -19,10 +19,10 @@ from parley.reads.topics import readable_topic, rooted_in
 from parley.runs.model import Run
 from parley.store import Tx
 from parley.web.parts import live_values
-from parley.web.routing import Ctx, Viewer, WebParts, mark_page
+from parley.web.routing import Ctx, Viewer, WebParts, as_page
 from parley.web.tree import build_tree, walk
 
-router = APIRouter(include_in_schema=False, dependencies=[Depends(mark_page)])
+router = APIRouter(include_in_schema=False, dependencies=[Depends(as_page)])
 MOST = 500  # agent conversations drawn for one root; past it the page says so
 EACH = 20  # the newest messages and runs shown per conversation
 

@@ -88,8 +88,22 @@ async def posted(request: Request, signed_in: Annotated[SignedIn, Depends(viewer
     return Posted(signed_in, form)
 
 
-Ctx = Annotated[Context, Depends(context_of)]
-WebParts = Annotated[Web, Depends(web_of)]
+# The dependencies are async: FastAPI runs a plain ``def`` one on a worker thread, a hand-off
+# per request that costs more than the dependency.
+async def as_page(request: Request) -> None:
+    mark_page(request)
+
+
+async def _context(request: Request) -> Context:
+    return context_of(request)
+
+
+async def _web(request: Request) -> Web:
+    return web_of(request)
+
+
+Ctx = Annotated[Context, Depends(_context)]
+WebParts = Annotated[Web, Depends(_web)]
 Viewer = Annotated[SignedIn, Depends(viewer)]
 Post = Annotated[Posted, Depends(posted)]
 

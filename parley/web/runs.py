@@ -18,9 +18,9 @@ from parley.reads.runs import readable_run, runs_page, turns_page
 from parley.runs.model import OPEN_STATES, RunState
 from parley.web.parts import live_values
 from parley.web.render import back_to
-from parley.web.routing import Ctx, Post, Viewer, WebParts, mark_page
+from parley.web.routing import Ctx, Post, Viewer, WebParts, as_page
 
-router = APIRouter(include_in_schema=False, dependencies=[Depends(mark_page)])
+router = APIRouter(include_in_schema=False, dependencies=[Depends(as_page)])
 STATES = [state.value for state in RunState]
 
 

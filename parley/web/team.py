@@ -22,9 +22,9 @@ from parley.reads.directory import nodes_page
 from parley.reads.model import MAX_LIMIT
 from parley.web.forms import Form
 from parley.web.render import back_to
-from parley.web.routing import Ctx, Post, Viewer, WebParts, mark_page
+from parley.web.routing import Ctx, Post, Viewer, WebParts, as_page
 
-router = APIRouter(include_in_schema=False, dependencies=[Depends(mark_page)])
+router = APIRouter(include_in_schema=False, dependencies=[Depends(as_page)])
 
 
 @dataclass(frozen=True)

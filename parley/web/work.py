@@ -21,9 +21,9 @@ from parley.reads.topics import readable_task, tasks_page
 from parley.web.chat import HOME_AGENTS, talkable
 from parley.web.parts import live_values
 from parley.web.render import back_to
-from parley.web.routing import Ctx, Post, Viewer, WebParts, mark_page
+from parley.web.routing import Ctx, Post, Viewer, WebParts, as_page
 
-router = APIRouter(include_in_schema=False, dependencies=[Depends(mark_page)])
+router = APIRouter(include_in_schema=False, dependencies=[Depends(as_page)])
 STATUSES = [status.value for status in TaskStatus]
 
 
