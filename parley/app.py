@@ -69,10 +69,11 @@ def create_app(
     install_error_handlers(app)
     install_guards(app, settings.max_body_bytes, settings.federation_max_body_bytes)
     install_openapi(app)
+    # Routes are matched in order: a peer's batches, the busiest route, are found first.
+    app.include_router(federation.router)
+    app.include_router(health.router)
     install_docs(app)
     install_web(app)
-    app.include_router(health.router)
-    app.include_router(federation.router)
     for module in (
         people,
         nodes,

@@ -52,10 +52,11 @@ async def _authenticate(request: Request) -> None:
     if not isinstance(context, Context):
         raise Unavailable("Parley is still starting")
     token = bearer_token(request)
-    if request.url.path == FRAMES:
+    path = request.scope["path"]  # not request.url: building a whole URL costs a frame's time
+    if path == FRAMES:
         request.state.peer = await _peer(context, token)
         return
-    if request.url.path.startswith(ACTIONS):
+    if path.startswith(ACTIONS):
         async with context.store.transaction() as tx:
             await running_run(tx, token)
         return

@@ -22,6 +22,7 @@ import contextlib
 import logging
 import secrets
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from parley.clock import Clock
@@ -71,7 +72,7 @@ class FederationSender:
         self._backoff = backoff or Backoff()
         self._in_flight = in_flight
         self.name = f"federation-{secrets.token_hex(6)}"
-        self._wakeups: dict[str, list[asyncio.Event]] = {}
+        self._wakeups: dict[str, list[_Wakeup]] = {}
         self._posting: dict[str, int] = {}  # by connection: its loops with a batch out
         self._loops: list[asyncio.Task[None]] = []
         self._stopped = False
@@ -97,27 +98,36 @@ class FederationSender:
             self.wake(connection)
 
     def wake(self, connection: str) -> None:
+        """Every busy loop of ``connection`` looks again when it is done, and one idle loop
+        looks now: a loop that finds more due than its share wakes the next (``send_due``).
+        Waking every idle loop at once had all but one claim nothing, each a transaction run
+        while the one that claimed posted its batch."""
         if self._stopped:
             return
         wakeups = self._wakeups.get(connection)
         if wakeups is None:  # the connection's loops, one per batch it may have out at once
-            wakeups = self._wakeups[connection] = [asyncio.Event() for _ in range(self._in_flight)]
+            wakeups = self._wakeups[connection] = [_Wakeup() for _ in range(self._in_flight)]
             for wakeup in wakeups:
                 self._loops.append(asyncio.create_task(self._loop(connection, wakeup)))
+        first_idle = next((wakeup for wakeup in wakeups if not wakeup.busy), None)
         for wakeup in wakeups:
-            wakeup.set()
+            if wakeup.busy or wakeup is first_idle:
+                wakeup.event.set()
 
-    async def _loop(self, connection: str, wakeup: asyncio.Event) -> None:
-        wait: float | None = 0.0
+    async def _loop(self, connection: str, wakeup: _Wakeup) -> None:
+        wait: float | None = None  # until woken: ``wake`` wakes one loop of a new connection
         while True:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(wakeup.wait(), wait)
-            wakeup.clear()
+                await asyncio.wait_for(wakeup.event.wait(), wait)
+            wakeup.event.clear()
+            wakeup.busy = True
             try:
                 wait = await self.send_due(connection)
             except Exception:  # the store away, or a bug: log it and look again shortly
                 log.exception("sending frames to %s failed; again in a moment", connection)
                 wait = ERROR_PAUSE_SECONDS
+            finally:
+                wakeup.busy = False
 
     async def send_due(self, connection: str) -> float | None:
         """Send one batch of what is due; seconds until the loop should look again."""
@@ -129,27 +139,30 @@ class FederationSender:
                 return None  # paused (unpausing restarts nothing: new sends wake us) or revoked
             if status.retry_at is not None and status.retry_at > now:
                 return self._seconds_until(status.retry_at)
-            limit = await self._share(tx, connection, now)
+            limit, more = await self._share(tx, connection, now)
             items = await tx.frames.claim(connection, self.name, now, now + LEASE, limit)
-            next_due = await tx.frames.next_due(connection)
+            next_due = None if items else await tx.frames.next_due(connection)
         if not items:
             return self._seconds_until(next_due)
+        if more:  # the rest is an idle loop's
+            self.wake(connection)
         self._posting[connection] = self._posting.get(connection, 0) + 1
         try:
             return await self._post(peer, items)
         finally:
             self._posting[connection] -= 1
 
-    async def _share(self, tx: Tx, connection: str, now: datetime) -> int:
-        """How many due frames this loop takes: up to a batch while the connection's other
-        loops have batches out; else its share of what is due with the idle ones (woken by the
-        same commit), so that batches overlap — while the peer applies one, the verdicts of
-        another come back and the texts behind them are written and claimed."""
+    async def _share(self, tx: Tx, connection: str, now: datetime) -> tuple[int, bool]:
+        """How many due frames this loop takes, and whether more are due than that: up to a
+        batch while the connection's other loops have batches out; else its share of what is
+        due with the idle ones, so that batches overlap — while the peer applies one, the
+        verdicts of another come back and the texts behind them are written and claimed."""
         idle = self._in_flight - self._posting.get(connection, 0)
         if idle <= 1:
-            return self._batch
+            return self._batch, False
         due = await tx.frames.count_due(connection, now, up_to=self._batch)
-        return min(self._batch, max(MIN_SHARE, -(-due // idle)))
+        share = min(self._batch, max(MIN_SHARE, -(-due // idle)))
+        return share, due > share
 
     async def _post(self, peer: PeerEndpoint, items: Sequence[Delivery]) -> float | None:
         frames = [outbound_of(item.payload) for item in items]
@@ -231,6 +244,15 @@ class FederationSender:
                 await tx.outbox.retry_at(item.id, self.name, at, reason)
         log.info("frames to %s wait: %s (again at %s)", peer.name, reason, at.isoformat())
         return self._seconds_until(at)
+
+
+@dataclass
+class _Wakeup:
+    """One of a connection's loops: told to look by its event; busy from then until it has
+    sent what it found (or found nothing)."""
+
+    event: asyncio.Event = field(default_factory=asyncio.Event)
+    busy: bool = False
 
 
 # Refusals after which the peer takes no more text in the thread: it is closed there, was never

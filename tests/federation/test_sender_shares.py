@@ -2,12 +2,16 @@
 sending loops takes its share of it, so that two batches are out together (while the peer
 applies one, the other's verdicts come back and the texts behind them are written) rather
 than one batch of everything and a loop with nothing to send. A fake peer over real HTTP
-counts the frames of each batch and the batches it holds at once."""
+counts the frames of each batch and the batches it holds at once. And when little falls due,
+one loop looks, not all of them: the others' claims of nothing were transactions run while
+the batch was on its way."""
 
 from __future__ import annotations
 
 import threading
 from typing import Any
+
+from sqlalchemy import event
 
 from parley.federation.model import OutboundText
 from tests.federation.fake_peer import FakePeerHandler, serving
@@ -77,3 +81,49 @@ async def test_text_of_many_threads_due_at_once_goes_in_two_batches_out_together
         assert await eventually(all_sent, within=2 * HOLD_SECONDS + 5)
         assert sorted(peer.sizes) == [32, 32], peer.sizes
         assert peer.most_at_once == 2
+
+
+class HoldingPeer(Peer):
+    """Holds every batch until ``release`` (or HOLD_SECONDS)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.released = threading.Event()
+
+    def apply(self, frames: list[dict[str, Any]]) -> dict[str, Any]:
+        with self._changed:
+            self.sizes.append(len(frames))
+        self.released.wait(HOLD_SECONDS)
+        return {
+            "verdicts": [{"message_id": f["message_id"], "verdict": "accepted"} for f in frames]
+        }
+
+
+async def test_one_text_due_wakes_one_sending_loop(parley: Harness) -> None:
+    peer = HoldingPeer()
+    claims: list[str] = []
+    engine = getattr(parley.context.store.engine, "sync_engine", parley.context.store.engine)
+
+    def count(_c: Any, _cursor: Any, sql: str, *_: Any) -> None:
+        if sql.startswith("UPDATE outbox SET attempts"):
+            claims.append(sql)
+
+    with serving(_handler(peer)) as url:
+        now = parley.clock.now()
+        async with parley.context.store.transaction() as tx:
+            await tx.connections.add("far", url, "issued-hash", "peer-token", now, None)
+        event.listen(engine, "before_cursor_execute", count)
+        try:
+            async with parley.context.store.transaction() as tx:
+                await tx.frames.put_many([_text(1)], now)
+                tx.effects.frames.add("far")
+
+            async def posted() -> bool:
+                return peer.sizes == [1]
+
+            assert await eventually(posted, within=HOLD_SECONDS)
+            # The batch is with the peer: every loop that looked has claimed by now.
+            assert len(claims) == 1, claims
+        finally:
+            peer.released.set()
+            event.remove(engine, "before_cursor_execute", count)
