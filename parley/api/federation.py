@@ -35,5 +35,7 @@ async def frames(body: Batch, request: Request, ctx: Ctx) -> Verdicts:
     if len(body.frames) > limit:
         raise Invalid(f"a batch holds at most {limit} frames; this one has {len(body.frames)}")
     default_limit = ctx.settings.federation_queue_limit
-    verdicts = await receive_batch(ctx.store, ctx.clock, connection, body.frames, default_limit)
+    verdicts = await receive_batch(
+        ctx.store, ctx.clock, connection, body.frames, default_limit, ctx.runtime.backlogs
+    )
     return Verdicts(verdicts=verdicts)

@@ -23,6 +23,7 @@ from parley.conversations.peer_conversations import (
     receive_from_peer,
 )
 from parley.errors import Unauthorized
+from parley.federation.backlogs import Backlogs
 from parley.federation.frames import CloseFrame, FrameVerdict, TextFrame, Verdict
 from parley.federation.known_threads import KnownThreads
 from parley.federation.model import REVOKED, Connection, ConnectionState, queue_limit
@@ -37,9 +38,11 @@ async def receive_batch(
     connection: Connection,
     frames: Sequence[TextFrame | CloseFrame],
     default_limit: int,
+    backlogs: Backlogs,
 ) -> list[FrameVerdict]:
     """``default_limit``: the text waiting here for our agents that a connection may hold,
-    unless it has a limit of its own; past it, text is refused as ``queue_full``."""
+    unless it has a limit of its own; past it, text is refused as ``queue_full``.
+    ``backlogs``: what each connection may have waiting at most, counted when it matters."""
     async with store.transaction() as tx:
         # Read again under a shared lock: a pause or a revoke since the token was checked (maybe
         # against a remembered connection, see KnownPeers) counts, and it must be the same one.
@@ -49,7 +52,13 @@ async def receive_batch(
         if current.state is ConnectionState.REVOKED:
             raise revoked_here()
         limit = queue_limit(current, default_limit)
-        room = limit - await tx.frames.backlog(current.name, up_to=limit)
+        incoming = sum(1 for frame in frames if isinstance(frame, TextFrame))
+        room = backlogs.room(current.id, limit, incoming)
+        if room is None:
+            backlog = await tx.frames.backlog(current.name, up_to=limit)
+            backlogs.counted(current.id, backlog)
+            room = limit - backlog
+        taken = 0
         known = KnownThreads(tx, clock.now(), current)
         await known.read(frames)
         verdicts = []
@@ -59,9 +68,10 @@ async def receive_batch(
                 await known.write()
                 verdict = await _receive(tx, clock, current, frame, room <= 0)
             if isinstance(frame, TextFrame) and verdict.verdict is Verdict.ACCEPTED:
-                room -= 1
+                room, taken = room - 1, taken + 1
             verdicts.append(verdict)
         await known.write()
+        backlogs.accepted(current.id, taken)  # before the commit: a bound may be too high
         return verdicts
 
 

@@ -16,6 +16,7 @@ from parley.channels.wiring import Channels
 from parley.clock import Clock
 from parley.conversations.model import HopBudget
 from parley.errors import ParleyError
+from parley.federation.backlogs import Backlogs
 from parley.federation.known_peers import KnownPeers
 from parley.federation.peer_client import PeerClient
 from parley.federation.sender import FederationSender
@@ -55,6 +56,7 @@ class Runtime:
         self.outbox = OutboxWorker(store, clock, self.channels.deliverers())
         self.peers = PeerClient()  # the one HTTP client to peer installations
         self.known_peers = KnownPeers()  # peers' tokens, for the frames route's check
+        self.backlogs = Backlogs()  # what peers' text may wait here, at most, by connection
         self.sender = FederationSender(
             store, clock, self.peers, send_frames, in_flight=send_batches
         )
