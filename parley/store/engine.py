@@ -58,6 +58,7 @@ def _sqlite_engine(url: str) -> Engine:
             "synchronous=NORMAL",
             "busy_timeout=30000",
             "foreign_keys=ON",
+            "wal_autocheckpoint=0",  # never in a commit: see checkpoints.py
         ):
             cursor.execute(f"PRAGMA {pragma}")
         cursor.close()

@@ -6,6 +6,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import TypeVar
 
 from sqlalchemy import Connection as SyncConnection
@@ -24,6 +25,7 @@ from parley.store.agent_changes import AgentChangesRepo
 from parley.store.agents import AgentsRepo
 from parley.store.bindings import BindingsRepo
 from parley.store.channels import ChannelsRepo
+from parley.store.checkpoints import Checkpointer
 from parley.store.connection import Connection, InlineConnection
 from parley.store.connections import ConnectionsRepo
 from parley.store.driver import DriverConnection
@@ -76,6 +78,7 @@ class Store:
         self._inline_lock = asyncio.Lock() if isinstance(engine, Engine) else None
         self._holder: asyncio.Task[object] | None = None
         self._after_commit: list[AfterCommit] = []
+        self.checkpoints = _checkpointer(engine)  # SQLite's log, copied back off the loop
 
     @classmethod
     async def open(cls, url: str) -> Store:
@@ -85,7 +88,10 @@ class Store:
         except (OSError, DBAPIError) as exc:
             await _dispose(engine)
             raise Unavailable(f"cannot open the store at {engine.url!r}: {exc}") from exc
-        return cls(engine)
+        store = cls(engine)
+        if store.checkpoints is not None:
+            store.checkpoints.start()
+        return store
 
     @property
     def dialect(self) -> str:
@@ -160,6 +166,8 @@ class Store:
             return await connection.run_sync(fn)
 
     async def close(self) -> None:
+        if self.checkpoints is not None:
+            await self.checkpoints.stop()
         await _dispose(self.engine)
 
 
@@ -186,6 +194,16 @@ def _unreachable(error: DBAPIError, dialect: str) -> bool:
     if error.connection_invalidated:
         return True
     return isinstance(error, OperationalError | InterfaceError) and dialect != "sqlite"
+
+
+def _checkpointer(engine: AsyncEngine | Engine) -> Checkpointer | None:
+    """For a SQLite database in a file (not one in memory)."""
+    if isinstance(engine, AsyncEngine):
+        return None
+    database = engine.url.database
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    return Checkpointer(Path(database))
 
 
 async def _dispose(engine: AsyncEngine | Engine) -> None:

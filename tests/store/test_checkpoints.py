@@ -1,0 +1,85 @@
+"""SQLite's log is checkpointed by the store's own thread, never by a commit on the loop."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+from sqlalchemy import text
+
+from parley.store import Store
+from parley.store.checkpoints import Checkpointer
+
+ROWS = 2000  # of ~2 KB: about 1000 pages of 4 KB, where SQLite would checkpoint by itself
+
+
+async def _write(store: Store, rows: int) -> None:
+    async with store.transaction() as tx:
+        await tx.connection.execute(text("CREATE TABLE IF NOT EXISTS scratch (body TEXT)"))
+    for start in range(0, rows, 100):
+        async with store.transaction() as tx:
+            await tx.connection.execute(
+                text("INSERT INTO scratch (body) VALUES (:body)"),
+                [{"body": f"{n:06d}" * 340} for n in range(start, start + 100)],
+            )
+
+
+def _log_pages(database: Path) -> int:
+    """The log file's size in pages: it grows until a checkpoint has copied it all, and then
+    is written from its start again."""
+    size = database.with_name(database.name + "-wal").stat().st_size
+    return size // 4096
+
+
+async def test_the_stores_commits_never_checkpoint(tmp_path: Path) -> None:
+    database = tmp_path / "store.db"
+    store = await Store.open(f"sqlite:///{database}")
+    assert store.checkpoints is not None
+    await store.checkpoints.stop()  # only commits from here on
+    try:
+        async with store.transaction() as tx:
+            automatic = (await tx.connection.execute(text("PRAGMA wal_autocheckpoint"))).scalar()
+        await _write(store, ROWS)
+        # Past 1000 pages, an automatic checkpoint would have let the log start over.
+        assert automatic == 0
+        assert _log_pages(database) > 1100
+    finally:
+        await store.close()
+
+
+async def test_a_checkpoint_copies_the_whole_log_and_the_log_starts_over(tmp_path: Path) -> None:
+    database = tmp_path / "store.db"
+    store = await Store.open(f"sqlite:///{database}")
+    assert store.checkpoints is not None
+    await store.checkpoints.stop()
+    checkpoints = Checkpointer(database)
+    try:
+        await _write(store, ROWS)
+        pages, copied = await checkpoints.checkpoint()
+        assert pages > 1000 and copied == pages
+        grown = _log_pages(database)
+        await _write(store, 200)  # written from the log's start again: it does not grow
+        assert _log_pages(database) == grown
+    finally:
+        await checkpoints.stop()
+        await store.close()
+    with sqlite3.connect(database) as db:
+        assert db.execute("SELECT count(*) FROM scratch").fetchone() == (ROWS + 200,)
+
+
+async def test_the_store_checkpoints_by_itself_while_open(tmp_path: Path) -> None:
+    database = tmp_path / "store.db"
+    store = await Store.open(f"sqlite:///{database}")
+    assert store.checkpoints is not None
+    await store.checkpoints.stop()
+    store.checkpoints = Checkpointer(database, every=0.05)
+    store.checkpoints.start()
+    try:
+        await _write(store, ROWS)
+        grown = _log_pages(database)
+        await asyncio.sleep(0.5)  # ten of its beats: the log is copied, and starts over
+        await _write(store, 200)
+        assert _log_pages(database) == grown
+    finally:
+        await store.close()
