@@ -20,13 +20,11 @@ from parley.hub.turn_input import turn_input
 router = APIRouter(tags=["actions"])
 
 
-# Dependencies are async: FastAPI runs a plain ``def`` one on a worker thread, a hand-off per
-# request that costs more than the dependency.
 async def _run_actions(request: Request, ctx: Ctx) -> LocalActions:
-    return LocalActions(ctx.store, ctx.clock, _run_token(request), ctx.runtime.budget)
+    return LocalActions(ctx.store, ctx.clock, await _run_token(request), ctx.runtime.budget)
 
 
-def _run_token(request: Request) -> str:
+async def _run_token(request: Request) -> str:
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthorized(
@@ -37,13 +35,7 @@ def _run_token(request: Request) -> str:
 
 
 Acting = Annotated[LocalActions, Depends(_run_actions)]
-
-
-async def _bearer_run_token(request: Request) -> str:
-    return _run_token(request)
-
-
-RunToken = Annotated[str, Depends(_bearer_run_token)]
+RunToken = Annotated[str, Depends(_run_token)]
 
 
 @router.get("/act/input")

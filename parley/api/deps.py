@@ -12,8 +12,8 @@ from parley.people.model import Person
 from parley.text import refuse_nul
 
 
-# Dependencies are async: FastAPI runs a plain ``def`` one on a worker thread, a hand-off per
-# request that costs more than the dependency.
+# Every dependency is a coroutine: FastAPI runs a plain ``def`` one on a worker thread, which
+# under load waits for the loop to let go of the GIL (tests/api/test_dependencies_async.py).
 async def get_context(request: Request) -> Context:
     context = getattr(request.app.state, "context", None)
     if context is None:

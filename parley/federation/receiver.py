@@ -58,7 +58,7 @@ async def receive_batch(
             backlog = await tx.frames.backlog(current.name, up_to=limit)
             backlogs.counted(current.id, backlog)
             room = limit - backlog
-        taken = 0
+        room_before = room
         known = KnownThreads(tx, clock.now(), current)
         await known.read(frames)
         verdicts = []
@@ -68,10 +68,11 @@ async def receive_batch(
                 await known.write()
                 verdict = await _receive(tx, clock, current, frame, room <= 0)
             if isinstance(frame, TextFrame) and verdict.verdict is Verdict.ACCEPTED:
-                room, taken = room - 1, taken + 1
+                room -= 1
             verdicts.append(verdict)
         await known.write()
-        backlogs.accepted(current.id, taken)  # before the commit: a bound may be too high
+        # Before the commit: should it fail, the bound is too high, never too low.
+        backlogs.accepted(current.id, room_before - room)
         return verdicts
 
 

@@ -32,7 +32,8 @@ class Checkpointer:
         self._task = asyncio.create_task(self._loop(), name="sqlite-checkpoints")
 
     async def stop(self) -> None:
-        """Wait for a checkpoint under way (its thread cannot be cancelled), then close."""
+        """A last checkpoint (or the one under way: its thread cannot be cancelled), then
+        close."""
         self._stopping.set()
         if self._task is not None:
             await self._task

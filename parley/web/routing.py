@@ -9,7 +9,8 @@ from urllib.parse import quote, urlsplit
 
 from fastapi import Depends, Request
 
-from parley.context import Context
+from parley.api.deps import Ctx as Ctx  # the pages use the API's context dependency
+from parley.api.deps import get_context
 from parley.errors import Forbidden, Unavailable
 from parley.web.forms import Form, read_form
 from parley.web.live import Pulse
@@ -37,13 +38,6 @@ def mark_page(request: Request) -> None:
     request.state.page = True
 
 
-def context_of(request: Request) -> Context:
-    context = getattr(request.app.state, "context", None)
-    if not isinstance(context, Context):
-        raise Unavailable("Parley is still starting")
-    return context
-
-
 def web_of(request: Request) -> Web:
     web = getattr(request.app.state, "web", None)
     if not isinstance(web, Web):
@@ -52,9 +46,8 @@ def web_of(request: Request) -> Web:
 
 
 async def viewer(request: Request) -> SignedIn:
-    signed_in = await web_of(request).sessions.signed_in(
-        context_of(request).store, request.cookies.get(COOKIE)
-    )
+    context = await get_context(request)
+    signed_in = await web_of(request).sessions.signed_in(context.store, request.cookies.get(COOKIE))
     if signed_in is None:
         here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         raise SignInFirst(here)
@@ -88,21 +81,16 @@ async def posted(request: Request, signed_in: Annotated[SignedIn, Depends(viewer
     return Posted(signed_in, form)
 
 
-# The dependencies are async: FastAPI runs a plain ``def`` one on a worker thread, a hand-off
-# per request that costs more than the dependency.
+# Dependencies are coroutines (see parley/api/deps.py); these two wrap what is also called
+# outside one.
 async def as_page(request: Request) -> None:
     mark_page(request)
-
-
-async def _context(request: Request) -> Context:
-    return context_of(request)
 
 
 async def _web(request: Request) -> Web:
     return web_of(request)
 
 
-Ctx = Annotated[Context, Depends(_context)]
 WebParts = Annotated[Web, Depends(_web)]
 Viewer = Annotated[SignedIn, Depends(viewer)]
 Post = Annotated[Posted, Depends(posted)]
