@@ -4,12 +4,17 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import signal
 import socket
+import threading
+from collections.abc import Iterator
 from types import FrameType
 
 import uvicorn
 from fastapi import FastAPI
+from uvicorn.server import HANDLED_SIGNALS
 
 from parley.app import create_app
 from parley.clock import SystemClock
@@ -99,7 +104,7 @@ async def _serve_on(settings: Settings, listener: socket.socket, broker: Broker 
 
 class _Server(uvicorn.Server):
     """Told to stop, it first ends the page's event streams, which would otherwise hold the
-    server until its graceful shutdown's timeout."""
+    server until its graceful shutdown's timeout; and once stopped, it lets Parley shut down."""
 
     def __init__(self, config: uvicorn.Config, app: FastAPI) -> None:
         super().__init__(config)
@@ -111,6 +116,22 @@ class _Server(uvicorn.Server):
         if web is not None:
             self._loop.call_soon_threadsafe(web.pulse.close)
         super().handle_exit(sig, frame)
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """uvicorn's, less raising the signal again once the server stopped: a SIGTERM raised
+        then killed the process before Parley shut down (its store left open with its log
+        unfolded, its address left in the data folder, the broker not told). Parley exits 0
+        once it has shut down."""
+        if threading.current_thread() is not threading.main_thread():
+            yield  # signals are heard by the main thread only
+            return
+        handlers = {sig: signal.signal(sig, self.handle_exit) for sig in HANDLED_SIGNALS}
+        try:
+            yield
+        finally:
+            for sig, handler in handlers.items():
+                signal.signal(sig, handler)
 
 
 def listening_url(host: str, port: int) -> str:

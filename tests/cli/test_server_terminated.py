@@ -1,0 +1,56 @@
+"""`parley serve` told to stop by SIGTERM (what systemd and `docker stop` send) shuts down as on
+Ctrl-C: a turn's brain is stopped, the store closed, the folder's server address taken back,
+and it exits 0. uvicorn raised the signal again once its server stopped, which killed the
+process before Parley's own shutdown ran."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+from tests.cli.test_runtime_commands import until
+from tests.cli.test_server_killed import WITHIN, hire_command, runs_of, server
+
+# Notes its pid, then holds its turn until stopped.
+SLEEPER = """
+import os, pathlib, time
+pathlib.Path("brain.pid").write_text(str(os.getpid()))
+time.sleep(120)
+"""
+
+
+def test_sigterm_stops_a_turn_s_brain_and_closes_the_store(tmp_path: Path) -> None:
+    private = tmp_path / "parley-data" / "private"
+    with server(tmp_path) as served:
+        workspace = hire_command(served, "sleeper", SLEEPER)
+        with served.api() as api:
+            api.post("/conversations/sleeper/messages", json={"text": "hold on"}).raise_for_status()
+        pid = int(until(lambda: _read(workspace / "brain.pid"), within=WITHIN))
+        assert _alive(pid)
+        assert [run["state"] for run in runs_of(served, "sleeper")] == ["running"]
+        assert served.process is not None
+        served.process.send_signal(signal.SIGTERM)
+        assert served.process.wait(timeout=WITHIN) == 0
+    assert until(lambda: not _alive(pid), within=WITHIN)  # its process group was killed
+    # Closed: SQLite folded its log into the database as the last connection went.
+    assert not (private / "parley.db-wal").exists()
+    assert not (private / "server-url").exists()  # no CLI is sent to a server that is gone
+    with server(tmp_path) as again:  # started again: its run is not left running for ever
+        offered, ended = runs_of(again, "sleeper")  # newest first
+        assert (ended["state"], ended["reason"]) == ("failed", "interrupted")
+        assert offered["state"] in ("queued", "running")  # its text goes to a new turn
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        return ""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
