@@ -130,6 +130,23 @@ async def finished_hops(store: Store, started: datetime, ended: datetime) -> tup
     return len(times), first, last
 
 
+async def turns_per_start(store: Store, started: datetime, ended: datetime) -> float:
+    """Turns of agent conversations started in the window, per start: a batch of starts is
+    stamped with one time, so the runs sharing a start time went out together."""
+    query = (
+        select(runs.c.started_at, func.count().label("turns"))
+        .where(
+            runs.c.topic_id.in_(_in_agent_conversations()),
+            runs.c.started_at >= started,
+            runs.c.started_at < ended,
+        )
+        .group_by(runs.c.started_at)
+    )
+    async with store.transaction() as tx:
+        batches = [row.turns for row in await tx.connection.execute(query)]
+    return sum(batches) / len(batches) if batches else 0.0
+
+
 async def hop_latencies(store: Store, started: datetime, ended: datetime) -> list[float]:
     """For each text written in the window, the time since the previous text of its agent
     conversation: the hop that answered it (the writer is the run that took the previous one)."""

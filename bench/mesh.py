@@ -1,12 +1,20 @@
 """Hops between agents on two machines: hops/s and p50/p99 per hop through NATS, with the hub
-(on PostgreSQL) and two ``parley node join`` processes on loopback, ping on one node and pong on
-the other; and the same pairs through the in-process broker, both agents on the hub's own node.
-Target: NATS adds at most 2 ms p50 per hop. Also a turn stopped from the hub: ms from the stop's
-POST to its brain's process gone (target for a remote node: p99 at most 100 ms).
+(on PostgreSQL) and two ``parley node join`` processes on loopback, each pair's ping on one node
+and its pong on the other; and the same pairs through the in-process broker, both agents on the
+hub's own node. Target: NATS adds at most 2 ms p50 per hop. Also a turn stopped from the hub: ms
+from the stop's POST to its brain's process gone (target for a remote node: p99 at most 100 ms).
+
+The pairs are set off together, by one turn of a starter agent that sends each ping its start:
+their turns then go in one wave (one start and one record a round for all pairs), on both meshes
+alike. Set off by a task each, posted one after the other, the pairs fell into one wave or two
+by chance, and stayed there; two waves cost about a quarter more per hop, so the difference
+between the meshes was mostly which regime each had landed in. ``--apart`` still sets them off
+that way; the table shows how many turns each mesh started at once.
 
 Run as ``.venv/bin/python bench/mesh.py [--pairs N] [--seconds S] [--rounds R]
-[--warmup S]``. Needs PostgreSQL (PARLEY_BENCH_POSTGRES_URL) and a nats-server with JetStream
-(on PATH, beside this Python, or /usr/sbin). Progress goes to stderr, the table to stdout."""
+[--warmup S] [--apart]``. Needs PostgreSQL (PARLEY_BENCH_POSTGRES_URL) and a nats-server with
+JetStream (on PATH, beside this Python, or /usr/sbin). Progress goes to stderr, the table to
+stdout."""
 
 from __future__ import annotations
 
@@ -25,8 +33,8 @@ if not __package__:  # run as a script: make ``bench`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.cpu_use import POSTGRES, cpu_seconds
-from bench.harness import fresh_database
-from bench.hops import PING, PONG, finished_hops, hop_latencies, percentile
+from bench.harness import fresh_database, vacuumed
+from bench.hops import finished_hops, hop_latencies, percentile, turns_per_start
 from bench.machines import Machines, free_port, until
 from parley.clock import SystemClock
 from parley.store import Store
@@ -51,6 +59,7 @@ class MeshFigures:
     stop_p50_ms: float
     stop_p99_ms: float
     round_p50s: tuple[float, ...]
+    turns_per_start: float  # the pairs' turns started at once: one wave is all of them
     cpu_ms_per_hop: dict[str, float]  # by kind of process, over every window
 
 
@@ -94,9 +103,11 @@ class Mesh:
         url: str,
         pairs: int,
         nats: subprocess.Popen[bytes] | None = None,
+        apart: bool = False,
     ) -> None:
         self.broker, self.machines, self.url, self.pairs = broker, machines, url, pairs
-        self.nats = nats
+        self.nats, self.apart = nats, apart
+        self.starts: list[float] = []  # turns per start, by window
         self.cpu: dict[str, float] = {}  # CPU seconds by kind of process, over the windows
         self.hops: list[int] = []
         self.seconds = 0.0
@@ -112,18 +123,22 @@ class Mesh:
             machines.joined("n2")
             self.ping_node, self.pong_node = "n1", "n2"
         rules = machines.place
-        (rules / "ping.yaml").write_text(PING)
-        (rules / "pong.yaml").write_text(PONG)
-        machines.hire("ping", self.ping_node, f"scripted:{rules / 'ping.yaml'}", self.pairs)
-        machines.hire("pong", self.pong_node, f"scripted:{rules / 'pong.yaml'}", self.pairs)
+        for n in range(self.pairs):
+            (rules / f"ping{n}.yaml").write_text(_ping(n))
+            (rules / f"pong{n}.yaml").write_text(_pong(n))
+            machines.hire(f"ping{n}", self.ping_node, f"scripted:{rules / f'ping{n}.yaml'}")
+            machines.hire(f"pong{n}", self.pong_node, f"scripted:{rules / f'pong{n}.yaml'}")
+        (rules / "starter.yaml").write_text(_starter(self.pairs))
+        machines.hire("starter", self.ping_node, f"scripted:{rules / 'starter.yaml'}")
 
     async def window(self, warmup: float, seconds: float) -> None:
         """The pairs ping-pong for ``warmup`` + ``seconds``; the hops of the last ``seconds``
         are kept. Their tasks are deleted after: the mesh is idle between windows."""
         api = self.machines.api
+        firsts = [f"ping{n}" for n in range(self.pairs)] if self.apart else ["starter"]
         tasks = [
-            api.post("/tasks", json={"agent": "ping", "text": "start"}).json()["id"]
-            for _ in range(self.pairs)
+            api.post("/tasks", json={"agent": first, "text": "start"}).json()["id"]
+            for first in firsts
         ]
         await asyncio.sleep(warmup)
         clock = SystemClock()
@@ -138,8 +153,10 @@ class Mesh:
         try:
             hops, _, _ = await finished_hops(store, started, ended)
             self.latencies.append(await hop_latencies(store, started, ended))
+            self.starts.append(await turns_per_start(store, started, ended))
         finally:
             await store.close()
+        await vacuumed(self.url)  # the next window starts on a maintained database
         self.hops.append(hops)
         self.seconds += (ended - started).total_seconds()
 
@@ -172,6 +189,7 @@ class Mesh:
             stop_p50_ms=percentile(self.stop_ms, 50) if self.stop_ms else float("nan"),
             stop_p99_ms=percentile(self.stop_ms, 99) if self.stop_ms else float("nan"),
             round_p50s=tuple(percentile(window, 50) for window in self.latencies),
+            turns_per_start=sum(self.starts) / len(self.starts),
             cpu_ms_per_hop={
                 kind: 1000 * used / max(1, sum(self.hops)) for kind, used in self.cpu.items()
             },
@@ -179,7 +197,7 @@ class Mesh:
 
 
 @contextlib.asynccontextmanager
-async def mesh_of(broker: str, place: Path, pairs: int) -> AsyncIterator[Mesh]:
+async def mesh_of(broker: str, place: Path, pairs: int, apart: bool) -> AsyncIterator[Mesh]:
     """``broker``'s mesh in ``place``, on a PostgreSQL database of its own, with the operator's
     default heartbeats."""
     async with fresh_database("postgresql", place, tag=f"_{broker[:4].lower()}") as url:
@@ -191,7 +209,7 @@ async def mesh_of(broker: str, place: Path, pairs: int) -> AsyncIterator[Mesh]:
             place, plain_url, broker_url, {"PARLEY_HOP_BUDGET": "1000000000"}, heartbeat={}
         )
         try:
-            mesh = Mesh(broker, machines, url, pairs, nats)
+            mesh = Mesh(broker, machines, url, pairs, nats, apart)
             mesh.start()
             yield mesh
         finally:
@@ -202,7 +220,7 @@ async def mesh_of(broker: str, place: Path, pairs: int) -> AsyncIterator[Mesh]:
 
 
 async def measure(
-    pairs: int, warmup: float, seconds: float, rounds: int, stops: int
+    pairs: int, warmup: float, seconds: float, rounds: int, stops: int, apart: bool = False
 ) -> list[MeshFigures]:
     """Both meshes up at once, measured in turn, ``rounds`` windows each (in-process, NATS,
     in-process, …): a change in the machine's load falls on both alike, where one long window
@@ -214,7 +232,7 @@ async def measure(
                 began = time.monotonic()
                 place = Path(tmp) / broker[:4].lower()
                 place.mkdir()
-                meshes.append(await stack.enter_async_context(mesh_of(broker, place, pairs)))
+                meshes.append(await stack.enter_async_context(mesh_of(broker, place, pairs, apart)))
                 _progress(f"{broker}: up in {time.monotonic() - began:.0f}s")
             for number in range(1, rounds + 1):
                 for mesh in meshes:
@@ -225,6 +243,31 @@ async def measure(
                     _progress(f"{mesh.broker}: {stops} stops…")
                     mesh.stops(stops)
             return [mesh.figures() for mesh in meshes]
+
+
+def _starter(pairs: int) -> str:
+    """Sends every ping its start in one turn: the pings' turns start together."""
+    sends = "".join(f"      - send: {{to: ping{n}, text: start}}\n" for n in range(pairs))
+    return f'rules:\n  - when: {{text: "^start$"}}\n    do:\n{sends}'
+
+
+def _ping(n: int) -> str:
+    return f"""rules:
+  - when: {{text: "^start$"}}
+    do:
+      - send: {{to: pong{n}, text: ball}}
+  - when: {{from: pong{n}}}
+    do:
+      - reply: "{{text}}"
+"""
+
+
+def _pong(n: int) -> str:
+    return f"""rules:
+  - when: {{from: ping{n}}}
+    do:
+      - reply: "{{text}}"
+"""
 
 
 def _stop_once(machines: Machines, workspace: Path) -> float:
@@ -258,14 +301,15 @@ def report(rows: list[MeshFigures], pairs: int, rounds: int) -> None:
     print(f"\n## Hops between two agents, {pairs} pair(s) at once, {rounds} window(s) each\n")
     print(
         "| broker | hops | hops/s | p50 ms per hop | p99 ms per hop | p50 by window |"
-        " stop p50 ms | stop p99 ms |"
+        " turns per start | stop p50 ms | stop p99 ms |"
     )
-    print("|---|---:|---:|---:|---:|---|---:|---:|")
+    print("|---|---:|---:|---:|---:|---|---:|---:|---:|")
     for row in rows:
         windows = " ".join(f"{p50:.1f}" for p50 in row.round_p50s)
         print(
             f"| {row.broker} | {row.hops} | {row.hops_per_s:.0f} | {row.p50_ms:.2f} |"
-            f" {row.p99_ms:.2f} | {windows} | {row.stop_p50_ms:.1f} | {row.stop_p99_ms:.1f} |"
+            f" {row.p99_ms:.2f} | {windows} | {row.turns_per_start:.2f} |"
+            f" {row.stop_p50_ms:.1f} | {row.stop_p99_ms:.1f} |"
         )
     kinds = ["hub", "nodes", "nats-server", POSTGRES]
     print("\nCPU ms per hop, by process (steadier than the p50s on a shared machine):\n")
@@ -294,12 +338,22 @@ def main() -> None:
     parser.add_argument(
         "--stops", type=int, default=100, help="stops to time per broker (a p99 needs 100)"
     )
+    parser.add_argument(
+        "--apart", action="store_true", help="set the pairs off one task at a time (see above)"
+    )
     options = parser.parse_args()
     if options.pairs < 1 or options.rounds < 1 or options.seconds <= 0 or options.stops < 0:
         parser.error("pairs and rounds are at least 1, seconds above 0, stops at least 0")
     began = time.monotonic()
     rows = asyncio.run(
-        measure(options.pairs, options.warmup, options.seconds, options.rounds, options.stops)
+        measure(
+            options.pairs,
+            options.warmup,
+            options.seconds,
+            options.rounds,
+            options.stops,
+            options.apart,
+        )
     )
     _progress(f"done in {time.monotonic() - began:.0f}s")
     report(rows, options.pairs, options.rounds)
