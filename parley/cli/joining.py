@@ -9,6 +9,7 @@ import logging
 import signal
 from pathlib import Path
 
+from parley.cli.event_loop import run_long_lived
 from parley.errors import Unavailable
 from parley.mesh.broker import Broker
 from parley.mesh.nats_broker import NatsBroker
@@ -26,7 +27,7 @@ def run_node(settings: Settings, broker_url: str, join_token: str, workspaces: P
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_run(settings, broker_url, join_token, workspaces))
+        run_long_lived(_run(settings, broker_url, join_token, workspaces))
 
 
 async def _run(settings: Settings, broker_url: str, join_token: str, workspaces: Path) -> None:

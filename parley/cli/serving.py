@@ -17,6 +17,7 @@ from fastapi import FastAPI
 from uvicorn.server import HANDLED_SIGNALS
 
 from parley.app import create_app
+from parley.cli.event_loop import run_long_lived
 from parley.clock import SystemClock
 from parley.datafolder import DataFolder, announcing_url, holding_server_lock
 from parley.errors import Unavailable
@@ -38,7 +39,7 @@ def run_server(settings: Settings) -> None:
     with holding_server_lock(DataFolder(settings.data_dir), settings.base_url):
         listener = _listen(settings)
         try:
-            asyncio.run(_serve(settings, listener))
+            run_long_lived(_serve(settings, listener))
         except KeyboardInterrupt:
             pass
         finally:
