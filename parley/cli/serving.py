@@ -1,5 +1,5 @@
 """The server side of ``parley serve``: hold the data folder, take the port, reach the broker
-(NATS, when one is given), run until Ctrl-C."""
+(NATS, when one is given), run until Ctrl-C or SIGTERM."""
 
 from __future__ import annotations
 
