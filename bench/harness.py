@@ -36,8 +36,10 @@ class Running:
         return self.context.store
 
 
-async def _admin(sql: str) -> None:
-    admin = await asyncpg.connect(ADMIN_URL, timeout=5)
+async def _admin(sql: str, url: str = ADMIN_URL) -> None:
+    """``sql`` outside a transaction (``CREATE DATABASE``, ``VACUUM``), on the database at
+    ``url`` (by default the bench's administration database)."""
+    admin = await asyncpg.connect(url, timeout=5)
     try:
         await admin.execute(sql)
     finally:
@@ -50,11 +52,7 @@ async def vacuumed(url: str) -> None:
     without it the runs' dead rows and the planner's empty-table statistics made each window
     slower than the one before (a quarter fewer statements by the fifth 8-second window of 4
     pairs; flat with this between windows)."""
-    database = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://"))
-    try:
-        await database.execute("VACUUM ANALYZE")
-    finally:
-        await database.close()
+    await _admin("VACUUM ANALYZE", url.replace("postgresql+asyncpg://", "postgresql://"))
 
 
 @contextlib.asynccontextmanager
