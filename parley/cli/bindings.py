@@ -15,8 +15,9 @@ app = typer.Typer(
     help="Bindings: channel conversations bound to sessions (owners only).", no_args_is_help=True
 )
 
-COLUMNS = ["id", "session", "target_kind", "conversation", "status", "bound_by", "bound_at",
-           "last_activity_at", "expires_at", "ended_reason"]  # fmt: skip
+# What fits 80 columns; --json has the rest (target_kind, bound_by, bound_at).
+COLUMNS = ["id", "session", "conversation", "status", "last_activity_at", "expires_at",
+           "ended_reason"]  # fmt: skip
 
 
 class BindingStatus(StrEnum):

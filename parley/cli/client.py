@@ -7,19 +7,21 @@ usually on loopback, and a stream being followed never blocks a second call (``/
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
 from parley import __version__
 from parley.cli.where import whereabouts
 from parley.datafolder import DataFolder
 from parley.errors import ERRORS_BY_CODE, Invalid, ParleyError, Unauthorized, Unavailable
+
+if TYPE_CHECKING:
+    import http.client
 
 CONNECT_TIMEOUT, READ_TIMEOUT = 5.0, 60.0
 API = "/api/v1"
@@ -77,6 +79,8 @@ class ApiClient:
         self, method: str, path: str, body: dict[str, Any] | None, *, streaming: bool = False
     ) -> Iterator[http.client.HTTPResponse]:
         """One request on a connection of its own; transport trouble becomes ``Unavailable``."""
+        import http.client  # here: --help and --version never load it (mail parsing, ssl)
+
         kind = http.client.HTTPSConnection if self._secure else http.client.HTTPConnection
         connection = kind(self._host, self._port, timeout=CONNECT_TIMEOUT)
         headers = dict(self._headers)

@@ -12,8 +12,8 @@ from parley.cli.state import JsonOption, client
 
 app = typer.Typer(help="Deliveries: the outbox (owners only).", no_args_is_help=True)
 
-COLUMNS = ["id", "key", "kind", "state", "attempts", "next_attempt_at", "last_error",
-           "mode", "reason", "destination", "created_at", "delivered_at"]  # fmt: skip
+# What fits 80 columns; --json has the rest (key, mode, reason, created_at, delivered_at).
+COLUMNS = ["id", "kind", "state", "attempts", "next_attempt_at", "destination", "last_error"]
 
 
 class DeliveryState(StrEnum):

@@ -1,33 +1,56 @@
-"""The ``parley`` command."""
+"""The ``parley`` command: its global options and its commands (each module imported only
+when its command is named; see parley.cli.group)."""
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 import typer
 
 from parley import __version__
-from parley.cli import (
-    act,
-    agent_conversations,
-    agents,
-    bindings,
-    channels,
-    connections,
-    deliveries,
-    nodes,
-    people,
-    runs,
-    talk,
-    tasks,
-    topics,
-)
+from parley.cli.group import Loader, ParleyGroup
 from parley.cli.output import EXIT_STATUS_HELP
-from parley.cli.serve import serve
 from parley.cli.state import CliState
 
+
+def _agent_app() -> typer.Typer:
+    from parley.cli import agent_conversations, agents
+
+    if not any(c.name == "history" for c in agents.app.registered_commands):
+        agents.app.command("history")(agent_conversations.history)
+    return agents.app
+
+
+class Parley(ParleyGroup):
+    lazy: ClassVar[dict[str, Loader]] = {
+        "serve": "parley.cli.serve:serve",
+        "person": "parley.cli.people:app",
+        "node": "parley.cli.nodes:app",
+        "agent": _agent_app,
+        "say": "parley.cli.talk:say",
+        "chat": "parley.cli.talk:chat",
+        "conversation": "parley.cli.talk:conversation_app",
+        "task": "parley.cli.tasks:app",
+        "run": "parley.cli.runs:app",
+        "stop": "parley.cli.runs:stop",
+        "turns": "parley.cli.runs:turns",
+        "answer": "parley.cli.runs:answer",
+        "agent-conversation": "parley.cli.agent_conversations:app",
+        "delivery": "parley.cli.deliveries:app",
+        "binding": "parley.cli.bindings:app",
+        "connection": "parley.cli.connections:app",
+        "channel": "parley.cli.channels:app",
+        "topic": "parley.cli.topics:app",
+        "act": "parley.cli.act:app",
+    }
+
+
 app = typer.Typer(
+    cls=Parley,
     help="Parley: a self-hosted home for persistent AI agents.",
     epilog=EXIT_STATUS_HELP,
     no_args_is_help=True,
+    rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
 
@@ -54,28 +77,6 @@ def options(
     ),
 ) -> None:
     ctx.obj = CliState(url=url, token=token)
-
-
-app.command("serve")(serve)
-app.add_typer(people.app, name="person")
-app.add_typer(nodes.app, name="node")
-agents.app.command("history")(agent_conversations.history)
-app.add_typer(agents.app, name="agent")
-app.command("say")(talk.say)
-app.command("chat")(talk.chat)
-app.add_typer(talk.conversation_app, name="conversation")
-app.add_typer(tasks.app, name="task")
-app.add_typer(runs.app, name="run")
-app.command("stop")(runs.stop)
-app.command("turns")(runs.turns)
-app.command("answer")(runs.answer)
-app.add_typer(agent_conversations.app, name="agent-conversation")
-app.add_typer(deliveries.app, name="delivery")
-app.add_typer(bindings.app, name="binding")
-app.add_typer(connections.app, name="connection")
-app.add_typer(channels.app, name="channel")
-app.add_typer(topics.app, name="topic")
-app.add_typer(act.app, name="act")
 
 
 def main() -> None:
