@@ -87,7 +87,7 @@ def show_run(ctx: typer.Context, run_id: int, as_json: bool = JsonOption) -> Non
 @app.command("follow")
 def follow_run(ctx: typer.Context, run_id: int, as_json: bool = JsonOption) -> None:
     """Follow a run you may read: its reply as it comes, then how it ended (an ended run's at
-    once). Exits 4 if it was stopped, 6 if it failed. Ctrl-C stops following, not the run."""
+    once). Exits 4 if it was stopped, 7 if it failed. Ctrl-C stops following, not the run."""
     with reporting_errors(), leaving_on_interrupt(f"run {run_id} goes on"):
         api = client(ctx)
         if as_json:

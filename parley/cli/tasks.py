@@ -30,7 +30,7 @@ def create(
         False,
         "--wait",
         help="wait for the task to end and print its result; exits 4 if it was cancelled or"
-        " deleted, 6 if it failed. Ctrl-C stops waiting, not the task.",
+        " deleted, 7 if it failed. Ctrl-C stops waiting, not the task.",
     ),
     as_json: bool = JsonOption,
 ) -> None:
