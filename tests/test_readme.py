@@ -117,7 +117,8 @@ def test_the_scripted_tour_does_what_the_readme_says(
     assert note["origin"].endswith("in a person's conversation")  # the README says where from
     served.run("say", "greeter", "ask the clerk what time is it")
     assert _eventually_reported(served, "The clerk says: It is always tea time.")
-    task = served.run("task", "create", "clerk", "count the spoons").stdout.strip()
+    created = served.run("task", "create", "clerk", "count the spoons", "--json").stdout
+    task = str(json.loads(created)["id"])
     assert _eventually(
         lambda: '"result": "42 spoons"' in served.run("task", "show", task, "--json").stdout
     )

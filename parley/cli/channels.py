@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 import typer
 
-from parley.cli.output import console, reporting_errors, show, table
+from parley.cli.output import console, reporting_errors, say_queued, show, table
 from parley.cli.state import JsonOption, client, given_text
 from parley.errors import Invalid
 
@@ -162,11 +162,13 @@ def say(
     account: str = typer.Option("home", "--account", help="the web account"),
     as_json: bool = JsonOption,
 ) -> None:
-    """Write in a web conversation; the reply is posted there (see web show)."""
+    """Write in a web conversation; prints "web conversation ID (run N queued)". The reply is
+    posted there (see web show)."""
     with reporting_errors():
         path = f"{_web(account)}/{conversation}/messages"
         queued = client(ctx).post(path, {"text": given_text(text)})
-        show(queued, as_json, lambda q: console.print(f"run {q['run_id']}", markup=False))
+        made = f"web conversation {conversation}"
+        show(queued, as_json, lambda q: say_queued(made, q["run_id"]))
 
 
 @web_app.command("show")

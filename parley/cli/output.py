@@ -131,6 +131,13 @@ def more_hint(cursor: str | None, command: str = "") -> None:
         console.print(f"more: {prefix}--before {cursor}", style="dim", markup=False)
 
 
+def say_queued(what: str, run_id: int | None) -> None:
+    """What a command that queues work prints when it does not wait for it: what it made and
+    the run that takes it, ``task 7 (run 52 queued)`` (one that waits prints the reply)."""
+    run = f"run {run_id} queued" if run_id is not None else "queued"
+    console.print(f"{what} ({run})", markup=False)
+
+
 def table(rows: Sequence[dict[str, Any]], columns: Sequence[str], empty: str) -> None:
     """Rows under the given columns. A time (a ``…_at`` column) is shown short, in local time
     (``--json`` has it in full); a column of short words is never cut, and the columns of text

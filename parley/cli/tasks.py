@@ -8,7 +8,7 @@ import typer
 
 from parley.cli.client import ApiClient
 from parley.cli.following import Spinner, leaving_on_interrupt
-from parley.cli.output import console, reporting_errors, show, show_page, table
+from parley.cli.output import console, reporting_errors, say_queued, show, show_page, table
 from parley.cli.runs import say_stopped
 from parley.cli.state import BeforeOption, JsonOption, LimitOption, client, given_text
 from parley.cli.talk import TEXT_HELP, render_detail
@@ -34,17 +34,24 @@ def create(
     ),
     as_json: bool = JsonOption,
 ) -> None:
-    """Give an agent a task; prints its id (with --wait, its result once it ends)."""
+    """Give an agent a task; prints "task ID (run N queued)" (with --wait, its result once it
+    ends; --json, the task)."""
     with reporting_errors():
         api = client(ctx)
         task = api.post("/tasks", {"agent": agent, "text": given_text(text)})
         if not wait:
-            show(task, as_json, lambda row: console.print(str(row["id"])))
+            show(task, as_json, lambda row: say_queued(f"task {row['id']}", _run_of(api, row)))
             return
         with leaving_on_interrupt(f"task {task['id']} goes on (parley task show {task['id']})"):
             ended = _wait_for_end(api, task["id"])
         show(ended, as_json, lambda row: console.print(row["result"] or "(no result)"))
         _refuse_unfinished(ended)
+
+
+def _run_of(api: ApiClient, task: Any) -> int | None:
+    """The run that takes a new task's text: the task's first, queued with it."""
+    runs = api.get("/runs", topic=task["id"], limit=1)["items"]
+    return int(runs[0]["id"]) if runs else None
 
 
 def _wait_for_end(api: ApiClient, task_id: int) -> Any:

@@ -4,6 +4,7 @@ refuse what is wrong with a clear message."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from tests.cli.test_runtime_commands import hire, ok, ok_json, run, until
@@ -22,7 +23,8 @@ def test_a_web_conversation_from_the_cli(served: Served, tmp_path: Path) -> None
     as_ada = {"PARLEY_TOKEN": token}
 
     conversation = ok(served, "channel", "web", "open", "errands", **as_ada).strip()
-    assert ok(served, "channel", "web", "say", conversation, "milk", **as_ada).startswith("run ")
+    said = ok(served, "channel", "web", "say", conversation, "milk", **as_ada)
+    assert re.fullmatch(rf"web conversation {conversation} \(run \d+ queued\)\n", said), said
 
     def replied() -> bool:
         shown = ok_json(served, "channel", "web", "show", conversation, **as_ada)

@@ -23,7 +23,7 @@ def test_a_result_that_cannot_be_delivered_is_listed_with_why(
     # A person's desk: its turn waits for the answer below, so the parent is surely deleted
     # before the result exists, however slow the machine (a sleeping brain raced the delete).
     ok(served, "agent", "hire", "worker", "--node", "local", "--human", "owner")
-    parent = ok(served, "task", "create", "manager", "orphan").strip()
+    parent = str(ok_json(served, "task", "create", "manager", "orphan")["id"])
     orphan = _subtask_of(served, parent)
     [turn] = until(lambda: ok_json(served, "turns")["items"])
     ok(served, "task", "delete", parent)
@@ -36,7 +36,7 @@ def test_a_result_that_cannot_be_delivered_is_listed_with_why(
     assert words.splitlines()[1].split()[:2] == [str(failed["id"]), "task_completion"]
     assert "task deleted by owner" in words
 
-    kept = ok(served, "task", "create", "manager", "kept").strip()
+    kept = str(ok_json(served, "task", "create", "manager", "kept")["id"])
     [turn] = until(lambda: ok_json(served, "turns")["items"])
     ok(served, "answer", str(turn["run"]["id"]), "in time", "--complete")
     until(lambda: ok_json(served, "task", "show", kept)["topic"]["status"] == "done")

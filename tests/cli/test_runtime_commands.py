@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 import threading
 import time
@@ -153,21 +154,26 @@ def test_conversation_show_list_delete(served: Served, tmp_path: Path) -> None:
 
 def test_task_create_list_show(served: Served, tmp_path: Path) -> None:
     hire(served, tmp_path, "worker", "otherwise:\n  - complete: 'summed: {text}'\n")
-    task_id = int(ok(served, "task", "create", "worker", "sum the column"))
+    said = re.fullmatch(
+        r"task (\d+) \(run (\d+) queued\)\n",
+        ok(served, "task", "create", "worker", "sum the column"),
+    )
+    assert said, "task create says the task and its run"
+    task_id, run_id = int(said[1]), int(said[2])
     done = until(lambda: ok_items(served, "task", "list", "--status", "done"))
     assert [(t["id"], t["result"]) for t in done] == [(task_id, "summed: sum the column")]
     assert ok_items(served, "task", "list", "--status", "open") == []
     shown = ok_json(served, "task", "show", str(task_id))
     assert shown["topic"]["status"] == "done"
     assert oldest_first(shown["messages"])[0]["body"] == "sum the column"
-    assert [r["agent"] for r in items(shown["runs"])] == ["worker"]
+    assert [(r["id"], r["agent"]) for r in items(shown["runs"])] == [(run_id, "worker")]
     words = ok(served, "task", "show", str(task_id))
     assert "sum the column" in words and "runs" in words
 
 
 def test_task_stop_cancel_delete(served: Served, tmp_path: Path) -> None:
     hire(served, tmp_path, "sleeper", SLEEPER)
-    task_id = ok(served, "task", "create", "sleeper", "nap").strip()
+    task_id = str(ok_json(served, "task", "create", "sleeper", "nap")["id"])
     run_id = running_run(served, "sleeper")
     assert ok(served, "task", "stop", task_id) == f"stopped run {run_id}\n"
     assert ok(served, "task", "stop", task_id) == f"nothing was running on task {task_id}\n"
@@ -299,7 +305,7 @@ def test_act_from_a_running_turn(served: Served, tmp_path: Path) -> None:
     brain = f"command:{sys.executable} {program}"
     hired = ok_json(served, "agent", "hire", "coder", "--node", "local", "--brain", brain)
     token_file = Path(hired["workspace"]) / "run-token"  # it writes where it runs
-    task_id = ok(served, "task", "create", "coder", "fix the bug").strip()
+    task_id = str(ok_json(served, "task", "create", "coder", "fix the bug")["id"])
     token = until(lambda: token_file.exists() and token_file.read_text())
     acting = {"PARLEY_RUN_TOKEN": token, "PARLEY_TOKEN": "pk_not_used"}
     given = ok_json(served, "act", "input", **acting)
