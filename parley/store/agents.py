@@ -107,6 +107,7 @@ def _names(joined: str | None) -> tuple[str, ...]:
 _BY_ID = once(_agent_query().where(agents.c.id == bindparam("agent_id")))
 _BY_IDS = once(_agent_query().where(agents.c.id.in_(bindparam("agent_ids", expanding=True))))
 _BY_NAME = once(_agent_query().where(agents.c.name == bindparam("name")))
+_NAMES = once(select(agents.c.name).where(agents.c.lifecycle != "retired"))
 _RECEIVABLE = once(
     _agent_query().where(
         agents.c.name == bindparam("name"),
@@ -182,6 +183,10 @@ class AgentsRepo:
     async def by_name(self, name: str) -> Agent | None:
         row = (await self._c.execute(_BY_NAME, {"name": name})).first()
         return _agent(row) if row else None
+
+    async def names(self) -> list[str]:
+        """The names of every agent and node session not retired (to suggest one)."""
+        return [row.name for row in await self._c.execute(_NAMES)]
 
     async def by_id(self, agent_id: int) -> Agent | None:
         row = (await self._c.execute(_BY_ID, {"agent_id": agent_id})).first()
