@@ -25,7 +25,7 @@ from pathlib import Path
 
 from parley.brains import groups, prompt
 from parley.brains.brain import Actions, Stream, Turn, TurnOutcome
-from parley.brains.confinement import ProcessPolicy
+from parley.brains.confinement import ProcessPolicy, parley_bin
 from parley.brains.environment import allowed_from, from_server
 from parley.brains.launcher import END_EVERYTHING
 from parley.brains.spec import command_argv
@@ -95,20 +95,7 @@ class CommandBrain:
         }
 
     def _check_program(self, workspace: Path, search_path: str) -> None:
-        """Found and executable where the launcher will look: a clear error now, not an exit
-        status later."""
-        program = self.argv[0]
-        if "/" in program:
-            candidate = workspace / program
-            found = str(candidate) if candidate.exists() else None
-        else:
-            found = shutil.which(program, mode=os.F_OK, path=search_path)
-        if found is None:
-            raise Invalid(f"command brain {self.command_line!r}: program {program!r} was not found")
-        if os.path.isdir(found) or not os.access(found, os.X_OK):
-            raise Invalid(
-                f"command brain {self.command_line!r}: program {program!r} is not executable"
-            )
+        check_program(self.command_line, workspace, search_path)
 
     async def _start(self, workspace: Path, env: dict[str, str]) -> asyncio.subprocess.Process:
         try:
@@ -253,3 +240,27 @@ async def _drained(reading: asyncio.Task[None]) -> None:
 
 def _last(text: str, characters: int) -> str:
     return text[-characters:].strip()
+
+
+def check_program(command_line: str, workspace: Path | None, search_path: str) -> None:
+    """The line's program found and executable where the launcher will look (a path with a '/'
+    in the workspace, unless absolute; a bare name on ``search_path``): a clear error now, not
+    an exit status later. Without a workspace (at hire) a path within it is left to the turn."""
+    program = command_argv(command_line)[0]
+    if "/" in program:
+        if workspace is None and not program.startswith("/"):
+            return
+        candidate = (workspace or Path("/")) / program
+        found = str(candidate) if candidate.exists() else None
+    else:
+        found = shutil.which(program, mode=os.F_OK, path=search_path)
+    if found is None:
+        raise Invalid(f"command brain {command_line!r}: program {program!r} was not found")
+    if os.path.isdir(found) or not os.access(found, os.X_OK):
+        raise Invalid(f"command brain {command_line!r}: program {program!r} is not executable")
+
+
+def check_at_hire(command_line: str) -> None:
+    """On the node that will run it (this process): its program is there, found on the PATH
+    its turns will have."""
+    check_program(command_line, None, allowed_from(os.environ, parley_bin())["PATH"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,15 +43,19 @@ def parse_brain_spec(text: str) -> BrainSpec:
             raise Invalid("brain 'offline' takes no argument", field="brain")
     elif not argument.strip():
         raise Invalid(f"brain {kind!r} needs {BRAIN_KINDS[kind]} after '{kind}:'", field="brain")
-    return BrainSpec(kind, argument.strip())
+    argument = argument.strip()
+    if kind == "scripted":
+        argument = os.path.normpath(argument)  # one file, one spelling: no ./, ../ or //
+    return BrainSpec(kind, argument)
 
 
 async def check_brain(spec: BrainSpec) -> BrainSpec:
     """What can be checked when hiring, so that a typo fails now and not at the first turn: a
     scripted brain's file must be an absolute path to a valid script (the CLI makes a relative
-    one absolute where the operator typed it); a command brain's line must parse."""
+    one absolute where the operator typed it); a command brain's line must parse and its
+    program be on this machine. Runs on the agent's node (parley.mesh.brain_checks)."""
+    # Here, not at the top: the CLI reads this module and should not load YAML and pydantic.
     if spec.kind == "scripted":
-        # Here, not at the top: the CLI reads this module and should not load YAML and pydantic.
         from parley.brains.scripted import load_script
 
         path = Path(spec.argument)
@@ -58,7 +63,9 @@ async def check_brain(spec: BrainSpec) -> BrainSpec:
             raise Invalid(f"scripted brain file {spec.argument!r} must be an absolute path")
         await load_script(path)
     elif spec.kind == "command":
-        command_argv(spec.argument)
+        from parley.brains.command import check_at_hire
+
+        check_at_hire(spec.argument)
     return spec
 
 
@@ -76,8 +83,10 @@ def command_argv(command_line: str) -> list[str]:
 
 
 def absolute_brain(text: str, cwd: str) -> str:
-    """``scripted:FILE`` with FILE made absolute against ``cwd`` (where the operator typed it)."""
+    """``scripted:FILE`` with FILE made absolute against ``cwd`` (where the operator typed it),
+    ``~`` being the operator's home."""
     kind, _, argument = text.partition(":")
-    if kind != "scripted" or not argument or argument.startswith("/"):
+    if kind != "scripted" or not argument.strip():
         return text
-    return f"scripted:{cwd.rstrip('/')}/{argument}"
+    path = os.path.expanduser(argument.strip())
+    return f"scripted:{os.path.normpath(os.path.join(cwd, path))}"

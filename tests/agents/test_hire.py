@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from parley.brains.spec import absolute_brain
 from parley.mesh.join_token import load_or_create_join_token
 from parley.mesh.node_runner import NodeRunner
 from tests.support import Harness, eventually, items, lifecycle_is
@@ -47,7 +49,7 @@ async def test_brain_defaults_to_the_offline_brain(parley: Harness) -> None:
     [
         "openai:gpt-4o-mini",
         "anthropic:claude-x",
-        "command:my-agent --json",
+        "command:sh my-agent.sh --json",
     ],
 )
 async def test_each_brain_kind_is_accepted(parley: Harness, brain: str) -> None:
@@ -70,6 +72,54 @@ async def test_a_scripted_brain_is_checked_when_hiring(parley: Harness, tmp_path
         )
         assert response.status_code == 400
         assert message in response.json()["message"]
+
+
+async def test_a_command_brains_program_is_checked_when_hiring(
+    parley: Harness, tmp_path: Path
+) -> None:
+    """On the node that will run it (here the hub's own): a bare name on the PATH its turns
+    get, an absolute path executable; a path within the workspace is the turn's to check."""
+    plain = tmp_path / "notes.txt"
+    plain.write_text("not a program")
+    for brain, message in (
+        ("command:no-such-program-h6 --json", "program 'no-such-program-h6' was not found"),
+        (f"command:{tmp_path}/agent", f"program '{tmp_path}/agent' was not found"),
+        (f"command:{plain}", f"program '{plain}' is not executable"),
+        (f"command:{tmp_path}", f"program '{tmp_path}' is not executable"),
+    ):
+        response = await parley.owner.post(
+            "/api/v1/agents", json={"name": "other", "node": "local", "brain": brain}
+        )
+        assert response.status_code == 400, brain
+        assert response.json()["message"] == f"command brain {brain[8:]!r}: {message}"
+    await parley.hire("scribe")
+    changed = await parley.owner.patch(
+        "/api/v1/agents/scribe", json={"brain": "command:no-such-program-h6"}
+    )
+    assert changed.status_code == 400 and "was not found" in changed.json()["message"]
+    assert (await parley.hire("coder", brain="command:./bin/agent"))["brain"] == (
+        "command:./bin/agent"
+    )
+
+
+async def test_a_scripted_brains_path_is_stored_in_one_spelling(
+    parley: Harness, tmp_path: Path
+) -> None:
+    (tmp_path / "rules").mkdir()
+    rules = tmp_path / "rules" / "echo.yaml"
+    rules.write_text("otherwise: [{reply: '{text}'}]")
+    written = f"scripted:{tmp_path}//rules/./../rules/echo.yaml"
+    assert (await parley.hire("scribe", brain=written))["brain"] == f"scripted:{rules}"
+
+
+def test_the_cli_makes_a_scripted_path_absolute_and_plain() -> None:
+    assert absolute_brain("scripted:../rules/./echo.yaml", "/srv/team/") == (
+        "scripted:/srv/rules/echo.yaml"
+    )
+    assert absolute_brain("scripted:/srv//echo.yaml", "/home") == "scripted:/srv/echo.yaml"
+    home = os.path.expanduser("~")
+    assert absolute_brain("scripted:~/echo.yaml", "/srv") == f"scripted:{home}/echo.yaml"
+    assert absolute_brain("command:./agent", "/srv") == "command:./agent"
 
 
 async def test_a_human_agent_belongs_to_a_person(parley: Harness) -> None:

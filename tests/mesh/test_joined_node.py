@@ -151,6 +151,21 @@ async def test_a_brain_is_checked_on_its_node_not_on_the_hub(
     assert (await parley.agent("m"))["brain"] == "openai:gpt-test"
 
 
+async def test_a_command_brains_program_is_looked_for_on_its_node(
+    parley: Harness, tmp_path: Path
+) -> None:
+    async with joined(parley, tmp_path / "gamma"):
+        refused = await parley.owner.post(
+            "/api/v1/agents",
+            json={"name": "c", "node": "gamma", "brain": "command:no-such-program-h6"},
+        )
+        assert refused.status_code == 400
+        assert refused.json()["message"] == (
+            "on node gamma: command brain 'no-such-program-h6': program 'no-such-program-h6'"
+            " was not found"
+        )
+
+
 async def test_a_brain_for_a_node_away_is_taken_with_a_notice(
     parley: Harness, tmp_path: Path
 ) -> None:
