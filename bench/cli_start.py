@@ -5,7 +5,9 @@
 
 The reference is checked out with ``git worktree add`` into a temporary folder and run by the
 same interpreter (its tree first on ``PYTHONPATH``), so that both versions meet the same
-libraries and the same machine load. A real server (this tree's) answers ``agent list``.
+libraries and the same machine load: their runs alternate. A real server (this tree's) answers
+``agent list``. Each time is followed by what it costs above the bare interpreter (the floor,
+measured alongside); the target is at most 150 ms above it for every client command.
 """
 
 from __future__ import annotations
@@ -25,11 +27,15 @@ from pathlib import Path
 import httpx
 
 TREE = Path(__file__).resolve().parent.parent
+FLOOR = ["-c", "pass"]
 COMMANDS = {
-    "python -c pass (the floor)": ["-c", "pass"],
     "parley --version": ["-m", "parley", "--version"],
+    "parley --help": ["-m", "parley", "--help"],
     "parley agent list --help": ["-m", "parley", "agent", "list", "--help"],
+    "parley run follow --help": ["-m", "parley", "run", "follow", "--help"],
+    "parley say --help": ["-m", "parley", "say", "--help"],
     "parley agent list (real server)": ["-m", "parley", "agent", "list"],
+    "parley delivery list (real server)": ["-m", "parley", "delivery", "list"],
 }
 
 
@@ -40,11 +46,11 @@ def main() -> None:
         home = Path(scratch)
         with _checkout(reference, home / "reference") as old_tree, _server(home) as url:
             print(f"reference {reference[:12]}, this tree {TREE}; median of {options.runs} runs")
-            print(f"{'command':34} {'reference':>10} {'this tree':>10}")
+            print(f"{'command':36} {'reference':>16} {'this tree':>16}")
             for label, args in COMMANDS.items():
-                old = _median(old_tree, args, home, url, options.runs)
-                new = _median(TREE, args, home, url, options.runs)
-                print(f"{label:34} {old:>10} {new:>10}")
+                floor, old, new = _medians([(TREE, FLOOR), (old_tree, args), (TREE, args)],
+                                           home, url, options.runs)  # fmt: skip
+                print(f"{label:36} {_shown(old, floor):>16} {_shown(new, floor):>16}")
 
 
 def _options() -> argparse.Namespace:
@@ -111,18 +117,29 @@ def _env(tree: Path, url: str) -> dict[str, str]:
     return env | {"PYTHONPATH": str(tree), "PARLEY_URL": url}
 
 
-def _median(tree: Path, args: list[str], home: Path, url: str, runs: int) -> str:
-    """Median wall time in ms, or how the command failed (an older version may lack it)."""
-    times = []
+def _medians(
+    commands: list[tuple[Path, list[str]]], home: Path, url: str, runs: int
+) -> list[float | str]:
+    """Each command's median wall time in ms, their runs taken in turn (so that a change of
+    the machine's load falls on all of them), or how it failed (an older version may lack it)."""
+    times: list[list[float]] = [[] for _ in commands]
+    failed: dict[int, str] = {}
     for _ in range(runs):
-        started = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, *args], cwd=home, env=_env(tree, url), capture_output=True
-        )
-        times.append(time.perf_counter() - started)
-        if done.returncode != 0:
-            return f"exit {done.returncode}"
-    return f"{statistics.median(times) * 1000:.0f} ms"
+        for index, (tree, args) in enumerate(commands):
+            started = time.perf_counter()
+            done = subprocess.run(
+                [sys.executable, *args], cwd=home, env=_env(tree, url), capture_output=True
+            )
+            times[index].append(time.perf_counter() - started)
+            if done.returncode != 0:
+                failed[index] = f"exit {done.returncode}"
+    return [failed.get(i) or statistics.median(t) * 1000 for i, t in enumerate(times)]
+
+
+def _shown(median: float | str, floor: float | str) -> str:
+    if isinstance(median, str) or isinstance(floor, str):
+        return str(median)
+    return f"{median:.0f} ms (+{median - floor:.0f})"
 
 
 if __name__ == "__main__":

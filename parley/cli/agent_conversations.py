@@ -5,9 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import typer
-from rich.markup import escape
-from rich.table import Table
-from rich.text import Text
 
 from parley.cli.output import console, more_hint, reporting_errors, show, show_page, table
 from parley.cli.runs import say_stopped
@@ -46,6 +43,9 @@ def list_agent_conversations(
 
 def _render_list(rows: list[Any], columns: list[str]) -> None:
     """Like the other tables, but the thread ID is never cut: it is what `show` takes."""
+    from rich.table import Table  # rich when printing: --help never loads it
+    from rich.text import Text
+
     if not rows:
         console.print("no agent conversations")
         return
@@ -90,6 +90,8 @@ def history(
 
 
 def _render_history(details: list[Any], role: str, peer: str) -> None:
+    from rich.markup import escape
+
     if not details:
         console.print(f"nothing between {role} and {peer} that you may read", markup=False)
     for detail in details:

@@ -6,14 +6,16 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.status import Status
 
 from parley.cli.client import ApiClient
 from parley.cli.output import console, errors
 from parley.errors import Conflict, ParleyError, TurnFailed, Unavailable
+
+if TYPE_CHECKING:
+    from rich.status import Status
 
 # What a shell expects of a command that SIGINT ended (128 + 2).
 INTERRUPTED = 130

@@ -1,6 +1,8 @@
 """Client commands start without the server's libraries: a command of the CLI loads typer and
-rich, never the store, the API or what they bring (seconds of start-up on a small machine).
-Checked by what a fresh interpreter holds after parsing and running commands, not by a clock."""
+rich, never the store, the API or what they bring (seconds of start-up on a small machine);
+only its own command's module; and rich and http.client only to print a result and to ask for
+one. Checked by what a fresh interpreter holds after parsing and running commands, not by a
+clock (bench/cli_start.py has the times)."""
 
 from __future__ import annotations
 
@@ -65,6 +67,28 @@ def test_a_client_command_loads_nothing_of_the_server(args: list[str]) -> None:
     assert heavy == []
     spared = sorted(m for m in loaded if m.split(".")[0] in CLIENT_SPARES)
     assert spared == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--version"], ["--help"], ["agent", "list", "--help"], ["run", "follow", "--help"],
+     ["say", "--help"], ["task", "create"], ["agent", "list", "--bogus"]],
+)  # fmt: skip
+def test_help_version_and_usage_errors_load_neither_rich_nor_http(args: list[str]) -> None:
+    # rich (its console, tables, spinner) is loaded to print a result, http.client to ask the
+    # server for one: help, the version and a usage error need neither.
+    loaded = _loaded_after(*args)
+    assert "parley.cli.main" in loaded
+    assert sorted(m for m in loaded if m.split(".")[0] == "rich" or m == "http.client") == []
+
+
+def test_a_command_loads_its_own_module_only() -> None:
+    loaded = _loaded_after("delivery", "list", "--help")
+    commands = {m for m in loaded if m.startswith("parley.cli.")}
+    others = {"parley.cli.agents", "parley.cli.talk", "parley.cli.runs", "parley.cli.tasks",
+              "parley.cli.act", "parley.cli.channels", "parley.cli.serve"}  # fmt: skip
+    assert "parley.cli.deliveries" in commands and commands & others == set()
+    assert "parley.cli.agents" in _loaded_after("agent", "list", "--help")
 
 
 def test_serve_still_loads_the_server() -> None:
