@@ -7,9 +7,7 @@ from typing import Any
 import typer
 
 from parley.cli.output import console, more_hint, reporting_errors, show, show_page, table
-from parley.cli.runs import say_stopped
 from parley.cli.state import BeforeOption, JsonOption, LimitOption, client
-from parley.cli.talk import render_detail
 
 app = typer.Typer(
     help="Agent conversations: one exchange about one topic between two roles.",
@@ -61,6 +59,8 @@ def _render_list(rows: list[Any], columns: list[str]) -> None:
 @app.command("show")
 def show_agent_conversation(ctx: typer.Context, thread_id: str, as_json: bool = JsonOption) -> None:
     """One agent conversation: its text and its runs."""
+    from parley.cli.talk import render_detail  # here: `agent …` holds `history`, not this
+
     with reporting_errors():
         show(client(ctx).get(f"/agent-conversations/{thread_id}"), as_json, render_detail)
 
@@ -68,6 +68,8 @@ def show_agent_conversation(ctx: typer.Context, thread_id: str, as_json: bool = 
 @app.command("stop")
 def stop(ctx: typer.Context, thread_id: str, as_json: bool = JsonOption) -> None:
     """Stop the agent's turn in an agent conversation (the session is kept)."""
+    from parley.cli.runs import say_stopped
+
     with reporting_errors():
         answer = client(ctx).post(f"/agent-conversations/{thread_id}/stop", {})
         nothing = f"nothing was running in {thread_id}"

@@ -14,6 +14,8 @@ import typer
 from typer import _click as click
 from typer.core import TyperGroup
 
+from parley.cli.output import say_error
+
 # "module:attribute" naming a Typer (a group of commands) or a function (one command), or a
 # function that returns a Typer.
 Loader = str | Callable[[], typer.Typer]
@@ -58,7 +60,7 @@ class ParleyGroup(TyperGroup):
 
 
 def _say_usage_error(exc: click.ClickException) -> NoReturn:
-    print(f"error: {_sentence(exc.format_message())}", file=sys.stderr)
+    say_error(_sentence(exc.format_message()))
     ctx = getattr(exc, "ctx", None)
     if ctx is not None:
         usage = ctx.get_usage().removeprefix("Usage: ")

@@ -99,8 +99,14 @@ def reporting_errors() -> Iterator[None]:
     try:
         yield
     except ParleyError as exc:
-        errors.print(f"error: {exc.message}", markup=False)
+        say_error(exc.message)
         raise typer.Exit(exit_code_of(exc)) from exc
+
+
+def say_error(message: str) -> None:
+    """``error: …`` on stderr, as it is (no rich: a failed command need not load it)."""
+    sys.stderr.write(f"error: {message}\n")
+    sys.stderr.flush()
 
 
 def show_json(data: Any) -> None:
