@@ -7,13 +7,15 @@ The reference is checked out with ``git worktree add`` into a temporary folder a
 same interpreter (its tree first on ``PYTHONPATH``), so that both versions meet the same
 libraries and the same machine load: their runs alternate. A real server (this tree's) answers
 ``agent list``. Each time is followed by what it costs above the bare interpreter (the floor,
-measured alongside); the target is at most 150 ms above it for every client command.
+measured alongside); the target is at most 150 ms above it for every client command. The CPU
+time (user and system) says the same more steadily on a machine busy with other work.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import socket
 import statistics
 import subprocess
@@ -46,11 +48,13 @@ def main() -> None:
         home = Path(scratch)
         with _checkout(reference, home / "reference") as old_tree, _server(home) as url:
             print(f"reference {reference[:12]}, this tree {TREE}; median of {options.runs} runs")
-            print(f"{'command':36} {'reference':>16} {'this tree':>16}")
+            print(f"{'':36} {'wall time':^33} {'CPU time':^33}")
+            print(f"{'command':36}" + f" {'reference':>16} {'this tree':>16}" * 2)
             for label, args in COMMANDS.items():
-                floor, old, new = _medians([(TREE, FLOOR), (old_tree, args), (TREE, args)],
-                                           home, url, options.runs)  # fmt: skip
-                print(f"{label:36} {_shown(old, floor):>16} {_shown(new, floor):>16}")
+                measured = [(TREE, FLOOR), (old_tree, args), (TREE, args)]
+                walls, cpus = _medians(measured, home, url, options.runs)
+                shown = [_shown(times[i], times[0]) for times in (walls, cpus) for i in (1, 2)]
+                print(f"{label:36}" + "".join(f" {text:>16}" for text in shown))
 
 
 def _options() -> argparse.Namespace:
@@ -117,23 +121,38 @@ def _env(tree: Path, url: str) -> dict[str, str]:
     return env | {"PYTHONPATH": str(tree), "PARLEY_URL": url}
 
 
+Medians = list[float | str]
+
+
 def _medians(
     commands: list[tuple[Path, list[str]]], home: Path, url: str, runs: int
-) -> list[float | str]:
-    """Each command's median wall time in ms, their runs taken in turn (so that a change of
-    the machine's load falls on all of them), or how it failed (an older version may lack it)."""
-    times: list[list[float]] = [[] for _ in commands]
+) -> tuple[Medians, Medians]:
+    """Each command's median wall time and CPU time (user and system) in ms, their runs taken
+    in turn (so that a change of the machine's load falls on all of them), or how it failed
+    (an older version may lack it). On a busy machine the CPU time is the steadier one."""
+    walls: list[list[float]] = [[] for _ in commands]
+    cpus: list[list[float]] = [[] for _ in commands]
     failed: dict[int, str] = {}
     for _ in range(runs):
         for index, (tree, args) in enumerate(commands):
-            started = time.perf_counter()
+            started, before = time.perf_counter(), _children_cpu()
             done = subprocess.run(
                 [sys.executable, *args], cwd=home, env=_env(tree, url), capture_output=True
             )
-            times[index].append(time.perf_counter() - started)
+            walls[index].append(time.perf_counter() - started)
+            cpus[index].append(_children_cpu() - before)
             if done.returncode != 0:
                 failed[index] = f"exit {done.returncode}"
-    return [failed.get(i) or statistics.median(t) * 1000 for i, t in enumerate(times)]
+
+    def medians(times: list[list[float]]) -> Medians:
+        return [failed.get(i) or statistics.median(t) * 1000 for i, t in enumerate(times)]
+
+    return medians(walls), medians(cpus)
+
+
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def _shown(median: float | str, floor: float | str) -> str:
