@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from parley.cli.client import ApiClient
-from parley.cli.output import console, errors
+from parley.cli.output import console, errors, say_error
 from parley.errors import Conflict, ParleyError, TurnFailed, Unavailable
 
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ def stopping_on_interrupt(api: ApiClient, run_id: int) -> Iterator[None]:
         except KeyboardInterrupt:
             errors.print(f"left without stopping run {run_id}")
         except ParleyError as exc:
-            errors.print(f"error: run {run_id} was not stopped: {exc.message}", markup=False)
+            say_error(f"run {run_id} was not stopped: {exc.message}")
         else:
             errors.print(f"stopped run {run_id}" if stopped else f"run {run_id} had ended")
         raise typer.Exit(INTERRUPTED) from None

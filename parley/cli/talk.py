@@ -18,10 +18,10 @@ from parley.cli.following import (
 )
 from parley.cli.output import (
     console,
-    errors,
     fields,
     more_hint,
     reporting_errors,
+    say_error,
     show,
     show_json,
     show_page,
@@ -143,7 +143,7 @@ def _chat_turn(api: ApiClient, typed: TypedLines, agent: str, line: str) -> None
         else:
             _stream_reply(api, typed, agent, line)
     except ParleyError as exc:
-        errors.print(f"error: {exc.message}", markup=False)
+        say_error(exc.message)
 
 
 def _stream_reply(api: ApiClient, typed: TypedLines, agent: str, text: str) -> None:

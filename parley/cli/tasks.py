@@ -13,7 +13,7 @@ from parley.cli.runs import say_stopped
 from parley.cli.state import BeforeOption, JsonOption, LimitOption, client, given_text
 from parley.cli.talk import TEXT_HELP, render_detail
 from parley.conversations.model import TaskStatus
-from parley.errors import Conflict, TurnFailed, Unavailable
+from parley.errors import Conflict, ParleyError, TurnFailed, Unavailable
 
 app = typer.Typer(help="Tasks: work given to agents.", no_args_is_help=True)
 
@@ -49,8 +49,12 @@ def create(
 
 
 def _run_of(api: ApiClient, task: Any) -> int | None:
-    """The run that takes a new task's text: the task's first, queued with it."""
-    runs = api.get("/runs", topic=task["id"], limit=1)["items"]
+    """The run that takes a new task's text: the task's first, queued with it (None if it
+    cannot be read now: the task is made all the same, and says so)."""
+    try:
+        runs = api.get("/runs", topic=task["id"], limit=1)["items"]
+    except ParleyError:
+        return None
     return int(runs[0]["id"]) if runs else None
 
 
