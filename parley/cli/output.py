@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -221,9 +222,25 @@ def short_time(iso: str) -> str:
 
 
 def fields(row: dict[str, Any], names: Sequence[str]) -> None:
+    """One record, a field a line: ``name  value``, a long value wrapped under itself."""
     width = max(len(name) for name in names)
+    room = max(console.width - width - 2, MIN_TEXT)
     for name in names:
-        console.print(f"{name.ljust(width)}  {_cell(row.get(name))}", markup=False)
+        lines = _wrapped(_cell(row.get(name)), room)
+        console.print(f"{name.ljust(width)}  {lines[0]}", markup=False)
+        for line in lines[1:]:
+            console.print(f"{'':{width}}  {line}", markup=False)
+
+
+def _wrapped(text: str, room: int) -> list[str]:
+    """``text`` in lines of at most ``room`` characters, at spaces; its own lines kept, and a
+    word longer than that (a path, a URL) kept whole."""
+    lines = [
+        wrapped
+        for line in text.splitlines()
+        for wrapped in textwrap.wrap(line, room, break_long_words=False) or [""]
+    ]
+    return lines or [""]
 
 
 def _cell(value: Any) -> str:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from parley.cli.output import short_time, table
+from parley.cli.output import fields, short_time, table
 from tests.cli.test_runtime_commands import ok, ok_json
 from tests.served import Served
 
@@ -49,6 +49,27 @@ def test_a_piped_table_is_80_columns_wide_and_cuts_nothing(
     assert "task_completion" in lines[1]  # a word is never cut
     for text in (FAILED["destination"], FAILED["last_error"]):
         assert all(word in shown for word in str(text).split())  # wrapped, whole
+
+
+def test_a_long_field_wraps_under_itself_at_80_columns(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+    engram = "You keep the minutes, in bullet points, with the decisions and who acts. " * 3
+    path = "/srv/parley/" + "deeply/" * 12 + "echo.yaml"
+    fields({"name": "scribe", "engram": engram + "\nSecond paragraph.", "brain": path},
+           ["name", "engram", "brain"])  # fmt: skip
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "name    scribe"
+    assert lines[1].startswith("engram  You keep the minutes")
+    engram_lines = lines[1 : lines.index("        Second paragraph.") + 1]
+    assert len(engram_lines) > 2 and all(len(line) <= 80 for line in engram_lines)
+    assert all(line.startswith("        ") for line in engram_lines[1:])  # under the value
+    assert (
+        " ".join(line[8:] for line in engram_lines).split()
+        == (engram + " Second paragraph.").split()
+    )
+    assert lines[-1] == f"brain   {path}"  # a path is never cut
 
 
 def test_columns_wins_over_the_piped_width(
