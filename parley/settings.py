@@ -100,6 +100,9 @@ class Settings(BaseSettings):
         description="default: SQLite in data_dir/private; postgresql://… for several machines",
     )
     log_level: LogLevel = Field("info", description="debug, info, warning or error")
+    access_log: bool = Field(
+        False, description="log a line for every HTTP request the server answers (uvicorn's)"
+    )
     owner_name: str = Field("owner", description="name of the owner created on first start")
     node_name: str = Field("local", description="name of the node this process hosts")
     broker: str | None = Field(

@@ -17,7 +17,8 @@ from parley.agents.workspaces import provision_waiting
 from parley.brains.cache import BrainCache
 from parley.brains.factory import brain_for
 from parley.brains.groups import end_leftovers
-from parley.channels.discord.available import INSTALL_HINT, discord_installed
+from parley.brains.keys import model_endpoints
+from parley.channels.discord.available import discord_installed, install_hint
 from parley.channels.sweeper import run_binding_sweeper
 from parley.clock import Clock, SystemClock
 from parley.context import Context
@@ -111,6 +112,7 @@ async def running(
             broker.state().url or "in process",
             f"node {own_node!r}" if own_node else "no node of its own",
         )
+        log.info(model_endpoints(settings))
         yield context
 
 
@@ -152,6 +154,7 @@ async def joining(
         stack.push_async_callback(node.stop)  # also after a refused start: it undoes the rest
         await node.start()
         log.info("node %r joined the mesh; workspaces in %s", settings.node_name, workspaces)
+        log.info(model_endpoints(settings))
         yield node
 
 
@@ -215,7 +218,7 @@ async def _start_discord(stack: contextlib.AsyncExitStack, context: Context) -> 
         async with context.store.transaction() as tx:
             accounts = await tx.channels.accounts()
         if any(a.channel == "discord" and a.has_token for a in accounts):
-            log.error(INSTALL_HINT)
+            log.error(install_hint())
         return
     from parley.channels.discord.service import DiscordAccounts  # the optional library's edge
 

@@ -9,8 +9,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TypeVar
 
+from sqlalchemy import URL, Engine
 from sqlalchemy import Connection as SyncConnection
-from sqlalchemy import Engine
 from sqlalchemy.exc import (
     DataError,
     DBAPIError,
@@ -71,6 +71,21 @@ class Tx:
         self.effects = Effects()
 
 
+MISSING_DATABASE = "3D000"  # PostgreSQL's invalid_catalog_name
+
+
+def _why(exc: OSError | DBAPIError, url: URL) -> str:
+    """The driver's own words, without SQLAlchemy's wrapping and background link; for a
+    PostgreSQL database that does not exist, the command that makes it."""
+    if not isinstance(exc, DBAPIError) or exc.orig is None:
+        return str(exc)
+    said = str(exc.orig)
+    if getattr(exc.orig, "sqlstate", None) == MISSING_DATABASE:
+        owner = f"-O {url.username} " if url.username else ""
+        said += f"; make it first, as PostgreSQL's superuser: createdb {owner}{url.database}"
+    return said
+
+
 class Store:
     def __init__(self, engine: AsyncEngine | Engine) -> None:
         self.engine = engine
@@ -87,7 +102,9 @@ class Store:
             await upgrade_to_head(engine)
         except (OSError, DBAPIError) as exc:
             await _dispose(engine)
-            raise Unavailable(f"cannot open the store at {engine.url!r}: {exc}") from exc
+            raise Unavailable(
+                f"cannot open the store at {engine.url!r}: {_why(exc, engine.url)}"
+            ) from exc
         store = cls(engine)
         if store.checkpoints is not None:
             store.checkpoints.start()
