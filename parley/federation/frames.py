@@ -1,6 +1,7 @@
 """The wire's shapes: the frames of a batch (the batch itself is the API's body, in
 ``api/schemas/federation.py``) and the verdicts it is answered with. Every model
-forbids unknown fields and bounds every size; a body that is not a valid batch is refused whole
+forbids unknown fields, bounds every size and takes numbers only as numbers (a seq of "2" or
+true is malformed); a body that is not a valid batch is refused whole
 (nothing applied), a valid batch gets one verdict per frame, in frame order."""
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ class _Frame(BaseModel):
 class TextFrame(_Frame):
     type: Literal["text"]
     thread_id: str = Field(**WIRE_ID)  # type: ignore[call-overload]
-    seq: int = Field(ge=1, le=MAX_SEQ)
+    seq: int = Field(ge=1, le=MAX_SEQ, strict=True)
     message_id: str = Field(**WIRE_ID)  # type: ignore[call-overload]
     from_role: str = Field(**ROLE)  # type: ignore[call-overload]
     to_role: str = Field(**ROLE)  # type: ignore[call-overload]
@@ -60,7 +61,7 @@ class FrameVerdict(BaseModel):
     detail: str | None = None
     # A text frame from the future (its thread's seq has a gap here): it was not applied, and
     # the thread goes on from this seq, which the sender sends again from.
-    expected_seq: int | None = Field(default=None, ge=1, le=MAX_SEQ)
+    expected_seq: int | None = Field(default=None, ge=1, le=MAX_SEQ, strict=True)
 
     @property
     def gap(self) -> bool:

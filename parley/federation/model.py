@@ -3,7 +3,7 @@ of frames waiting to be sent (text, and the close of a thread)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
@@ -54,6 +54,8 @@ class ConnectionStatus:
     connection: Connection
     exposed: list[str]
     queued: int  # frames waiting to be sent
+    # Threads parked after the peer had them sent again too often: each ID with the reason.
+    parked: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -214,6 +214,21 @@ def test_frames_with_bad_fields_or_too_many_refuse_the_batch(
     assert agent_conversations(one) == []
 
 
+def test_a_seq_that_is_not_a_number_refuses_the_batch_naming_it(
+    host: tuple[Installation, str],
+) -> None:
+    """Numbers are numbers on the wire: a seq of "1", true or 1.0 is malformed, not read as 1."""
+    one, token = host
+    for seq in ("1", True, 1.0):
+        bad = text_frame("t1", 1, "m1") | {"seq": seq}
+        answer = one.api("POST", "/federation/v1/frames", token, json={"frames": [bad]})
+        assert answer.status_code == 400, (seq, answer.text)
+        refusal = answer.json()
+        assert refusal["error"] == "invalid"
+        assert "frames.0.text.seq: Input should be a valid integer" in refusal["message"]
+    assert agent_conversations(one) == []
+
+
 def test_a_close_frame_closes_the_thread_and_later_text_is_refused(
     host: tuple[Installation, str],
 ) -> None:
