@@ -95,6 +95,7 @@ async def running(
         await registry.start()
         stack.push_async_callback(registry.stop)
         end_leftovers(folder.brain_groups)  # before their runs are recovered and run again
+        folder.clear_run_temp()
         await runtime.start()
         stack.push_async_callback(runtime.stop)
         if settings.local_node:
@@ -131,6 +132,7 @@ async def joining(
     folder = DataFolder(settings.data_dir)  # where its command brains' process groups are noted
     folder.prepare(default_store=False)
     end_leftovers(folder.brain_groups)  # what a killed life of this node left running
+    folder.clear_run_temp()
     async with contextlib.AsyncExitStack() as stack:
         client = hub
         if client is None:

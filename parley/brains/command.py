@@ -26,7 +26,7 @@ from pathlib import Path
 from parley.brains import groups, prompt
 from parley.brains.brain import Actions, Stream, Turn, TurnOutcome
 from parley.brains.confinement import ProcessPolicy
-from parley.brains.environment import allowed_from, from_server
+from parley.brains.environment import TEMP, allowed_from, from_server
 from parley.brains.launcher import END_EVERYTHING
 from parley.brains.spec import command_argv
 from parley.brains.stderr import StderrTail
@@ -53,10 +53,10 @@ class CommandBrain:
 
     async def think(self, turn: Turn, actions: Actions, stream: Stream) -> TurnOutcome:
         workspace = _workspace(turn)
-        with _session_file() as session_file:
-            env = self._environment(turn, session_file)
+        with _session_file() as session_file, _run_temp(self.policy.run_temp) as temp:
+            env = {**self._environment(turn, session_file), TEMP: str(temp)}
             self._check_program(workspace, env["PATH"])
-            process = await self._start(workspace, env)
+            process = await self._start(workspace, env, temp)
             noted = groups.record(self.policy.groups, turn.run_id, process.pid, turn.run_token)
             assert process.stderr is not None
             reading = asyncio.create_task(_read_stderr(process.stderr, turn.stderr))
@@ -110,10 +110,12 @@ class CommandBrain:
                 f"command brain {self.command_line!r}: program {program!r} is not executable"
             )
 
-    async def _start(self, workspace: Path, env: dict[str, str]) -> asyncio.subprocess.Process:
+    async def _start(
+        self, workspace: Path, env: dict[str, str], temp: Path
+    ) -> asyncio.subprocess.Process:
         try:
             return await asyncio.create_subprocess_exec(
-                *self.policy.launcher_argv(self.argv),
+                *self.policy.launcher_argv(self.argv, own=(temp,)),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
@@ -175,6 +177,17 @@ def _session_file() -> Iterator[Path]:
         yield Path(name)
     finally:
         Path(name).unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def _run_temp(parent: Path | None) -> Iterator[Path]:
+    """The turn's own temporary folder (its TMPDIR), in ``parent``; removed with all the brain
+    left in it when the turn ends, however it ends."""
+    temp = Path(tempfile.mkdtemp(prefix="run-" if parent else "parley-run-", dir=parent))
+    try:
+        yield temp.resolve()
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
 
 
 def _session_id(session_file: Path, previous: str | None) -> str | None:
