@@ -80,7 +80,9 @@ async def follow_run(run_id: int, caller: Caller, ctx: Ctx) -> StreamingResponse
     """Follow a run as it happens: newline-delimited JSON, while the run is open
     ``{"kind": "state", "state"}`` first (queued or running) and again when it starts,
     ``{"kind": "chunk", "text"}`` as the reply is produced, then ``{"kind": "end", "state",
-    "output", "reason"}``. Clients skip kinds they do not know."""
+    "output", "cut_short", "reason"}`` (``cut_short``: the output is what a stopped or failed
+    turn had said so far; a stopped turn's comes from its node just after). Clients skip kinds
+    they do not know."""
     async with ctx.store.transaction() as tx:
         await readable_run(tx, caller, run_id)
     return StreamingResponse(_events(ctx, run_id), media_type="application/x-ndjson")
@@ -100,7 +102,13 @@ async def _events(ctx: Context, run_id: int) -> AsyncIterator[bytes]:
             else:
                 run = await _run_now(ctx, run_id)
     yield _line(
-        {"kind": "end", "state": run.state.value, "output": run.output, "reason": run.reason}
+        {
+            "kind": "end",
+            "state": run.state.value,
+            "output": run.output,
+            "cut_short": run.cut_short,
+            "reason": run.reason,
+        }
     )
 
 

@@ -29,11 +29,11 @@ from parley.brains.confinement import ProcessPolicy
 from parley.brains.environment import TEMP, allowed_from, from_server
 from parley.brains.launcher import END_EVERYTHING
 from parley.brains.spec import command_argv
-from parley.brains.stderr import StderrTail
+from parley.brains.tail import Tail
 from parley.errors import Invalid, Unavailable
 
 _CHUNK = 4096
-# A failed turn's reason quotes the end of its stderr; the run keeps much more (stderr.py).
+# A failed turn's reason quotes the end of its stderr; the run keeps much more (tail.py).
 _REASON_TAIL = 4096
 # How long the launcher may take to end what a stopped brain started, before SIGKILL.
 _END_SECONDS = 5.0
@@ -249,7 +249,7 @@ async def _read_reply(stdout: asyncio.StreamReader, stream: Stream) -> str:
             return "".join(pieces).strip()
 
 
-async def _read_stderr(stderr: asyncio.StreamReader, tail: StderrTail) -> None:
+async def _read_stderr(stderr: asyncio.StreamReader, tail: Tail) -> None:
     while data := await stderr.read(_CHUNK):
         tail.add(data)
 

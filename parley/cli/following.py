@@ -41,17 +41,35 @@ def follow(
     )
 
 
+# After a turn that did not finish, when it had said something: that it stays, marked.
+KEPT = "what it had said so far is kept"
+
+
 def outcome(run_id: int, end: Any) -> dict[str, Any]:
-    return {"run": run_id, "state": end["state"], "reply": end["output"], "reason": end["reason"]}
+    return {
+        "run": run_id,
+        "state": end["state"],
+        "reply": end["output"],
+        "cut_short": end.get("cut_short", False),
+        "reason": end["reason"],
+    }
 
 
-def refuse_unfinished(end: Any) -> None:
+def refuse_unfinished(end: Any, said: bool = False) -> None:
     """A stopped turn is a conflict (exit 4); a failed one has a status of its own (exit 7), apart
-    from an unreachable server (exit 6)."""
+    from an unreachable server (exit 6). Either says whether what it had ``said`` stays."""
     if end["state"] == "stopped":
-        raise Conflict(f"the turn was stopped ({end['reason']})")
+        raise Conflict(f"the turn was stopped ({end['reason']}){kept(end, said)}")
     if end["state"] == "failed":
-        raise TurnFailed(f"the turn failed: {end['reason']}")
+        raise TurnFailed(f"the turn failed: {end['reason']}{kept(end, said)}")
+
+
+def kept(end: Any, said: bool) -> str:
+    """After the reason of a turn that did not finish: that what it had said stays, when it
+    does. A failed turn's is on its end already; a stopped turn's node sends it just after the
+    stop, so what was ``said`` (streamed) is kept."""
+    stays = end.get("cut_short") or (said and end["state"] == "stopped")
+    return f"; {KEPT}" if stays else ""
 
 
 class Spinner:
@@ -74,9 +92,10 @@ class Spinner:
             self._status = None
 
 
-def stream_reply(api: ApiClient, run_id: int) -> Any:
+def stream_reply(api: ApiClient, run_id: int) -> tuple[Any, bool]:
     """Write a run's reply to stdout as it comes, a spinner naming the run until it does; then
-    its end event. A run that ended before we watched has its output written whole."""
+    its end event, and whether anything was written. A run that ended before we watched has
+    its output written whole (what it had said, if it was cut short)."""
     spinner = Spinner(f"run {run_id} …")
     written: list[str] = []
 
@@ -90,13 +109,13 @@ def stream_reply(api: ApiClient, run_id: int) -> Any:
         end = follow(api, run_id, write, lambda state: spinner.say(f"run {run_id} {state} …"))
     finally:
         spinner.done()
-    if not written and end["state"] == "finished":
+    if not written and (end["state"] == "finished" or end["output"]):
         written.append(end["output"] or "(no reply)")
         sys.stdout.write(written[-1])
     if written and not written[-1].endswith("\n"):
         sys.stdout.write("\n")
     sys.stdout.flush()
-    return end
+    return end, bool(written)
 
 
 @contextmanager

@@ -135,6 +135,8 @@ class Message:
     from_run_id: int | None
     body: str
     created_at: datetime
+    # What its turn had said when it was stopped, failed or interrupted: not a finished reply.
+    cut_short: bool = False
 
 
 def pair_key(first: str, second: str) -> str:

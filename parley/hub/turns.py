@@ -115,7 +115,7 @@ async def _engram(tx: Tx, agent: Agent) -> str:
 
 
 def _said(message: Message) -> SaidText:
-    return SaidText(author=message.author, text=message.body)
+    return SaidText(author=message.author, text=message.body, cut_short=message.cut_short)
 
 
 def _shown(message: Message, agent: Agent) -> bool:

@@ -84,6 +84,8 @@ def stop_subject(node: str) -> str:
 class SaidText(Message):
     author: str
     text: str
+    # What a turn had said when it was stopped, failed or interrupted (hub/cut_short.py).
+    cut_short: bool = False
 
 
 class TurnStart(Message):
@@ -137,11 +139,15 @@ class ActionCall(Message):
 
 class RunEvent(Message):
     run_id: int
-    # "stopped": the node ended a turn the hub had stopped (it brings the turn's stderr).
+    # "stopped": the node ended a turn the hub had stopped, or that its own stop cut short (it
+    # brings the turn's stderr and what it had said so far).
     kind: Literal["chunk", "finished", "failed", "stopped"]
     text: str = ""
     # The last of what the brain's process wrote on stderr (command brains), on an ending.
     stderr: str | None = None
+    # On a "failed" or "stopped" ending: the last of what the turn had said of its reply so far
+    # (what it streamed), kept on the run marked as cut short.
+    said_so_far: str | None = None
     brain_session_id: str | None = None
     # Actions the brain deferred to the end of its turn, applied with the outcome under the
     # authority of the run's token, which comes with them.

@@ -45,6 +45,12 @@ class Run:
         return self.state in OPEN_STATES
 
     @property
+    def cut_short(self) -> bool:
+        """Its output is what its turn had said when it was stopped, failed or interrupted,
+        not a finished reply."""
+        return self.output is not None and self.state is not RunState.FINISHED
+
+    @property
     def topic(self) -> str:
         """The topic as the log names it: ``conversation:7``, ``task:12``."""
         return f"{self.topic_kind.value}:{self.topic_id}"

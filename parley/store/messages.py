@@ -47,6 +47,7 @@ def _message(row: Any) -> Message:
         from_run_id=row.from_run_id,
         body=row.body,
         created_at=row.created_at,
+        cut_short=bool(row.cut_short),
     )
 
 

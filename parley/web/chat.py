@@ -39,10 +39,12 @@ HISTORY = 100  # the newest messages a chat shows; older ones are on the topic's
 
 @dataclass(frozen=True)
 class Entry:
-    """A message of the chat, with the run whose text it was when that run did not finish."""
+    """A message of the chat, with the run whose text it was when that run did not finish; and
+    for what a turn had said when it was cut short, that turn's run (if still on the page)."""
 
     message: Message
     ended_as: Run | None
+    said_in: Run | None = None
 
 
 @dataclass(frozen=True)
@@ -164,7 +166,11 @@ async def read_chat(ctx: Context, person: Person, agent: str) -> Chat:
         runs = await runs_page(tx, person, topic=topic.id, limit=HISTORY)
     by_id = {run.id: run for run in runs.items}
     entries = [
-        Entry(message, _unfinished(by_id.get(message.run_id or 0)))
+        Entry(
+            message,
+            _unfinished(by_id.get(message.run_id or 0)),
+            by_id.get(message.from_run_id or 0) if message.cut_short else None,
+        )
         for message in reversed(messages.items)
     ]
     open_runs = [run for run in reversed(runs.items) if run.is_open]

@@ -48,6 +48,10 @@ class MessageOut(BaseModel):
     body: str
     run_id: int | None
     created_at: datetime
+    cut_short: bool = Field(
+        description="a reply that is what its turn had said when it was stopped, failed or"
+        " interrupted, not a finished one"
+    )
 
     @classmethod
     def of(cls, message: Message) -> MessageOut:
@@ -59,6 +63,7 @@ class MessageOut(BaseModel):
             body=message.body,
             run_id=message.run_id,
             created_at=message.created_at,
+            cut_short=message.cut_short,
         )
 
 

@@ -167,7 +167,7 @@ runs = Table(
     Column("state", String(16), nullable=False),
     Column("reason", Text, nullable=True),
     Column("output", Text, nullable=True),
-    # The last of what a command brain's process wrote on stderr (brains/stderr.py).
+    # The last of what a command brain's process wrote on stderr (brains/tail.py).
     Column("stderr", Text, nullable=True),
     Column("token_hash", String(64), nullable=True, unique=True),
     Column("created_at", UTCDateTime, nullable=False),
@@ -227,6 +227,8 @@ messages = Table(
     # Text that came in from a channel conversation: that conversation (JSON of its ref), so
     # that the reply and any completion the run waits for know where the person is.
     Column("channel_ref", Text, nullable=True),
+    # A reply that is what its turn had said when it was stopped, failed or interrupted.
+    Column("cut_short", Boolean, nullable=False, server_default=text("false")),
     CheckConstraint("kind IN ('text', 'reply', 'report', 'notice', 'result')", name="message_kind"),
     Index("ix_messages_topic", "topic_id", "id"),
     Index("ix_messages_run", "run_id"),
