@@ -16,6 +16,7 @@ from parley.api.schemas.topics import RunDetailOut
 from parley.context import Context
 from parley.conversations.lifetime import stop_run as stop_one_run
 from parley.hub.human import answer_turn
+from parley.hub.watch import WatchEvent
 from parley.reads.runs import readable_run, run_detail, runs_page, turns_page
 from parley.runs.model import Run, RunState
 
@@ -79,17 +80,24 @@ async def answer(run_id: int, body: AnswerIn, caller: Caller, ctx: Ctx) -> RunOu
 async def follow_run(run_id: int, caller: Caller, ctx: Ctx) -> StreamingResponse:
     """Follow a run as it happens: newline-delimited JSON, while the run is open
     ``{"kind": "state", "state"}`` first (queued or running) and again when it starts,
-    ``{"kind": "chunk", "text"}`` as the reply is produced, then ``{"kind": "end", "state",
-    "output", "cut_short", "reason"}`` (``cut_short``: the output is what a stopped or failed
-    turn had said so far; a stopped turn's comes from its node just after). Clients skip kinds
-    they do not know."""
+    ``{"kind": "chunk", "text"}`` as the reply is produced, ``{"kind": "refusal", "text"}`` for
+    each text sent from its root that was refused meanwhile (a peer's connection paused, …),
+    then ``{"kind": "end", "state", "output", "cut_short", "reason"}`` (``cut_short``: the
+    output is what a stopped or failed turn had said so far; a stopped turn's comes from its
+    node just after). Clients skip kinds they do not know."""
     async with ctx.store.transaction() as tx:
         await readable_run(tx, caller, run_id)
     return StreamingResponse(_events(ctx, run_id), media_type="application/x-ndjson")
 
 
 async def _events(ctx: Context, run_id: int) -> AsyncIterator[bytes]:
-    with ctx.runtime.watch.watching(run_id) as queue:
+    root_id = await _root_of(ctx, run_id)
+    with (
+        ctx.runtime.watch.watching(run_id) as queue,
+        ctx.runtime.topic_watch.refusals(
+            root_id, lambda notice: queue.put_nowait(WatchEvent("refusal", notice))
+        ),
+    ):
         run = await _run_now(ctx, run_id)  # after subscribing, so no ending slips between
         if run.is_open:
             yield _line({"kind": "state", "state": run.state.value})
@@ -99,6 +107,8 @@ async def _events(ctx: Context, run_id: int) -> AsyncIterator[bytes]:
                 yield _line({"kind": "chunk", "text": event.text})
             elif event.kind == "state":
                 yield _line({"kind": "state", "state": event.text})
+            elif event.kind == "refusal":
+                yield _line({"kind": "refusal", "text": event.text})
             else:
                 run = await _run_now(ctx, run_id)
     yield _line(
@@ -110,6 +120,15 @@ async def _events(ctx: Context, run_id: int) -> AsyncIterator[bytes]:
             "reason": run.reason,
         }
     )
+
+
+async def _root_of(ctx: Context, run_id: int) -> int:
+    async with ctx.store.transaction() as tx:
+        run = await tx.runs.by_id(run_id)
+        assert run is not None
+        topic = await tx.topics.by_id(run.topic_id)
+    assert topic is not None  # topics are closed, never removed
+    return topic.root_id
 
 
 async def _run_now(ctx: Context, run_id: int) -> Run:

@@ -86,21 +86,37 @@ async def delete(task_id: int, caller: Caller, ctx: Ctx) -> None:
 
 @router.get("/tasks/{task_id}/events")
 async def follow_task(task_id: int, caller: Caller, ctx: Ctx) -> StreamingResponse:
-    """Newline-delimited JSON: ``{"kind": "end", "task"}`` once the task has ended (done, failed,
-    cancelled) or was deleted, at once if it already had; until then the line does not come."""
+    """Newline-delimited JSON: ``{"kind": "refusal", "text"}`` for each text sent from the task
+    that was refused meanwhile (a peer's connection paused, …), and ``{"kind": "end", "task"}``
+    once the task has ended (done, failed, cancelled) or was deleted, at once if it already
+    had; until then the line does not come."""
     async with ctx.store.transaction() as tx:
         await readable_task(tx, caller, task_id)
     return StreamingResponse(_task_events(ctx, task_id), media_type="application/x-ndjson")
 
 
 async def _task_events(ctx: Context, task_id: int) -> AsyncIterator[bytes]:
-    with ctx.runtime.topic_watch.watching(task_id) as ended:
+    refused: list[str] = []
+
+    def told(notice: str) -> None:
+        refused.append(notice)
+        ended.set()
+
+    with (
+        ctx.runtime.topic_watch.watching(task_id) as ended,
+        ctx.runtime.topic_watch.refusals(task_id, told),
+    ):
         # Read after subscribing, so no ending slips between the read and the wait.
         while (found := await _ended_task(ctx, task_id)) is None:
             await ended.wait()
             ended.clear()
-    end = {"kind": "end", "task": found.model_dump(mode="json")}
-    yield json.dumps(end).encode() + b"\n"
+            while refused:
+                yield _line({"kind": "refusal", "text": refused.pop(0)})
+    yield _line({"kind": "end", "task": found.model_dump(mode="json")})
+
+
+def _line(event: dict[str, object]) -> bytes:
+    return json.dumps(event).encode() + b"\n"
 
 
 async def _ended_task(ctx: Context, task_id: int) -> TopicOut | None:

@@ -26,11 +26,15 @@ def follow(
     on_state: Callable[[str], None] | None = None,
 ) -> Any:
     """Follow a run's events, handing each chunk of its reply to ``on_chunk`` and each state it
-    is in while open to ``on_state``; the end event."""
+    is in while open to ``on_state``; the end event, with the refusals told in the run's root
+    meanwhile (``refusals``: text sent from there that did not reach its recipient)."""
+    refusals: list[str] = []
     for event in api.stream_lines(f"/runs/{run_id}/events"):
         kind = event.get("kind")
         if kind == "end":
-            return event
+            return {**event, "refusals": refusals}
+        if kind == "refusal":
+            refusals.append(event["text"])
         if kind == "chunk" and on_chunk is not None:
             on_chunk(event["text"])
         if kind == "state" and on_state is not None:
@@ -52,16 +56,21 @@ def outcome(run_id: int, end: Any) -> dict[str, Any]:
         "reply": end["output"],
         "cut_short": end.get("cut_short", False),
         "reason": end["reason"],
+        "refusals": end["refusals"],
     }
 
 
 def refuse_unfinished(end: Any, said: bool = False) -> None:
     """A stopped turn is a conflict (exit 4); a failed one has a status of its own (exit 7), apart
-    from an unreachable server (exit 6). Either says whether what it had ``said`` stays."""
+    from an unreachable server (exit 6). Either says whether what it had ``said`` stays. A turn
+    that ended well while text sent from its root was refused is a conflict too, each refusal
+    said: the reply alone may say all went well."""
     if end["state"] == "stopped":
         raise Conflict(f"the turn was stopped ({end['reason']}){kept(end, said)}")
     if end["state"] == "failed":
         raise TurnFailed(f"the turn failed: {end['reason']}{kept(end, said)}")
+    if end["refusals"]:
+        raise Conflict("\n".join(end["refusals"]))
 
 
 def kept(end: Any, said: bool) -> str:

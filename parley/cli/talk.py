@@ -160,6 +160,8 @@ def _stream_reply(api: ApiClient, typed: TypedLines, agent: str, text: str) -> N
     if end["state"] != "finished":
         said = kept(end, bool(chunks))
         console.print(f"({end['state']}: {end['reason']}{said})", markup=False)
+    for refusal in end["refusals"]:
+        console.print(f"(refused: {refusal})", markup=False)
 
 
 def _write_chunk(chunks: list[str], chunk: str) -> None:

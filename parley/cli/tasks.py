@@ -30,7 +30,8 @@ def create(
         False,
         "--wait",
         help="wait for the task to end and print its result; exits 4 if it was cancelled or"
-        " deleted, 6 if it failed. Ctrl-C stops waiting, not the task.",
+        " deleted, or at once if text sent for it was refused, 6 if it failed. Ctrl-C stops"
+        " waiting, not the task.",
     ),
     as_json: bool = JsonOption,
 ) -> None:
@@ -41,16 +42,21 @@ def create(
         if not wait:
             show(task, as_json, lambda row: console.print(str(row["id"])))
             return
-        with leaving_on_interrupt(f"task {task['id']} goes on (parley task show {task['id']})"):
-            ended = _wait_for_end(api, task["id"])
+        goes_on = f"task {task['id']} goes on (parley task show {task['id']})"
+        with leaving_on_interrupt(goes_on):
+            ended = _wait_for_end(api, task["id"], goes_on)
         show(ended, as_json, lambda row: console.print(row["result"] or "(no result)"))
         _refuse_unfinished(ended)
 
 
-def _wait_for_end(api: ApiClient, task_id: int) -> Any:
+def _wait_for_end(api: ApiClient, task_id: int, goes_on: str) -> Any:
+    """The task once it ended; a Conflict at the first refusal told in it meanwhile (text sent
+    for it that did not reach its recipient), which the task goes on without."""
     spinner = Spinner(f"task {task_id} {_WAITING}")
     try:
         for event in api.stream_lines(f"/tasks/{task_id}/events"):
+            if event.get("kind") == "refusal":
+                raise Conflict(f"{event['text']}\n{goes_on}")
             if event.get("kind") == "end":
                 return event["task"]
     finally:

@@ -41,7 +41,18 @@ class CloseFrame(_Frame):
     reason: str = Field(max_length=200)
 
 
-Frame = Annotated[TextFrame | CloseFrame, Field(discriminator="type")]
+class DroppedFrame(_Frame):
+    """A side dropped text of a thread that it had taken (``count`` texts): its connection was
+    paused before a turn answered them. The thread goes on; the sender tells its roles."""
+
+    type: Literal["dropped"]
+    thread_id: str = Field(**WIRE_ID)  # type: ignore[call-overload]
+    count: int = Field(ge=1, le=MAX_SEQ)
+    reason: str = Field(max_length=200)
+
+
+WireFrame = TextFrame | CloseFrame | DroppedFrame
+Frame = Annotated[WireFrame, Field(discriminator="type")]
 
 
 class Verdict(StrEnum):
@@ -54,7 +65,7 @@ class FrameVerdict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     message_id: str | None = None  # a text frame's
-    thread_id: str | None = None  # a close frame's
+    thread_id: str | None = None  # a close or dropped frame's
     verdict: Verdict
     original: Verdict | None = None
     reason: str | None = None  # a rejection's (parley.conversations: Refusal)

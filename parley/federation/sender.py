@@ -31,17 +31,31 @@ from datetime import datetime, timedelta
 
 from parley.clock import Clock
 from parley.conversations.agent_conversations import Refusal
+from parley.conversations.refusals import with_code
 from parley.deliveries.backoff import Backoff
 from parley.deliveries.model import Delivery
 from parley.errors import Invalid, ParleyError, Unauthorized
-from parley.federation.failures import close_our_side, notify_failed
-from parley.federation.frames import CloseFrame, FrameVerdict, TextFrame, Verdict
+from parley.federation.failures import (
+    close_our_side,
+    notify_failed,
+    refused_by_peer,
+    revoked_by_peer,
+)
+from parley.federation.frames import (
+    CloseFrame,
+    DroppedFrame,
+    FrameVerdict,
+    TextFrame,
+    Verdict,
+    WireFrame,
+)
 from parley.federation.lifecycle import end_for_good
 from parley.federation.model import (
     REVOKED,
     ConnectionState,
     Outbound,
     OutboundClose,
+    OutboundDropped,
     OutboundText,
     PeerEndpoint,
     outbound_of,
@@ -203,7 +217,9 @@ class FederationSender:
         try:
             verdicts = await self._peers.send(peer, [_wire(frame) for frame in frames])
         except Invalid as exc:  # the peer refused the batch as a whole: no retry changes that
-            await self._settle_refused(items, frames, _reason(exc))
+            refused = f"{peer.name} refused the batch: {_reason(exc)}"
+            refused = with_code(Refusal.INVALID.value, refused)
+            await self._settle_refused(items, frames, refused)
             return 0.0
         except Unauthorized as exc:
             if exc.fields.get("reason") != REVOKED:  # a peer restored, misconfigured: may pass
@@ -238,8 +254,7 @@ class FederationSender:
                     continue
                 if await self._resent(tx, item, frame, verdict, now):
                     continue
-                reason = f"{verdict.reason or 'rejected'}: {verdict.detail or ''}".rstrip(": ")
-                await self._fail(tx, item, frame, _clean(reason))
+                await self._fail(tx, item, frame, _clean(_refused(frame, verdict)))
                 if _ends_thread(frame, verdict):
                     closing = f"refused by {frame.connection}: {verdict.reason or 'rejected'}"
                     await close_our_side(tx, now, [frame.topic_id], closing)
@@ -288,8 +303,8 @@ class FederationSender:
         async with self._store.transaction() as tx:
             connection = await tx.connections.lock(peer.connection_id)
             if connection is not None and connection.state is not ConnectionState.REVOKED:
-                said = f"the connection {peer.name} was revoked by the peer ({reason})"
-                await end_for_good(tx, self._clock.now(), connection, said)
+                log.warning("%s revoked the connection: %s", peer.name, reason)
+                await end_for_good(tx, self._clock.now(), connection, revoked_by_peer(peer.name))
 
     async def _retry(self, peer: PeerEndpoint, items: Sequence[Delivery], reason: str) -> float:
         async with self._store.transaction() as tx:
@@ -318,8 +333,8 @@ THREAD_ENDING = {Refusal.THREAD.value, Refusal.UNKNOWN_ROLE.value, Refusal.ROLES
 
 
 def _ends_thread(frame: Outbound, verdict: FrameVerdict) -> bool:
-    if isinstance(frame, OutboundClose):
-        return False  # closed here already
+    if not isinstance(frame, OutboundText):
+        return False  # a close: closed here already; a report of dropped text ends nothing
     return frame.seq == 1 or verdict.reason in THREAD_ENDING or verdict.gap
 
 
@@ -331,9 +346,19 @@ def _is_gap(frame: Outbound, verdict: FrameVerdict) -> bool:
     return verdict.expected_seq is not None and verdict.expected_seq < frame.seq
 
 
-def _wire(frame: Outbound) -> TextFrame | CloseFrame:
+def _refused(frame: Outbound, verdict: FrameVerdict) -> str:
+    if isinstance(frame, OutboundText):
+        return refused_by_peer(frame, verdict)
+    return f"{verdict.reason or 'rejected'}: {verdict.detail or ''}".rstrip(": ")
+
+
+def _wire(frame: Outbound) -> WireFrame:
     if isinstance(frame, OutboundClose):
         return CloseFrame(type="close", thread_id=frame.thread_id, reason=frame.reason)
+    if isinstance(frame, OutboundDropped):
+        return DroppedFrame(
+            type="dropped", thread_id=frame.thread_id, count=frame.count, reason=frame.reason
+        )
     return TextFrame(
         type="text",
         thread_id=frame.thread_id,

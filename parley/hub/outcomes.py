@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from parley.channels.outbound import post_reply
 from parley.clock import Clock
-from parley.conversations.hops import HopBudgetSpent
 from parley.conversations.model import HopBudget, Topic, TopicKind
+from parley.conversations.refusals import Told, told
 from parley.deliveries.model import NodeAnswer, node_answer_key
 from parley.errors import ParleyError
 from parley.hub.actions import RunActing
@@ -184,8 +184,7 @@ async def _reply_to_agent(
     try:
         await RunActing(tx, clock, budget, run, topic).send(other, text)
     except ParleyError as exc:
-        spent = exc if isinstance(exc, HopBudgetSpent) else None
-        raise ActionsRefused(run.id, exc.message, spent) from exc
+        raise ActionsRefused(run.id, exc.message, told(exc)) from exc
 
 
 async def _deliver_reply(tx: Tx, clock: Clock, run: Run, topic: Topic, text: str) -> None:
@@ -218,11 +217,11 @@ class ActionsRefused(Exception):
     """A deferred action of ``run_id`` was refused: the transaction must be rolled back (so
     that none of that turn's actions stays) and the turn recorded as failed with ``message``."""
 
-    def __init__(self, run_id: int, message: str, spent: HopBudgetSpent | None = None) -> None:
+    def __init__(self, run_id: int, message: str, refusal: Told | None = None) -> None:
         super().__init__(message)
         self.run_id = run_id
         self.message = message
-        self.spent = spent  # refused for its origin's hop budget: the origin is told
+        self.refusal = refusal  # one its root hears of (a hop budget, a send to a peer)
 
 
 def _check_token(run: Run, token: str | None) -> None:
@@ -245,5 +244,4 @@ async def _apply_deferred(
         for call in actions:
             await acting.act(call.name, call.arguments)
     except ParleyError as exc:
-        spent = exc if isinstance(exc, HopBudgetSpent) else None
-        raise ActionsRefused(run.id, exc.message, spent) from exc
+        raise ActionsRefused(run.id, exc.message, told(exc)) from exc

@@ -32,6 +32,9 @@ class Effects:
     # Runs whose words so far were kept after they were cut short: the pages showing them
     # look again.
     cut_short: list[int] = field(default_factory=list)
+    # Refusals told in a root (text that did not reach its recipient): (root id, the notice),
+    # for whoever waits on that root.
+    refused: list[tuple[int, str]] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -45,6 +48,7 @@ class Effects:
             or self.frames
             or self.threads_asked
             or self.cut_short
+            or self.refused
         )
 
 

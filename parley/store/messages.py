@@ -67,6 +67,14 @@ _RECENT = (
 )
 
 
+_UNCLAIMED = once(
+    select(messages.c.id, messages.c.topic_id, messages.c.recipient_agent_id).where(
+        messages.c.topic_id.in_(bindparam("topic_ids", expanding=True)),
+        messages.c.run_id.is_(None),
+        messages.c.recipient_agent_id.is_not(None),
+    )
+)
+
 # A root's tree: the newest of each of its conversations, in one statement.
 _NEWEST_IN_TOPICS = once(newest_of_each(_query(), messages.c.topic_id, messages.c.id))
 
@@ -111,6 +119,19 @@ class MessagesRepo:
             assert message.run_id is not None
             found.setdefault(message.run_id, []).append(message)
         return found
+
+    async def claim_notices(self, runs: Sequence[tuple[int, int, int]]) -> None:
+        """Make the notices addressed to an agent in a topic that no run took yet part of the
+        input of ``runs`` (run id, agent id, topic id). One statement when there are none."""
+        by_pair = {(agent_id, topic_id): run_id for run_id, agent_id, topic_id in runs}
+        topic_ids = sorted({topic_id for _, _, topic_id in runs})
+        found = await self._c.execute(_UNCLAIMED, {"topic_ids": topic_ids})
+        for row in list(found):
+            run_id = by_pair.get((row.recipient_agent_id, row.topic_id))
+            if run_id is not None:
+                await self._c.execute(
+                    update(messages).where(messages.c.id == row.id).values(run_id=run_id)
+                )
 
     async def history(self, topic_id: int, run_id: int, limit: int) -> list[Message]:
         """The latest ``limit`` messages of a topic, not ``run_id``'s input; oldest first."""

@@ -204,6 +204,8 @@ runs = Table(
     ),
 )
 
+_UNCLAIMED = "run_id IS NULL AND recipient_agent_id IS NOT NULL"
+
 # Every piece of text in a topic. A message with a recipient waits for that agent's session in
 # its topic; the run that takes it as input is recorded, so each is handled exactly once.
 messages = Table(
@@ -232,4 +234,12 @@ messages = Table(
     CheckConstraint("kind IN ('text', 'reply', 'report', 'notice', 'result')", name="message_kind"),
     Index("ix_messages_topic", "topic_id", "id"),
     Index("ix_messages_run", "run_id"),
+    # Notices for an agent that no turn has had yet (``MessagesRepo.claim_notices``).
+    Index(
+        "ix_messages_unclaimed",
+        "topic_id",
+        "recipient_agent_id",
+        sqlite_where=text(_UNCLAIMED),
+        postgresql_where=text(_UNCLAIMED),
+    ),
 )
