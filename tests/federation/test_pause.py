@@ -87,7 +87,7 @@ def test_a_paused_side_refuses_the_peers_text_and_unpausing_restarts_nothing(
         assert refused["state"] == "failed"
         # Worded from one's side: two paused it, not "this side".
         assert refused["last_error"] == "paused: two paused the connection: the text was not taken"
-        (thread,) = [c for c in agent_conversations(one) if c["sender"] == "listener@two"]
+        (thread,) = [c for c in agent_conversations(one) if c["agent"] == "listener@two"]
         assert _notices(one, thread["id"]) == [
             f"Your text to listener@two was refused: {refused['last_error']}"
         ]
