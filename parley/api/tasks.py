@@ -13,11 +13,17 @@ from parley.api.deps import Caller, Ctx
 from parley.api.paging import DEFAULT_LIMIT, Before, Limit
 from parley.api.schemas.base import Page, page_of
 from parley.api.schemas.runs import StoppedOut
-from parley.api.schemas.topics import TaskIn, TopicDetailOut, TopicOut
+from parley.api.schemas.topics import QueuedOut, TaskIn, TextIn, TopicDetailOut, TopicOut
 from parley.context import Context
 from parley.conversations.lifetime import stop_root
 from parley.conversations.model import TaskStatus, Topic
-from parley.conversations.tasks import cancel_task, create_task, delete_task, task_by_id
+from parley.conversations.tasks import (
+    cancel_task,
+    create_task,
+    delete_task,
+    say_in_task,
+    task_by_id,
+)
 from parley.reads.details import topic_detail
 from parley.reads.topics import readable_task, tasks_page, views
 
@@ -56,6 +62,16 @@ async def show(task_id: int, caller: Caller, ctx: Ctx) -> TopicDetailOut:
     async with ctx.store.transaction() as tx:
         task = await readable_task(tx, caller, task_id)
         return TopicDetailOut.of(await topic_detail(tx, caller, task))
+
+
+@router.post("/tasks/{task_id}/messages", status_code=202)
+async def say_to(task_id: int, body: TextIn, caller: Caller, ctx: Ctx) -> QueuedOut:
+    """Give more text to the agent working on an open task (its giver and owners may): its
+    next turn continues the task's session, told so if its last turn was stopped. Its reply
+    comes in a run; an ended task takes no more text (409)."""
+    async with ctx.store.transaction() as tx:
+        queued = await say_in_task(tx, ctx.clock, caller, task_id, body.text)
+    return QueuedOut.of(queued)
 
 
 @router.post("/tasks/{task_id}/cancel")

@@ -11,7 +11,7 @@ from parley.cli.following import Spinner, leaving_on_interrupt
 from parley.cli.output import console, reporting_errors, show, show_page, table
 from parley.cli.runs import say_stopped
 from parley.cli.state import BeforeOption, JsonOption, LimitOption, client, given_text
-from parley.cli.talk import TEXT_HELP, render_detail
+from parley.cli.talk import TEXT_HELP, converse, render_detail
 from parley.conversations.model import TaskStatus
 from parley.errors import Conflict, TurnFailed, Unavailable
 
@@ -74,6 +74,31 @@ def _refuse_unfinished(task: Any) -> None:
         raise Conflict(f"task {task['id']} was cancelled: {task['result']}")
     if task["status"] == TaskStatus.OPEN.value:
         raise Conflict(f"task {task['id']} was closed: {task['closed_reason']}")
+
+
+@app.command("say")
+def say(
+    ctx: typer.Context,
+    task_id: int,
+    text: str = typer.Argument(..., help=TEXT_HELP),
+    wait: bool = typer.Option(
+        False,
+        "--wait",
+        help="print the agent's reply as it comes, as 'parley say' does; exits 4 if its turn"
+        " was stopped, 7 if it failed. Ctrl-C stops the turn and exits 130.",
+    ),
+    as_json: bool = JsonOption,
+) -> None:
+    """Say more to the agent on an open task (its giver and owners may): its next turn continues
+    the task's session, told so if the last one was stopped. Prints the id of the run that
+    takes the text (with --wait, the reply as it comes)."""
+    with reporting_errors():
+        api, path, said = client(ctx), f"/tasks/{task_id}/messages", given_text(text)
+        if wait:
+            converse(api, path, said, as_json)
+            return
+        queued = api.post(path, {"text": said})
+        show(queued, as_json, lambda row: console.print(str(row["run_id"])))
 
 
 @app.command("list")
