@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.federation.peers import (
@@ -71,6 +72,11 @@ def test_an_unknown_thread_starts_a_conversation_rooted_in_itself(
     assert conversation["thread_id"] == "t1"
     assert (conversation["agent"], conversation["sender"]) == ("host", "visitor@peer")
     assert conversation["root_id"] == conversation["id"]
+    # Its page says who started it and who was asked, as the API does.
+    with httpx.Client(base_url=one.url, headers={"Origin": one.url}) as browser:
+        browser.post("/signin", data={"token": one.served.owner_token, "then": "/"})
+        page = browser.get(f"/roots/{conversation['id']}")
+    assert page.status_code == 200 and "Started by visitor@peer, asking host" in page.text
     said = [(m["author"], m["body"]) for m in messages(one, conversation["id"])]
     assert said == [("visitor@peer", "text 1"), ("visitor@peer", "text 2")]
 
