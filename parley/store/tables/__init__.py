@@ -7,6 +7,7 @@ from parley.store.tables.channels import (
     channel_accounts,
     channel_bindings,
     channel_identities,
+    channel_people,
     web_conversations,
     web_messages,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "channel_accounts",
     "channel_bindings",
     "channel_identities",
+    "channel_people",
     "connections",
     "exposures",
     "hop_counts",
