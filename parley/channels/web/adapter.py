@@ -53,10 +53,8 @@ async def web_conversation(tx: Tx, ref: ConversationRef) -> WebConversation:
         raise NotFound(f"no web conversation {ref.channel}:{ref.account_id}:{number}")
     parent = ref.parent_conversation_id
     if parent is not None and parent != found.ref.parent_conversation_id:
-        where = "no thread" if found.parent_id is None else "a thread of another one"
         raise Invalid(
-            f"parent_conversation_id: web conversation {number} is {where}, not one of"
-            f" {parent!r}",
+            f"parent_conversation_id: web conversation {number} is not a thread of {parent!r}",
             field="parent_conversation_id",
         )
     return found
