@@ -28,10 +28,8 @@ async def people_of(tx: Tx, ref: ConversationRef, now: datetime) -> list[Person]
     """The people ``ref`` shows what is bound to it (a web conversation: NotFound if none)."""
     if ref.channel != WEB:
         return await tx.channels.people_in(ref)
-    conversation = await web_conversation(tx, ref)
-    person = None if conversation.person_id is None else await tx.people.by_id(
-        conversation.person_id
-    )
+    owner_id = (await web_conversation(tx, ref)).person_id
+    person = None if owner_id is None else await tx.people.by_id(owner_id)
     return [person or Person(NOBODY, "any member", Role.MEMBER, now)]
 
 

@@ -140,7 +140,7 @@ async def test_a_binding_takes_only_a_session_every_person_there_may_read(
     with pytest.raises(NotFound, match=f"^no open session {key}$"):
         await bind(ConversationRef("test", "acct", "side"), "owner")
     # bea wrote in the hall: it would show ada's conversation to her
-    with pytest.raises(Forbidden, match="test:acct:hall would show .* to bea, who may not"):
+    with pytest.raises(Forbidden, match=r"test:acct:hall would show .* to bea, who may not"):
         await bind(HALL, "ada")
     await bind(ConversationRef("test", "acct", "side"), "ada")  # only ada is known there
 
