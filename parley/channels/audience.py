@@ -28,8 +28,8 @@ async def people_of(tx: Tx, ref: ConversationRef, now: datetime) -> list[Person]
     """The people ``ref`` shows what is bound to it (a web conversation: NotFound if none)."""
     if ref.channel != WEB:
         return await tx.channels.people_in(ref)
-    owner_id = (await web_conversation(tx, ref)).person_id
-    person = None if owner_id is None else await tx.people.by_id(owner_id)
+    its_person = (await web_conversation(tx, ref)).person_id
+    person = None if its_person is None else await tx.people.by_id(its_person)
     return [person or Person(NOBODY, "any member", Role.MEMBER, now)]
 
 
