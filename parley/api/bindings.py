@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Query
 
 from parley.api.deps import Caller, Ctx
+from parley.api.ids import Id
 from parley.api.schemas.base import Page
 from parley.api.schemas.bindings import BindIn, BindingOut, UnbindIn
 from parley.channels.bindings import (
@@ -37,7 +38,7 @@ async def bindings(
 
 
 @router.get("/bindings/{binding_id}")
-async def show(binding_id: int, caller: Caller, ctx: Ctx) -> BindingOut:
+async def show(binding_id: Id, caller: Caller, ctx: Ctx) -> BindingOut:
     """One binding (owners)."""
     require_owner(caller, "read the bindings")
     async with ctx.store.transaction() as tx:

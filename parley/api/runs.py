@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
 from parley.api.deps import Caller, Ctx
+from parley.api.ids import Id, OptionalId
 from parley.api.paging import DEFAULT_LIMIT, Before, Limit
 from parley.api.schemas.base import Page, page_of
 from parley.api.schemas.runs import AnswerIn, RunOut, StoppedOut
@@ -29,7 +30,7 @@ async def list_runs(
     ctx: Ctx,
     agent: str | None = None,
     state: list[RunState] | None = Query(None),
-    topic: int | None = None,
+    topic: OptionalId = None,
     limit: Limit = DEFAULT_LIMIT,
     before: Before = None,
 ) -> Page[RunOut]:
@@ -40,14 +41,14 @@ async def list_runs(
 
 
 @router.get("/runs/{run_id}")
-async def show_run(run_id: int, caller: Caller, ctx: Ctx) -> RunDetailOut:
+async def show_run(run_id: Id, caller: Caller, ctx: Ctx) -> RunDetailOut:
     """One run: its state, topic, root, input and output."""
     async with ctx.store.transaction() as tx:
         return RunDetailOut.of(await run_detail(tx, await readable_run(tx, caller, run_id)))
 
 
 @router.post("/runs/{run_id}/stop")
-async def stop_run(run_id: int, caller: Caller, ctx: Ctx) -> StoppedOut:
+async def stop_run(run_id: Id, caller: Caller, ctx: Ctx) -> StoppedOut:
     """Cancel the turn; idempotent (stopping a run that already ended stops nothing)."""
     async with ctx.store.transaction() as tx:
         run = await readable_run(tx, caller, run_id)
@@ -66,7 +67,7 @@ async def my_turns(
 
 
 @router.post("/runs/{run_id}/answer")
-async def answer(run_id: int, body: AnswerIn, caller: Caller, ctx: Ctx) -> RunOut:
+async def answer(run_id: Id, body: AnswerIn, caller: Caller, ctx: Ctx) -> RunOut:
     """Your answer as a human agent: it ends the turn, as a brain's reply would (and with
     ``complete``, completes the task it works on)."""
     async with ctx.store.transaction() as tx:
@@ -77,7 +78,7 @@ async def answer(run_id: int, body: AnswerIn, caller: Caller, ctx: Ctx) -> RunOu
 
 
 @router.get("/runs/{run_id}/events")
-async def follow_run(run_id: int, caller: Caller, ctx: Ctx) -> StreamingResponse:
+async def follow_run(run_id: Id, caller: Caller, ctx: Ctx) -> StreamingResponse:
     """Follow a run as it happens: newline-delimited JSON, while the run is open
     ``{"kind": "state", "state"}`` first (queued or running) and again when it starts,
     ``{"kind": "chunk", "text"}`` as the reply is produced, ``{"kind": "refusal", "text"}`` for

@@ -10,6 +10,7 @@ from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 
 from parley.api.deps import Caller, Ctx
+from parley.api.ids import Id, OptionalId
 from parley.api.paging import DEFAULT_LIMIT, Before, Limit
 from parley.api.schemas.base import Page, page_of
 from parley.api.schemas.runs import StoppedOut
@@ -45,7 +46,7 @@ async def list_tasks(
     ctx: Ctx,
     status: TaskStatus | None = None,
     deleted: bool = False,
-    parent: int | None = None,
+    parent: OptionalId = None,
     limit: Limit = DEFAULT_LIMIT,
     before: Before = None,
 ) -> Page[TopicOut]:
@@ -57,7 +58,7 @@ async def list_tasks(
 
 
 @router.get("/tasks/{task_id}")
-async def show(task_id: int, caller: Caller, ctx: Ctx) -> TopicDetailOut:
+async def show(task_id: Id, caller: Caller, ctx: Ctx) -> TopicDetailOut:
     """A task with its log, subtasks, agent conversations and runs; a deleted one for owners."""
     async with ctx.store.transaction() as tx:
         task = await readable_task(tx, caller, task_id)
@@ -65,7 +66,7 @@ async def show(task_id: int, caller: Caller, ctx: Ctx) -> TopicDetailOut:
 
 
 @router.post("/tasks/{task_id}/messages", status_code=202)
-async def say_to(task_id: int, body: TextIn, caller: Caller, ctx: Ctx) -> QueuedOut:
+async def say_to(task_id: Id, body: TextIn, caller: Caller, ctx: Ctx) -> QueuedOut:
     """Give more text to the agent working on an open task (its giver and owners may): its
     next turn continues the task's session, told so if its last turn was stopped. Its reply
     comes in a run; an ended task takes no more text (409)."""
@@ -75,7 +76,7 @@ async def say_to(task_id: int, body: TextIn, caller: Caller, ctx: Ctx) -> Queued
 
 
 @router.post("/tasks/{task_id}/cancel")
-async def cancel(task_id: int, caller: Caller, ctx: Ctx) -> TopicOut:
+async def cancel(task_id: Id, caller: Caller, ctx: Ctx) -> TopicOut:
     """Cancel the task: it ends cancelled and every agent's work under it stops."""
     async with ctx.store.transaction() as tx:
         await cancel_task(tx, ctx.clock, await task_by_id(tx, task_id), caller)
@@ -84,7 +85,7 @@ async def cancel(task_id: int, caller: Caller, ctx: Ctx) -> TopicOut:
 
 
 @router.post("/tasks/{task_id}/stop")
-async def stop(task_id: int, caller: Caller, ctx: Ctx) -> StoppedOut:
+async def stop(task_id: Id, caller: Caller, ctx: Ctx) -> StoppedOut:
     """Stop the task's turn and every agent's work under it: its agent conversations and
     subtasks, at any depth. The task stays open."""
     async with ctx.store.transaction() as tx:
@@ -94,14 +95,14 @@ async def stop(task_id: int, caller: Caller, ctx: Ctx) -> StoppedOut:
 
 
 @router.delete("/tasks/{task_id}", status_code=204)
-async def delete(task_id: int, caller: Caller, ctx: Ctx) -> None:
+async def delete(task_id: Id, caller: Caller, ctx: Ctx) -> None:
     """Close the task: its runs end, its agent conversations close; history stays for owners."""
     async with ctx.store.transaction() as tx:
         await delete_task(tx, ctx.clock, await task_by_id(tx, task_id), caller)
 
 
 @router.get("/tasks/{task_id}/events")
-async def follow_task(task_id: int, caller: Caller, ctx: Ctx) -> StreamingResponse:
+async def follow_task(task_id: Id, caller: Caller, ctx: Ctx) -> StreamingResponse:
     """Newline-delimited JSON: ``{"kind": "refusal", "text"}`` for each text sent from the task
     that was refused meanwhile (a peer's connection paused, …), and ``{"kind": "end", "task"}``
     once the task has ended (done, failed, cancelled) or was deleted, at once if it already

@@ -29,6 +29,7 @@ from parley.channels.web.adapter import web_conversation
 from parley.clock import Clock
 from parley.deliveries.listing import MAX_PAGE, parse_cursor
 from parley.errors import Conflict, Invalid, NotFound
+from parley.numbers import ascii_number
 from parley.people.accounts import require_owner
 from parley.people.model import Person
 from parley.store import Tx
@@ -41,9 +42,10 @@ MAX_SECONDS = 10 * 365 * 24 * 3600  # a timeout past ten years is a typo
 def topic_of(key: str) -> int:
     """The topic a session key names; Invalid for anything else."""
     kind, _, number = key.partition(":")
-    if kind != "topic" or not (number.isascii() and number.isdigit()) or len(number) > 10:
+    topic = ascii_number(number)
+    if kind != "topic" or topic is None:
         raise Invalid(f"session: {key!r} is not a session key (topic:ID)", field="session")
-    return int(number)
+    return topic
 
 
 def seconds(value: float | None, name: str) -> timedelta | None:

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import RedirectResponse, Response, StreamingResponse
 
 from parley.agents.model import Agent, Lifecycle
+from parley.api.ids import Id
 from parley.context import Context
 from parley.conversations.lifetime import stop_root
 from parley.conversations.model import Message, Topic
@@ -115,7 +116,7 @@ async def chat_stop(agent: str, posted: Post, ctx: Ctx) -> Response:
 
 
 @router.get("/runs/{run_id}/stream")
-async def run_stream(run_id: int, viewer: Viewer, ctx: Ctx, web: WebParts) -> Response:
+async def run_stream(run_id: Id, viewer: Viewer, ctx: Ctx, web: WebParts) -> Response:
     """The reply of a run as its turn writes it: ``chunk`` events (JSON strings), then ``end``."""
     async with ctx.store.transaction() as tx:
         await readable_run(tx, viewer.person, run_id)

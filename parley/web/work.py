@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
+from parley.api.ids import Id
 from parley.context import Context
 from parley.conversations.lifetime import stop_root
 from parley.conversations.model import TaskStatus
@@ -76,7 +77,7 @@ async def give_task(posted: Post, ctx: Ctx) -> Response:
 
 @router.get("/tasks/{task_id}")
 async def task_page(
-    task_id: int, request: Request, viewer: Viewer, ctx: Ctx, web: WebParts
+    task_id: Id, request: Request, viewer: Viewer, ctx: Ctx, web: WebParts
 ) -> Response:
     values = await read_task(ctx, viewer.person, task_id)
     return web.pages.page(request, "task.html", viewer, **values)
@@ -84,7 +85,7 @@ async def task_page(
 
 @router.get("/tasks/{task_id}/live")
 async def task_live(
-    task_id: int, request: Request, viewer: Viewer, ctx: Ctx, web: WebParts
+    task_id: Id, request: Request, viewer: Viewer, ctx: Ctx, web: WebParts
 ) -> Response:
     await read_task(ctx, viewer.person, task_id)  # the page's refusal, before streaming
 
@@ -103,7 +104,7 @@ async def say_to_task(task_id: int, posted: Post, ctx: Ctx) -> Response:
 
 
 @router.post("/tasks/{task_id}/stop")
-async def stop_task(task_id: int, posted: Post, ctx: Ctx) -> Response:
+async def stop_task(task_id: Id, posted: Post, ctx: Ctx) -> Response:
     name = posted.viewer.person.name
     async with ctx.store.transaction() as tx:
         task = await task_by_id(tx, task_id)
@@ -113,7 +114,7 @@ async def stop_task(task_id: int, posted: Post, ctx: Ctx) -> Response:
 
 
 @router.post("/tasks/{task_id}/cancel")
-async def cancel(task_id: int, posted: Post, ctx: Ctx) -> Response:
+async def cancel(task_id: Id, posted: Post, ctx: Ctx) -> Response:
     async with ctx.store.transaction() as tx:
         task = await task_by_id(tx, task_id)
         await cancel_task(tx, ctx.clock, task, posted.viewer.person)
