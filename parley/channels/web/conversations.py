@@ -52,6 +52,8 @@ async def open_conversation(
 async def readable(
     tx: Tx, person: Person, account_id: str, conversation_id: int
 ) -> WebConversation:
+    """Another person's conversation is absent to a member: the same 404 as none at all, which
+    neither says it exists nor whose it is."""
     found = await tx.channels.web_conversation(conversation_id)
     if found is None or found.account_id != account_id or found.person_id != person.id:
         raise NotFound(f"no web conversation {conversation_id} on account {account_id!r}")
