@@ -40,6 +40,7 @@ from parley.store.nodes import NodesRepo
 from parley.store.outbox import OutboxRepo
 from parley.store.people import PeopleRepo
 from parley.store.runs import RunsRepo
+from parley.store.sign_ins import SignInsRepo
 from parley.store.topics import TopicsRepo
 from parley.store.violations import explain
 
@@ -54,6 +55,7 @@ class Tx:
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
         self.people = PeopleRepo(connection)
+        self.sign_ins = SignInsRepo(connection)
         self.nodes = NodesRepo(connection)
         self.agents = AgentsRepo(connection)
         self.agent_changes = AgentChangesRepo(connection)

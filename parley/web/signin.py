@@ -52,7 +52,9 @@ async def sign_in(request: Request, ctx: Ctx, web: WebParts) -> Response:
 
 
 @router.post("/signout")
-async def sign_out(posted: Post) -> Response:
+async def sign_out(request: Request, posted: Post, ctx: Ctx, web: WebParts) -> Response:
+    """Ends the sign-in itself, not only this browser's copy of its cookie."""
+    await web.sessions.sign_out(ctx.store, request.cookies.get(COOKIE))
     response = back_to("/signin")
     response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
     return response

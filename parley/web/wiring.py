@@ -33,5 +33,6 @@ def start_web(app: FastAPI, context: Context) -> Callable[[], None]:
     settings = context.settings
     secret = load_or_create_web_secret(settings.data_dir)
     pulse = Pulse()
-    app.state.web = Web(Sessions(secret, int(settings.web_session_hours * 3600)), Pages(), pulse)
+    sessions = Sessions(secret, int(settings.web_session_hours * 3600), context.clock)
+    app.state.web = Web(sessions, Pages(), pulse)
     return context.store.subscribe(pulse.on_commit)

@@ -28,6 +28,7 @@ from parley.store.tables.team import (
     agents,
     nodes,
     people,
+    sign_ins,
 )
 from parley.store.tables.work import (
     AGENT_CONVERSATION_KEY,
@@ -61,6 +62,7 @@ __all__ = [
     "received_frames",
     "runs",
     "sessions",
+    "sign_ins",
     "topics",
     "web_conversations",
     "web_messages",
