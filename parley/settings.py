@@ -200,6 +200,19 @@ class Settings(BaseSettings):
         le=24 * 366,
         description="how long a sign-in on the web page lasts before the person signs in again",
     )
+    auth_failure_burst: int = Field(
+        20,
+        ge=1,
+        le=1_000_000,
+        description="failed sign-ins and unknown API tokens one address may make in a row before"
+        " it is refused (429) for a while",
+    )
+    auth_failures_per_minute: float = Field(
+        30.0,
+        gt=0,
+        le=1_000_000,
+        description="how fast an address that failed earns its tries back, per minute",
+    )
     channels: ChannelsSettings = Field(
         default_factory=ChannelsSettings,
         description="per channel (web, discord): thread_bindings.spawn_subagent_sessions"
