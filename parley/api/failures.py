@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from starlette.types import Scope
+
 from parley.clock import Clock
 from parley.errors import Throttled
 
@@ -66,6 +68,6 @@ class FailureLimit:
             del self._buckets[oldest]
 
 
-def client_address(scope: object) -> str:
-    client = scope.get("client") if isinstance(scope, dict) else None
+def client_address(scope: Scope) -> str:
+    client = scope.get("client")
     return str(client[0]) if client else "unknown"

@@ -46,7 +46,7 @@ class Authenticate:
             self.failures.check(address)
             await _authenticate(request)
         except ParleyError as error:
-            if type(error) is Unauthorized:
+            if type(error) is Unauthorized:  # not Throttled: a refused try is no new failure
                 self.failures.failed(address)
             await error_response(error)(scope, receive, send)
             return

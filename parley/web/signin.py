@@ -47,9 +47,10 @@ async def sign_in(request: Request, ctx: Ctx, web: WebParts) -> Response:
         failures.check(address)
         cookie = await web.sessions.sign_in(ctx.store, form.get("token").strip() or None)
     except Throttled as exc:
-        error = f"Too many tries that failed. {exc.message.split('; ', 1)[1].capitalize()}."
+        wait = exc.fields["retry_after_seconds"]
+        error = f"Too many tries that failed from here. Try again in {wait} s."
         page = web.pages.page(request, "signin.html", None, 429, then=then, error=error)
-        page.headers["Retry-After"] = str(exc.fields["retry_after_seconds"])
+        page.headers["Retry-After"] = str(wait)
         return page
     except Unauthorized:
         failures.failed(address)
