@@ -96,7 +96,7 @@ async def task_live(
 
 
 @router.post("/tasks/{task_id}/messages")
-async def say_to_task(task_id: int, posted: Post, ctx: Ctx) -> Response:
+async def say_to_task(task_id: Id, posted: Post, ctx: Ctx) -> Response:
     text = posted.form.get("text")
     async with ctx.store.transaction() as tx:
         await say_in_task(tx, ctx.clock, posted.viewer.person, task_id, text)
