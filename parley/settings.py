@@ -116,11 +116,15 @@ class Settings(BaseSettings):
     warnings_to_dismiss: int = Field(
         2, ge=1, description="warnings after which an agent is dismissed"
     )
+    # A node gone is noticed within seconds (its turns fail, whoever waits on them is told):
+    # three heartbeats missed, and a look every quarter of that (mesh/liveness.py).
     heartbeat_seconds: float = Field(
-        5.0, gt=0, description="how often a node tells the hub it is alive"
+        2.0, gt=0, description="how often a node tells the hub it is alive"
     )
     node_offline_after_seconds: float = Field(
-        20.0, gt=0, description="a node unheard of for this long is shown offline"
+        6.0,
+        gt=0,
+        description="a node unheard of for this long is offline: its running turns fail",
     )
     sweep_seconds: float = Field(
         5.0, gt=0, description="how often expired clones and drained agents are swept"

@@ -83,9 +83,10 @@ async def follow_run(run_id: Id, caller: Caller, ctx: Ctx) -> StreamingResponse:
     ``{"kind": "state", "state"}`` first (queued or running) and again when it starts,
     ``{"kind": "chunk", "text"}`` as the reply is produced, ``{"kind": "refusal", "text"}`` for
     each text sent from its root that was refused meanwhile (a peer's connection paused, …),
-    then ``{"kind": "end", "state", "output", "cut_short", "reason"}`` (``cut_short``: the
-    output is what a stopped or failed turn had said so far; a stopped turn's comes from its
-    node just after). Clients skip kinds they do not know."""
+    then ``{"kind": "end", "state", "output", "cut_short", "reason", "agent", "node"}``
+    (``cut_short``: the output is what a stopped or failed turn had said so far, a stopped
+    turn's coming from its node just after; ``node``: the agent's node, as it is now). Clients
+    skip kinds they do not know."""
     async with ctx.store.transaction() as tx:
         await readable_run(tx, caller, run_id)
     return StreamingResponse(_events(ctx, run_id), media_type="application/x-ndjson")
@@ -119,6 +120,8 @@ async def _events(ctx: Context, run_id: int) -> AsyncIterator[bytes]:
             "output": run.output,
             "cut_short": run.cut_short,
             "reason": run.reason,
+            "agent": run.agent_name,
+            "node": run.node_name,
         }
     )
 

@@ -14,6 +14,7 @@ from rich.status import Status
 from parley.cli.client import ApiClient
 from parley.cli.output import console, errors
 from parley.errors import Conflict, ParleyError, TurnFailed, Unavailable
+from parley.runs.model import NODE_LOST
 
 # What a shell expects of a command that SIGINT ended (128 + 2).
 INTERRUPTED = 130
@@ -68,7 +69,8 @@ def refuse_unfinished(end: Any, said: bool = False) -> None:
     if end["state"] == "stopped":
         raise Conflict(f"the turn was stopped ({end['reason']}){kept(end, said)}")
     if end["state"] == "failed":
-        raise TurnFailed(f"the turn failed: {end['reason']}{kept(end, said)}")
+        failed = f"the turn failed: {end['reason']}{kept(end, said)}"
+        raise TurnFailed(node_lost_notice(end) or failed)
     if end["refusals"]:
         raise Conflict("\n".join(end["refusals"]))
 
@@ -79,6 +81,17 @@ def kept(end: Any, said: bool) -> str:
     stop, so what was ``said`` (streamed) is kept."""
     stays = end.get("cut_short") or (said and end["state"] == "stopped")
     return f"; {KEPT}" if stays else ""
+
+
+def node_lost_notice(end: Any) -> str | None:
+    """What the person who waited is told of a turn failed with its node lost: where their text
+    is and what they can do about it."""
+    if end["state"] != "failed" or end["reason"] != NODE_LOST or not end.get("node"):
+        return None
+    return (
+        f"node {end['node']} stopped answering; your text waits for it, or move the agent"
+        f" with `parley agent reassign {end['agent']} --node NODE`"
+    )
 
 
 class Spinner:

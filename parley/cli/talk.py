@@ -12,6 +12,7 @@ from parley.cli.following import (
     INTERRUPTED,
     follow,
     kept,
+    node_lost_notice,
     outcome,
     refuse_unfinished,
     stopping_on_interrupt,
@@ -157,7 +158,9 @@ def _stream_reply(api: ApiClient, typed: TypedLines, agent: str, text: str) -> N
     if not chunks and end["output"]:
         sys.stdout.write(end["output"])  # it ended before we were watching
     sys.stdout.write("\n")
-    if end["state"] != "finished":
+    if lost := node_lost_notice(end):
+        console.print(f"({lost})", markup=False)
+    elif end["state"] != "finished":
         said = kept(end, bool(chunks))
         console.print(f"({end['state']}: {end['reason']}{said})", markup=False)
     for refusal in end["refusals"]:

@@ -19,6 +19,10 @@ class RunState(StrEnum):
 
 OPEN_STATES = (RunState.QUEUED, RunState.RUNNING)
 
+# Why a run failed with its turn gone (``runs/recovery.py``): its text waits for the next run.
+INTERRUPTED = "interrupted"
+NODE_LOST = "node_lost"
+
 
 @dataclass(frozen=True)
 class Run:

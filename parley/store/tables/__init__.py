@@ -32,6 +32,7 @@ from parley.store.tables.team import (
 )
 from parley.store.tables.work import (
     AGENT_CONVERSATION_KEY,
+    given_inputs,
     hop_counts,
     messages,
     runs,
@@ -52,6 +53,7 @@ __all__ = [
     "channel_people",
     "connections",
     "exposures",
+    "given_inputs",
     "hop_counts",
     "invites",
     "messages",

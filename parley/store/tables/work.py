@@ -243,3 +243,13 @@ messages = Table(
         postgresql_where=text(_UNCLAIMED),
     ),
 )
+
+# The input a run was given when it ended without answering it (its node lost, the hub stopped
+# under it): the text itself moved on to the session's next run (``messages.run_id``), and the
+# failed run still shows what it had.
+given_inputs = Table(
+    "given_inputs",
+    metadata,
+    Column("run_id", Integer, ForeignKey("runs.id"), primary_key=True),
+    Column("message_id", Integer, ForeignKey("messages.id"), primary_key=True),
+)
