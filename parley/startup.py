@@ -29,10 +29,11 @@ from parley.hub.node_loss import failing_lost_turns
 from parley.hub.runtime import Runtime
 from parley.mesh.brain_checks import BrainChecks
 from parley.mesh.broker import Broker
+from parley.mesh.claims import Holder
 from parley.mesh.http_actions import HttpActions
 from parley.mesh.join_token import load_or_create_join_token
 from parley.mesh.local_broker import LocalBroker
-from parley.mesh.node_runner import NodeRunner
+from parley.mesh.node_runner import NodeRunner, new_instance
 from parley.mesh.registry import MeshRegistry
 from parley.mesh.turn_host import TurnHost
 from parley.people.bootstrap import ensure_owner, owner_token_path
@@ -81,6 +82,7 @@ async def running(
         offline_after = timedelta(seconds=settings.node_offline_after_seconds)
         scheduler = runtime.scheduler
         own_node = settings.node_name if settings.local_node else None
+        own_instance = new_instance()  # no other process takes the hub's own node's name
         on_lost = failing_lost_turns(store, clock, scheduler, own_node=own_node)
         registry = MeshRegistry(
             store,
@@ -91,6 +93,7 @@ async def running(
             offline_after,
             on_lost,
             scheduler.node_back,
+            None if own_node is None else Holder(own_node, own_instance),
         )
         await registry.start()
         stack.push_async_callback(registry.stop)
@@ -99,7 +102,7 @@ async def running(
         await runtime.start()
         stack.push_async_callback(runtime.stop)
         if settings.local_node:
-            node = _local_node(settings, context, join_token, folder.workspaces)
+            node = _local_node(settings, context, join_token, folder.workspaces, own_instance)
             await node.start()
             stack.push_async_callback(node.stop)
         sweeper = asyncio.create_task(run_sweeper(store, clock, settings.sweep_seconds))
@@ -124,11 +127,15 @@ async def joining(
     join_token: str,
     workspaces: Path,
     hub: httpx.AsyncClient | None = None,
+    instance: str | None = None,
+    replace: bool = False,
 ) -> AsyncIterator[NodeRunner]:
     """A node on a machine of its own, with no store: it registers with the hub across
     ``broker``, keeps a heartbeat, makes its agents' workspaces under ``workspaces`` and runs
     their turns here; what a turn does goes to the hub's HTTP API under the run's token (with
-    ``hub``, a client the caller owns; else one of the node's own)."""
+    ``hub``, a client the caller owns; else one of the node's own). ``instance``: this
+    process's life as the node (one for every try to join); ``replace``: take the name from
+    another instance online under it."""
     folder = DataFolder(settings.data_dir)  # where its command brains' process groups are noted
     folder.prepare(default_store=False)
     end_leftovers(folder.brain_groups)  # what a killed life of this node left running
@@ -152,6 +159,8 @@ async def joining(
             settings.heartbeat_seconds,
             turns,
             BrainChecks(settings.node_name, broker, settings),
+            instance,
+            replace,
         )
         stack.push_async_callback(node.stop)  # also after a refused start: it undoes the rest
         await node.start()
@@ -161,7 +170,7 @@ async def joining(
 
 
 def _local_node(
-    settings: Settings, context: Context, join_token: str, workspaces: Path
+    settings: Settings, context: Context, join_token: str, workspaces: Path, instance: str
 ) -> NodeRunner:
     """The hub's own node: its turns act on the store directly."""
     store, clock, runtime = context.store, context.clock, context.runtime
@@ -179,6 +188,7 @@ def _local_node(
         settings.heartbeat_seconds,
         turns,
         BrainChecks(settings.node_name, context.broker, settings),
+        instance,
     )
 
 

@@ -26,16 +26,37 @@ class Register(Message):
     join_token: str
     hostname: str
     workspace_root: str
+    # One process's life as the node (``parley node join`` once): another under the same name
+    # is another instance, refused while this one is online unless it comes to ``replace`` it.
+    instance: str
+    pid: int
+    replace: bool = False
 
 
 class RegisterReply(Message):
     accepted: bool
     reason: str = ""
+    # Refused because another instance holds the name (a conflict, not a wrong token).
+    taken: bool = False
 
 
 class Heartbeat(Message):
     node: str
     join_token: str
+    instance: str = ""  # "": not said (heard as the node's, whichever instance holds it)
+
+
+def taken_over_subject(node: str) -> str:
+    """Where the hub tells the instances of a node that another took its name."""
+    return f"parley.node.{node}.taken-over"
+
+
+class TakenOver(Message):
+    """The instance that holds the node's name now; any other stops being the node."""
+
+    instance: str
+    hostname: str = ""
+    pid: int | None = None
 
 
 class Provision(Message):

@@ -59,15 +59,20 @@ class TurnHost:
         ]
 
     async def stop(self) -> None:
-        for subscription in self._subscriptions:
-            await subscription.unsubscribe()
-        for task in list(self._turns.values()):
-            task.cancel()
-        await asyncio.gather(*self._turns.values(), return_exceptions=True)
+        await self.leave()
         if self._sweeper is not None:
             self._sweeper.cancel()
             await asyncio.gather(self._sweeper, return_exceptions=True)
         await self._brains.close()
+
+    async def leave(self) -> None:
+        """Take no more turns and end those running (this process stops being the node)."""
+        subscriptions, self._subscriptions = self._subscriptions, []
+        for subscription in subscriptions:
+            await subscription.unsubscribe()
+        for task in list(self._turns.values()):
+            task.cancel()
+        await asyncio.gather(*self._turns.values(), return_exceptions=True)
 
     async def _on_turn(self, data: bytes) -> bytes:
         try:

@@ -36,15 +36,17 @@ async def joined(
     workspaces: Path,
     name: str = "gamma",
     token: str | None = None,
+    replace: bool = False,
     **settings: Any,
 ) -> AsyncIterator[NodeRunner]:
     """Node ``name`` joined to ``parley``'s mesh as a remote machine joins it: its own settings,
     no store; its actions reach the hub's real app over HTTP."""
     node_settings = parley.context.settings.model_copy(update={"node_name": name, **settings})
     token = token or load_or_create_join_token(parley.context.settings.data_dir)
+    broker = parley.context.broker
     async with (
         parley.client() as hub,
-        joining(node_settings, parley.context.broker, token, workspaces, hub=hub) as node,
+        joining(node_settings, broker, token, workspaces, hub=hub, replace=replace) as node,
     ):
         yield node
 

@@ -7,6 +7,7 @@ answer: none lost, none twice."""
 from __future__ import annotations
 
 import contextlib
+import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -130,6 +131,27 @@ def test_a_turn_on_a_node_is_stopped_from_the_hub_and_its_process_group_killed(
     assert stopped.status_code == 200, stopped.text
     assert until(lambda: not _alive(pid), within=10)
     assert shared.api.get(f"/runs/{run['run_id']}").json()["run"]["state"] == "stopped"
+
+
+def test_a_second_join_of_a_node_online_is_refused_and_a_replace_takes_it_over(
+    shared: Machines,
+) -> None:
+    first = shared.nodes["n1"]
+    second = shared.join("n1")
+    assert second.wait(timeout=30) == 4  # a conflict
+    log = shared.log("n1")
+    assert f"node 'n1' is online already (host {socket.gethostname()}, pid {first.pid}," in log
+    assert "stop that one first, or join with --replace to take its place" in log
+    assert first.poll() is None
+    third = shared.join("n1", replace=True)  # the shared mesh goes on with this one
+    assert first.wait(timeout=30) == 4
+    assert f"node n1 was taken over by a join on host {socket.gethostname()} (pid {third.pid})" in (
+        shared.log("n1")
+    )
+    assert until(lambda: shared.node("n1")["status"] == "online")
+    tasks = relay(shared, 1, "replaced")
+    assert until(all_answered(shared, tasks)), shared.log("hub")
+    assert answers(shared, tasks) == (0, 0)
 
 
 def _run(machines: Machines, run_id: int) -> dict[str, Any]:
