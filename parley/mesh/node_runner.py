@@ -109,7 +109,7 @@ class NodeRunner:
         if self._turns is not None:
             await self._turns.leave()
 
-    async def _on_taken_over(self, data: bytes) -> bytes | None:
+    async def _on_taken_over(self, data: bytes) -> bytes:
         """Another instance holds the name now: this one leaves (its turns end, to run again
         there) and then answers, so the hub sends nothing more its way meanwhile. Its own
         subscription here stays until ``stop``: it cannot end itself while it answers."""

@@ -162,8 +162,8 @@ class MeshRegistry:
             )
         except ParleyError as exc:
             log.debug("node %s: the instance taken over did not answer: %s", message.node, exc)
-        log.info(
-            "node %s taken over by host=%s pid=%s", message.node, message.hostname, message.pid
+        log.info(  # a newcomer with --replace, or the node's process started again
+            "node %s passes to host=%s pid=%s", message.node, message.hostname, message.pid
         )
         await self._on_node_lost(message.node)
 
