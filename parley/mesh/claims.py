@@ -33,8 +33,7 @@ class NodeClaims:
         """Why ``message`` may not have its name now (``known``: the node as stored); None if
         it may."""
         name = message.node
-        own = self._own
-        if own is not None and name == own.node and message.instance != own.instance:
+        if self.owns(name) and message.instance != self._holders[name].instance:
             return f"node {name!r} is the hub's own node; join under another name"
         if known is None or known.status(now, self._offline_after) is NodeStatus.OFFLINE:
             return None
@@ -45,6 +44,10 @@ class NodeClaims:
             f"node {name!r} is online already ({_described(known, holder, now)}); stop that one"
             " first, or join with --replace to take its place"
         )
+
+    def owns(self, node: str) -> bool:
+        """Whether ``node`` is the hub's own."""
+        return self._own is not None and self._own.node == node
 
     def takes_over(self, message: Register, known: Node | None) -> bool:
         """Whether an accepted ``message`` takes the name from another instance, which may

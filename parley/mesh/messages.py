@@ -46,6 +46,15 @@ class Heartbeat(Message):
     instance: str = ""  # "": not said (heard as the node's, whichever instance holds it)
 
 
+def instance_subject(node: str) -> str:
+    """Where the instance that is the node says which it is (nobody there: it is gone)."""
+    return f"parley.node.{node}.instance"
+
+
+class InstanceReply(Message):
+    instance: str
+
+
 def taken_over_subject(node: str) -> str:
     """Where the hub tells the instances of a node that another took its name."""
     return f"parley.node.{node}.taken-over"

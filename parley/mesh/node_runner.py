@@ -21,11 +21,13 @@ from parley.mesh.messages import (
     HEARTBEAT,
     REGISTER,
     Heartbeat,
+    InstanceReply,
     Provision,
     ProvisionReply,
     Register,
     RegisterReply,
     TakenOver,
+    instance_subject,
     provision_subject,
     taken_over_subject,
 )
@@ -64,6 +66,7 @@ class NodeRunner:
         self._heartbeat_seconds = heartbeat_seconds
         self._subscription: Subscription | None = None
         self._taken_over_subscription: Subscription | None = None
+        self._instance_subscription: Subscription | None = None
         self._heartbeat: asyncio.Task[None] | None = None
         self._turns = turns
         self._checks = checks
@@ -81,9 +84,12 @@ class NodeRunner:
         if self._checks is not None:
             await self._checks.start()
         await self._register()
-        # Only now: the hub asks whoever listens here at a take-over, this one's own included.
+        # Only now: whoever listens on these is the node, to the hub (a newcomer is not yet).
         self._taken_over_subscription = await self._broker.subscribe(
             taken_over_subject(self.name), self._on_taken_over
+        )
+        self._instance_subscription = await self._broker.subscribe(
+            instance_subject(self.name), self._on_instance
         )
         self._heartbeat = asyncio.create_task(self._beat())
 
@@ -101,9 +107,10 @@ class NodeRunner:
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await heartbeat
-        subscription, self._subscription = self._subscription, None
-        if subscription is not None:
-            await subscription.unsubscribe()
+        for subscription in (self._subscription, self._instance_subscription):
+            if subscription is not None:
+                await subscription.unsubscribe()
+        self._subscription = self._instance_subscription = None
         if self._checks is not None:
             await self._checks.stop()
         if self._turns is not None:
@@ -124,6 +131,9 @@ class NodeRunner:
         self.taken_by = notice
         self.taken_over.set()
         return b"{}"
+
+    async def _on_instance(self, data: bytes) -> bytes:
+        return InstanceReply(instance=self.instance).model_dump_json().encode()
 
     async def _register(self) -> None:
         message = Register(

@@ -23,6 +23,7 @@ from parley.mesh.messages import (
     Register,
     RegisterReply,
     TakenOver,
+    instance_subject,
     taken_over_subject,
 )
 from parley.mesh.nodes import register_node
@@ -34,6 +35,8 @@ NodeReady = Callable[[str], Awaitable[None]]
 
 # How long an instance whose node is taken over has to say it stopped taking its turns.
 TAKE_OVER_TIMEOUT = 2.0
+# How long the instance online under a name has to say it is still there.
+STILL_THERE_TIMEOUT = 1.0
 
 
 class MeshRegistry:
@@ -143,12 +146,24 @@ class MeshRegistry:
         async with self._store.transaction() as tx:
             known = await tx.nodes.by_name(message.node)
         refused = self._claims.refusal(message, known, self._clock.now())
+        if refused is not None and not self._claims.owns(message.node):
+            # Online by its last heartbeat; gone if its process no longer listens (killed and
+            # started again at once, say): the newcomer then needs no --replace.
+            refused = refused if await self._still_there(message.node) else None
         if refused is not None:
             log.warning("node %s refused to host=%s: %s", message.node, message.hostname, refused)
             return RegisterReply(accepted=False, reason=refused, taken=True)
         if self._claims.takes_over(message, known):
             await self._take_over(message)
         return None
+
+    async def _still_there(self, node: str) -> bool:
+        try:
+            await self._broker.request(instance_subject(node), b"{}", STILL_THERE_TIMEOUT)
+        except ParleyError as exc:
+            log.info("node %s does not answer (%s): its name is free", node, exc.message)
+            return False
+        return True
 
     async def _take_over(self, message: Register) -> None:
         """Another instance had the name: it is told to stop being the node (it answers once it

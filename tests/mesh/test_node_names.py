@@ -66,6 +66,21 @@ async def test_a_name_whose_node_went_silent_is_free_again(
         await second.stop()
 
 
+async def test_a_name_whose_process_is_gone_is_free_before_its_heartbeats_lapse(
+    parley: Harness, beta: NodeRunner, tmp_path: Path
+) -> None:
+    """Killed and started again at once, say: the one online by its last heartbeat no longer
+    listens, so the newcomer needs no --replace."""
+    await beta.stop()
+    again = _runner(parley, "beta", tmp_path / "again")
+    await again.start()
+    try:
+        node = await get(parley.owner, "/nodes/beta")
+        assert node["workspace_root"] == str((tmp_path / "again").resolve())
+    finally:
+        await again.stop()
+
+
 async def test_the_hubs_own_node_is_never_taken(parley: Harness, tmp_path: Path) -> None:
     for replace in (False, True):
         intruder = _runner(parley, "local", tmp_path / "intruder", replace=replace)
