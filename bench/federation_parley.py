@@ -35,7 +35,7 @@ import httpx
 from bench.figures import Figures
 from parley.clock import SystemClock
 from parley.context import Context
-from parley.federation.frames import CloseFrame, FrameVerdict, TextFrame, Verdict
+from parley.federation.frames import FrameVerdict, Verdict, WireFrame
 from parley.federation.handshake import accept_invite
 from parley.federation.model import OutboundText, PeerEndpoint
 from parley.settings import Settings
@@ -114,9 +114,7 @@ class Acks:
         peers = context.runtime.peers
         posted = peers.send
 
-        async def send(
-            peer: PeerEndpoint, frames: Sequence[TextFrame | CloseFrame]
-        ) -> list[FrameVerdict]:
+        async def send(peer: PeerEndpoint, frames: Sequence[WireFrame]) -> list[FrameVerdict]:
             verdicts = await posted(peer, frames)
             self._settle(verdicts)
             return verdicts

@@ -92,11 +92,14 @@ class Machines:
     def join_token(self) -> str:
         return (self.hub_dir / "private" / "join-token").read_text().strip()
 
-    def join(self, name: str, token: str | None = None) -> subprocess.Popen[bytes]:
+    def join(
+        self, name: str, token: str | None = None, replace: bool = False
+    ) -> subprocess.Popen[bytes]:
         assert self.broker_url is not None
         argv = ["parley", "node", "join", "--broker", self.broker_url, "--name", name]
         argv += ["--join-token", token or self.join_token, "--workspaces", str(self.place / name)]
         argv += ["--data-dir", str(self.place / f"{name}-data")]
+        argv += ["--replace"] if replace else []
         node = self._spawn(name, argv, self.heartbeat)
         self.nodes[name] = node
         return node

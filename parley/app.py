@@ -28,6 +28,7 @@ from parley.api import (
 from parley.api.deps import refuse_nul_in_url
 from parley.api.docs_ui import install_docs
 from parley.api.errors import install_error_handlers
+from parley.api.failures import FailureLimit
 from parley.api.guards import install_guards
 from parley.api.openapi import install_openapi
 from parley.clock import Clock, SystemClock
@@ -67,7 +68,14 @@ def create_app(
         dependencies=[Depends(refuse_nul_in_url)],
     )
     install_error_handlers(app)
-    install_guards(app, settings.max_body_bytes, settings.federation_max_body_bytes)
+    # Failed sign-ins and unknown tokens, per address: the API's guard and the page's sign-in.
+    failures = FailureLimit(
+        settings.auth_failure_burst,
+        settings.auth_failures_per_minute,
+        context.clock if context is not None else clock or SystemClock(),
+    )
+    app.state.failures = failures
+    install_guards(app, settings.max_body_bytes, settings.federation_max_body_bytes, failures)
     install_openapi(app)
     # Routes are matched in order: a peer's batches, the busiest route, are found first.
     app.include_router(federation.router)

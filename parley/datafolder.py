@@ -9,6 +9,7 @@
         server-url            where the running server listens, for the CLI (gone once it stops)
         brains/               process groups of running command brains, one file per turn
       workspaces/AGENT/       the agents' workspaces, where their command brains run
+      tmp/                    0700: each command brain turn's own TMPDIR, gone after the turn
 
 Command brains are confined so that nothing under ``private/`` can be read or changed from
 them (see ``brains/launcher.py``). Folders made before ``private/`` existed are moved into it at
@@ -22,6 +23,7 @@ import errno
 import fcntl
 import logging
 import os
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,6 +79,18 @@ class DataFolder:
     def workspaces(self) -> Path:
         return self.root / "workspaces"
 
+    @property
+    def run_temp(self) -> Path:
+        """Where each command brain turn gets a temporary folder of its own."""
+        return self.root / "tmp"
+
+    def clear_run_temp(self) -> None:
+        """Remove the temporary folders a killed life of this node left (each turn removes its
+        own when it ends)."""
+        if self.run_temp.is_dir():
+            for left in self.run_temp.iterdir():
+                shutil.rmtree(left, ignore_errors=True)
+
     def create(self) -> None:
         """Make the folder (0700 if new) and its private part (always 0700)."""
         if not self.root.exists():
@@ -95,6 +109,7 @@ class DataFolder:
                 old.rename(new)
                 log.info("moved %s to %s", old, new)
         self.brain_groups.mkdir(mode=PRIVATE_MODE, exist_ok=True)
+        self.run_temp.mkdir(mode=PRIVATE_MODE, exist_ok=True)
         if default_store and not self.database.exists():
             os.close(os.open(self.database, os.O_WRONLY | os.O_CREAT, SECRET_MODE))
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from parley.errors import Invalid
 
-_PART = re.compile(r"(\d+)([smhdw])")
+_PART = re.compile(r"([0-9]+)([smhdw])")  # \d takes any script's digits
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 MAX_DURATION = timedelta(days=3650)
 MAX_DURATION_TEXT = 64

@@ -7,6 +7,7 @@ HTTP in ``api/errors.py``, the CLI in ``cli/output.py``.
     ├── Invalid        the input is malformed or out of range          HTTP 400, exit 2
     │   └── TooLarge   a request body over the server's cap              HTTP 413, exit 2
     ├── Unauthorized   no credential, or one we do not know            HTTP 401, exit 5
+    │   └── Throttled  too many of those from one address, for now     HTTP 429, exit 5
     ├── Forbidden      known caller, not allowed to do this            HTTP 403, exit 5
     ├── NotFound       no such thing (or not visible to the caller)    HTTP 404, exit 3
     ├── Conflict       the thing exists but its state refuses this     HTTP 409, exit 4
@@ -45,6 +46,13 @@ class Unauthorized(ParleyError):
     code = "unauthorized"
 
 
+class Throttled(Unauthorized):
+    """An address that failed too often to sign in or to name a token: refused for a while,
+    whatever it sends (``retry_after_seconds``)."""
+
+    code = "throttled"
+
+
 class Forbidden(ParleyError):
     code = "forbidden"
 
@@ -73,7 +81,5 @@ class TurnFailed(ParleyError):
     code = "turn_failed"
 
 
-ERRORS_BY_CODE: dict[str, type[ParleyError]] = {
-    cls.code: cls
-    for cls in (Invalid, TooLarge, Unauthorized, Forbidden, NotFound, Conflict, Unavailable)
-}
+KINDS = (Invalid, TooLarge, Unauthorized, Throttled, Forbidden, NotFound, Conflict, Unavailable)
+ERRORS_BY_CODE: dict[str, type[ParleyError]] = {cls.code: cls for cls in KINDS}

@@ -100,6 +100,9 @@ class Settings(BaseSettings):
         description="default: SQLite in data_dir/private; postgresql://… for several machines",
     )
     log_level: LogLevel = Field("info", description="debug, info, warning or error")
+    access_log: bool = Field(
+        False, description="log a line for every HTTP request the server answers (uvicorn's)"
+    )
     owner_name: str = Field("owner", description="name of the owner created on first start")
     node_name: str = Field("local", description="name of the node this process hosts")
     broker: str | None = Field(
@@ -113,11 +116,15 @@ class Settings(BaseSettings):
     warnings_to_dismiss: int = Field(
         2, ge=1, description="warnings after which an agent is dismissed"
     )
+    # A node gone is noticed within seconds (its turns fail, whoever waits on them is told):
+    # three heartbeats missed, and a look every quarter of that (mesh/liveness.py).
     heartbeat_seconds: float = Field(
-        5.0, gt=0, description="how often a node tells the hub it is alive"
+        2.0, gt=0, description="how often a node tells the hub it is alive"
     )
     node_offline_after_seconds: float = Field(
-        20.0, gt=0, description="a node unheard of for this long is shown offline"
+        6.0,
+        gt=0,
+        description="a node unheard of for this long is offline: its running turns fail",
     )
     sweep_seconds: float = Field(
         5.0, gt=0, description="how often expired clones and drained agents are swept"
@@ -196,6 +203,19 @@ class Settings(BaseSettings):
         gt=0,
         le=24 * 366,
         description="how long a sign-in on the web page lasts before the person signs in again",
+    )
+    auth_failure_burst: int = Field(
+        20,
+        ge=1,
+        le=1_000_000,
+        description="failed sign-ins and unknown API tokens one address may make in a row before"
+        " it is refused (429) for a while",
+    )
+    auth_failures_per_minute: float = Field(
+        30.0,
+        gt=0,
+        le=1_000_000,
+        description="how fast an address that failed earns its tries back, per minute",
     )
     channels: ChannelsSettings = Field(
         default_factory=ChannelsSettings,

@@ -17,7 +17,8 @@ from parley.agents.workspaces import provision_waiting
 from parley.brains.cache import BrainCache
 from parley.brains.factory import brain_for
 from parley.brains.groups import end_leftovers
-from parley.channels.discord.available import INSTALL_HINT, discord_installed
+from parley.brains.keys import model_endpoints
+from parley.channels.discord.available import discord_installed, install_hint
 from parley.channels.sweeper import run_binding_sweeper
 from parley.clock import Clock, SystemClock
 from parley.context import Context
@@ -28,10 +29,11 @@ from parley.hub.node_loss import failing_lost_turns
 from parley.hub.runtime import Runtime
 from parley.mesh.brain_checks import BrainChecks
 from parley.mesh.broker import Broker
+from parley.mesh.claims import Holder
 from parley.mesh.http_actions import HttpActions
 from parley.mesh.join_token import load_or_create_join_token
 from parley.mesh.local_broker import LocalBroker
-from parley.mesh.node_runner import NodeRunner
+from parley.mesh.node_runner import NodeRunner, new_instance
 from parley.mesh.registry import MeshRegistry
 from parley.mesh.turn_host import TurnHost
 from parley.people.bootstrap import ensure_owner, owner_token_path
@@ -80,6 +82,7 @@ async def running(
         offline_after = timedelta(seconds=settings.node_offline_after_seconds)
         scheduler = runtime.scheduler
         own_node = settings.node_name if settings.local_node else None
+        own_instance = new_instance()  # no other process takes the hub's own node's name
         on_lost = failing_lost_turns(store, clock, scheduler, own_node=own_node)
         registry = MeshRegistry(
             store,
@@ -90,14 +93,16 @@ async def running(
             offline_after,
             on_lost,
             scheduler.node_back,
+            None if own_node is None else Holder(own_node, own_instance),
         )
         await registry.start()
         stack.push_async_callback(registry.stop)
         end_leftovers(folder.brain_groups)  # before their runs are recovered and run again
+        folder.clear_run_temp()
         await runtime.start()
         stack.push_async_callback(runtime.stop)
         if settings.local_node:
-            node = _local_node(settings, context, join_token, folder.workspaces)
+            node = _local_node(settings, context, join_token, folder.workspaces, own_instance)
             await node.start()
             stack.push_async_callback(node.stop)
         sweeper = asyncio.create_task(run_sweeper(store, clock, settings.sweep_seconds))
@@ -111,6 +116,7 @@ async def running(
             broker.state().url or "in process",
             f"node {own_node!r}" if own_node else "no node of its own",
         )
+        log.info(model_endpoints(settings))
         yield context
 
 
@@ -121,14 +127,19 @@ async def joining(
     join_token: str,
     workspaces: Path,
     hub: httpx.AsyncClient | None = None,
+    instance: str | None = None,
+    replace: bool = False,
 ) -> AsyncIterator[NodeRunner]:
     """A node on a machine of its own, with no store: it registers with the hub across
     ``broker``, keeps a heartbeat, makes its agents' workspaces under ``workspaces`` and runs
     their turns here; what a turn does goes to the hub's HTTP API under the run's token (with
-    ``hub``, a client the caller owns; else one of the node's own)."""
+    ``hub``, a client the caller owns; else one of the node's own). ``instance``: this
+    process's life as the node (one for every try to join); ``replace``: take the name from
+    another instance online under it."""
     folder = DataFolder(settings.data_dir)  # where its command brains' process groups are noted
     folder.prepare(default_store=False)
     end_leftovers(folder.brain_groups)  # what a killed life of this node left running
+    folder.clear_run_temp()
     async with contextlib.AsyncExitStack() as stack:
         client = hub
         if client is None:
@@ -148,15 +159,18 @@ async def joining(
             settings.heartbeat_seconds,
             turns,
             BrainChecks(settings.node_name, broker, settings),
+            instance,
+            replace,
         )
         stack.push_async_callback(node.stop)  # also after a refused start: it undoes the rest
         await node.start()
         log.info("node %r joined the mesh; workspaces in %s", settings.node_name, workspaces)
+        log.info(model_endpoints(settings))
         yield node
 
 
 def _local_node(
-    settings: Settings, context: Context, join_token: str, workspaces: Path
+    settings: Settings, context: Context, join_token: str, workspaces: Path, instance: str
 ) -> NodeRunner:
     """The hub's own node: its turns act on the store directly."""
     store, clock, runtime = context.store, context.clock, context.runtime
@@ -174,6 +188,7 @@ def _local_node(
         settings.heartbeat_seconds,
         turns,
         BrainChecks(settings.node_name, context.broker, settings),
+        instance,
     )
 
 
@@ -215,7 +230,7 @@ async def _start_discord(stack: contextlib.AsyncExitStack, context: Context) -> 
         async with context.store.transaction() as tx:
             accounts = await tx.channels.accounts()
         if any(a.channel == "discord" and a.has_token for a in accounts):
-            log.error(INSTALL_HINT)
+            log.error(install_hint())
         return
     from parley.channels.discord.service import DiscordAccounts  # the optional library's edge
 

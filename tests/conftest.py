@@ -28,9 +28,9 @@ __all__ = ["fault_proxy", "nats_server", "served"]  # fixtures shared by several
 ADMIN_URL = os.environ.get("PARLEY_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 TABLES = (
     "people, nodes, agents, agent_memory, agent_warnings, agent_env, agent_changes, topics,"
-    " sessions, runs, messages, outbox, hop_counts, channel_bindings, connections, invites,"
-    " exposures, received_frames, channel_identities, channel_accounts, web_messages,"
-    " web_conversations"
+    " sessions, runs, messages, given_inputs, outbox, hop_counts, channel_bindings, connections,"
+    " invites, exposures, received_frames, channel_identities, channel_accounts, web_messages,"
+    " web_conversations, channel_people, sign_ins"
 )
 
 

@@ -54,7 +54,7 @@ def serving(
     thread of its own with its own event loop, until the block ends."""
     port = port or free_port()
     # The settings' port is the URL a command brain's `parley act` is given: the real one.
-    settings = settings.model_copy(update={"port": port})
+    settings = settings.model_copy(update={"port": port, **_lasting_nodes(settings)})
     app = create_app(settings, clock)
     config = uvicorn.Config(
         app, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=2
@@ -69,6 +69,14 @@ def serving(
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def _lasting_nodes(settings: Settings) -> dict[str, float]:
+    """On the real clock, a node that beats less often than the offline time (the tests' local
+    node beats hourly) would be lost within seconds: it is lost only when a test makes it so."""
+    if settings.heartbeat_seconds <= settings.node_offline_after_seconds:
+        return {}
+    return {"node_offline_after_seconds": settings.heartbeat_seconds * 3}
 
 
 def _wait_until_healthy(url: str) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from parley.durations import format_duration, parse_duration
 from parley.errors import Invalid
@@ -37,3 +39,15 @@ def test_bad_durations_are_refused(text: str) -> None:
 )
 def test_durations_format_back(seconds: int, text: str) -> None:
     assert format_duration(seconds) == text
+
+
+@given(
+    number=st.text(st.characters(categories=["Nd", "No"]), min_size=1, max_size=6),
+    unit=st.sampled_from("smhdw"),
+)
+def test_a_duration_in_other_digits_than_ascii_is_refused(number: str, unit: str) -> None:
+    """'\uff11h' (a full-width one) is not an hour: ``\\d`` would read any script's digits."""
+    if number.isascii():
+        return
+    with pytest.raises(Invalid, match="is not a duration"):
+        parse_duration(number + unit)

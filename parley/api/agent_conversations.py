@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from parley.api.deps import Caller, Ctx
+from parley.api.ids import OptionalId
 from parley.api.paging import DEFAULT_LIMIT, Before, Limit
 from parley.api.schemas.base import Page, page_of
 from parley.api.schemas.runs import StoppedOut
@@ -21,7 +22,7 @@ async def list_agent_conversations(
     caller: Caller,
     ctx: Ctx,
     include_closed: bool = False,
-    root: int | None = None,
+    root: OptionalId = None,
     limit: Limit = DEFAULT_LIMIT,
     before: Before = None,
 ) -> Page[TopicOut]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Query
 
 from parley.api.deps import Caller, Ctx
+from parley.api.ids import Id
 from parley.api.schemas.base import Page
 from parley.api.schemas.bindings import BindIn, BindingOut, UnbindIn
 from parley.channels.bindings import (
@@ -37,7 +38,7 @@ async def bindings(
 
 
 @router.get("/bindings/{binding_id}")
-async def show(binding_id: int, caller: Caller, ctx: Ctx) -> BindingOut:
+async def show(binding_id: Id, caller: Caller, ctx: Ctx) -> BindingOut:
     """One binding (owners)."""
     require_owner(caller, "read the bindings")
     async with ctx.store.transaction() as tx:
@@ -47,7 +48,9 @@ async def show(binding_id: int, caller: Caller, ctx: Ctx) -> BindingOut:
 @router.post("/bindings", status_code=201)
 async def bind(body: BindIn, caller: Caller, ctx: Ctx) -> BindingOut:
     """Bind a channel conversation to a session (owners): its messages go to that session,
-    and that session's completions come back to it."""
+    and that session's completions come back to it. Only a session the caller and every person
+    of the conversation may read: one the caller may not read is 404, as one that does not
+    exist; one a person there may not read, 403."""
     async with ctx.store.transaction() as tx:
         record = await bind_by_person(
             tx, ctx.clock, caller, body.session, body.conversation(), body.lifetimes(),

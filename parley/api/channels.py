@@ -6,6 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 
 from parley.api.deps import Caller, Ctx
+from parley.api.ids import Id
 from parley.api.schemas.channels import (
     AccountIn,
     AccountOut,
@@ -114,7 +115,7 @@ async def list_conversations(account_id: str, caller: Caller, ctx: Ctx) -> list[
 
 @router.get(WEB_CONVERSATIONS + "/{conversation_id}")
 async def show_conversation(
-    account_id: str, conversation_id: int, caller: Caller, ctx: Ctx
+    account_id: str, conversation_id: Id, caller: Caller, ctx: Ctx
 ) -> WebConversationDetailOut:
     """A web conversation with its threads and what was said in it, oldest first."""
     async with ctx.store.transaction() as tx:
@@ -124,7 +125,7 @@ async def show_conversation(
 
 @router.post(WEB_CONVERSATIONS + "/{conversation_id}/threads", status_code=201)
 async def open_thread(
-    account_id: str, conversation_id: int, body: TitleIn, caller: Caller, ctx: Ctx
+    account_id: str, conversation_id: Id, body: TitleIn, caller: Caller, ctx: Ctx
 ) -> WebConversationOut:
     """Open a thread under a web conversation."""
     async with ctx.store.transaction() as tx:
@@ -134,7 +135,7 @@ async def open_thread(
 
 @router.post(WEB_CONVERSATIONS + "/{conversation_id}/messages", status_code=202)
 async def write(
-    account_id: str, conversation_id: int, body: TextIn, caller: Caller, ctx: Ctx
+    account_id: str, conversation_id: Id, body: TextIn, caller: Caller, ctx: Ctx
 ) -> QueuedOut:
     """Write in your web conversation: to the session bound to it, else to the account's
     default agent in your conversation with it; the reply is posted back here."""

@@ -16,6 +16,7 @@ from parley.errors import (
     Invalid,
     NotFound,
     ParleyError,
+    Throttled,
     TooLarge,
     Unauthorized,
     Unavailable,
@@ -27,6 +28,7 @@ STATUS = {
     TooLarge: 413,
     Invalid: 400,
     Unauthorized: 401,
+    Throttled: 429,
     Forbidden: 403,
     NotFound: 404,
     Conflict: 409,
@@ -43,6 +45,8 @@ def status_of(error: ParleyError) -> int:
 
 def error_response(error: ParleyError) -> JSONResponse:
     headers = {"WWW-Authenticate": "Bearer"} if isinstance(error, Unauthorized) else None
+    if isinstance(error, Throttled):
+        headers = {"Retry-After": str(error.fields.get("retry_after_seconds", 60))}
     return JSONResponse(error.to_dict(), status_code=status_of(error), headers=headers)
 
 

@@ -1,7 +1,8 @@
 """What every API request passes before its body is read: who is calling (a person's token, or
 a running turn's token on /act/), then a cap on the body's size. Both are plain ASGI
 middleware, so that an unauthorised or oversized request is answered without reading its body
-whole (FastAPI reads a body before it runs a route's dependencies)."""
+whole (FastAPI reads a body before it runs a route's dependencies). An address whose tokens
+failed too often is refused before its token is looked at (``failures.py``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from parley.api.errors import error_response
+from parley.api.failures import FailureLimit, client_address
 from parley.context import Context
 from parley.errors import ParleyError, TooLarge, Unauthorized, Unavailable
 from parley.federation.model import ConnectionState
@@ -28,10 +30,10 @@ FRAMES = "/federation/v1/frames"
 class Authenticate:
     """A person's token on the API, a running turn's token on /act/, a peer's on the frames
     route: checked before anything else; the person (or connection) found is kept on the
-    request for the route."""
+    request for the route. Each failure counts against the caller's address."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
+    def __init__(self, app: ASGIApp, failures: FailureLimit) -> None:
+        self.app, self.failures = app, failures
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope["path"] if scope["type"] == "http" else ""
@@ -39,9 +41,13 @@ class Authenticate:
             await self.app(scope, receive, send)
             return
         request = Request(scope)
+        address = client_address(scope)
         try:
+            self.failures.check(address)
             await _authenticate(request)
         except ParleyError as error:
+            if type(error) is Unauthorized:  # not Throttled: a refused try is no new failure
+                self.failures.failed(address)
             await error_response(error)(scope, receive, send)
             return
         await self.app(scope, receive, send)
@@ -139,7 +145,7 @@ def _content_length(scope: Scope) -> int | None:
     return None
 
 
-def install_guards(app: Any, body_limit: int, frames_limit: int) -> None:
+def install_guards(app: Any, body_limit: int, frames_limit: int, failures: FailureLimit) -> None:
     """Outermost first: who is calling, then how large the body is."""
     app.add_middleware(BodyLimit, limit=body_limit, frames_limit=frames_limit)
-    app.add_middleware(Authenticate)
+    app.add_middleware(Authenticate, failures=failures)

@@ -29,6 +29,7 @@ API_ERRORS = {
     "404": "no such thing, or not visible to the caller",
     "409": "the thing's state refuses this",
     "413": "the request body is larger than the server takes",
+    "429": "too many failed sign-ins or unknown tokens from this address; wait Retry-After",
     "503": "a needed part (store, node) is unavailable",
 }
 PUBLIC_ERRORS = {"503": API_ERRORS["503"]}

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
 from parley.api.deps import Caller, Ctx
+from parley.api.ids import Id, OptionalId
 from parley.api.paging import DEFAULT_LIMIT, Before, Limit
 from parley.api.schemas.base import Page, page_of
 from parley.api.schemas.runs import AnswerIn, RunOut, StoppedOut
@@ -16,6 +17,7 @@ from parley.api.schemas.topics import RunDetailOut
 from parley.context import Context
 from parley.conversations.lifetime import stop_run as stop_one_run
 from parley.hub.human import answer_turn
+from parley.hub.watch import WatchEvent
 from parley.reads.runs import readable_run, run_detail, runs_page, turns_page
 from parley.runs.model import Run, RunState
 
@@ -28,7 +30,7 @@ async def list_runs(
     ctx: Ctx,
     agent: str | None = None,
     state: list[RunState] | None = Query(None),
-    topic: int | None = None,
+    topic: OptionalId = None,
     limit: Limit = DEFAULT_LIMIT,
     before: Before = None,
 ) -> Page[RunOut]:
@@ -39,14 +41,14 @@ async def list_runs(
 
 
 @router.get("/runs/{run_id}")
-async def show_run(run_id: int, caller: Caller, ctx: Ctx) -> RunDetailOut:
+async def show_run(run_id: Id, caller: Caller, ctx: Ctx) -> RunDetailOut:
     """One run: its state, topic, root, input and output."""
     async with ctx.store.transaction() as tx:
         return RunDetailOut.of(await run_detail(tx, await readable_run(tx, caller, run_id)))
 
 
 @router.post("/runs/{run_id}/stop")
-async def stop_run(run_id: int, caller: Caller, ctx: Ctx) -> StoppedOut:
+async def stop_run(run_id: Id, caller: Caller, ctx: Ctx) -> StoppedOut:
     """Cancel the turn; idempotent (stopping a run that already ended stops nothing)."""
     async with ctx.store.transaction() as tx:
         run = await readable_run(tx, caller, run_id)
@@ -65,7 +67,7 @@ async def my_turns(
 
 
 @router.post("/runs/{run_id}/answer")
-async def answer(run_id: int, body: AnswerIn, caller: Caller, ctx: Ctx) -> RunOut:
+async def answer(run_id: Id, body: AnswerIn, caller: Caller, ctx: Ctx) -> RunOut:
     """Your answer as a human agent: it ends the turn, as a brain's reply would (and with
     ``complete``, completes the task it works on)."""
     async with ctx.store.transaction() as tx:
@@ -76,18 +78,28 @@ async def answer(run_id: int, body: AnswerIn, caller: Caller, ctx: Ctx) -> RunOu
 
 
 @router.get("/runs/{run_id}/events")
-async def follow_run(run_id: int, caller: Caller, ctx: Ctx) -> StreamingResponse:
+async def follow_run(run_id: Id, caller: Caller, ctx: Ctx) -> StreamingResponse:
     """Follow a run as it happens: newline-delimited JSON, while the run is open
     ``{"kind": "state", "state"}`` first (queued or running) and again when it starts,
-    ``{"kind": "chunk", "text"}`` as the reply is produced, then ``{"kind": "end", "state",
-    "output", "reason"}``. Clients skip kinds they do not know."""
+    ``{"kind": "chunk", "text"}`` as the reply is produced, ``{"kind": "refusal", "text"}`` for
+    each text sent from its root that was refused meanwhile (a peer's connection paused, …),
+    then ``{"kind": "end", "state", "output", "cut_short", "reason", "agent", "node"}``
+    (``cut_short``: the output is what a stopped or failed turn had said so far, a stopped
+    turn's coming from its node just after; ``node``: the agent's node, as it is now). Clients
+    skip kinds they do not know."""
     async with ctx.store.transaction() as tx:
         await readable_run(tx, caller, run_id)
     return StreamingResponse(_events(ctx, run_id), media_type="application/x-ndjson")
 
 
 async def _events(ctx: Context, run_id: int) -> AsyncIterator[bytes]:
-    with ctx.runtime.watch.watching(run_id) as queue:
+    root_id = await _root_of(ctx, run_id)
+    with (
+        ctx.runtime.watch.watching(run_id) as queue,
+        ctx.runtime.topic_watch.refusals(
+            root_id, lambda notice: queue.put_nowait(WatchEvent("refusal", notice))
+        ),
+    ):
         run = await _run_now(ctx, run_id)  # after subscribing, so no ending slips between
         if run.is_open:
             yield _line({"kind": "state", "state": run.state.value})
@@ -97,11 +109,30 @@ async def _events(ctx: Context, run_id: int) -> AsyncIterator[bytes]:
                 yield _line({"kind": "chunk", "text": event.text})
             elif event.kind == "state":
                 yield _line({"kind": "state", "state": event.text})
+            elif event.kind == "refusal":
+                yield _line({"kind": "refusal", "text": event.text})
             else:
                 run = await _run_now(ctx, run_id)
     yield _line(
-        {"kind": "end", "state": run.state.value, "output": run.output, "reason": run.reason}
+        {
+            "kind": "end",
+            "state": run.state.value,
+            "output": run.output,
+            "cut_short": run.cut_short,
+            "reason": run.reason,
+            "agent": run.agent_name,
+            "node": run.node_name,
+        }
     )
+
+
+async def _root_of(ctx: Context, run_id: int) -> int:
+    async with ctx.store.transaction() as tx:
+        run = await tx.runs.by_id(run_id)
+        assert run is not None
+        topic = await tx.topics.by_id(run.topic_id)
+    assert topic is not None  # topics are closed, never removed
+    return topic.root_id
 
 
 async def _run_now(ctx: Context, run_id: int) -> Run:

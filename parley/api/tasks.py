@@ -10,14 +10,21 @@ from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 
 from parley.api.deps import Caller, Ctx
+from parley.api.ids import Id, OptionalId
 from parley.api.paging import DEFAULT_LIMIT, Before, Limit
 from parley.api.schemas.base import Page, page_of
 from parley.api.schemas.runs import StoppedOut
-from parley.api.schemas.topics import TaskIn, TopicDetailOut, TopicOut
+from parley.api.schemas.topics import QueuedOut, TaskIn, TextIn, TopicDetailOut, TopicOut
 from parley.context import Context
 from parley.conversations.lifetime import stop_root
 from parley.conversations.model import TaskStatus, Topic
-from parley.conversations.tasks import cancel_task, create_task, delete_task, task_by_id
+from parley.conversations.tasks import (
+    cancel_task,
+    create_task,
+    delete_task,
+    say_in_task,
+    task_by_id,
+)
 from parley.reads.details import topic_detail
 from parley.reads.topics import readable_task, tasks_page, views
 
@@ -39,7 +46,7 @@ async def list_tasks(
     ctx: Ctx,
     status: TaskStatus | None = None,
     deleted: bool = False,
-    parent: int | None = None,
+    parent: OptionalId = None,
     limit: Limit = DEFAULT_LIMIT,
     before: Before = None,
 ) -> Page[TopicOut]:
@@ -51,15 +58,25 @@ async def list_tasks(
 
 
 @router.get("/tasks/{task_id}")
-async def show(task_id: int, caller: Caller, ctx: Ctx) -> TopicDetailOut:
+async def show(task_id: Id, caller: Caller, ctx: Ctx) -> TopicDetailOut:
     """A task with its log, subtasks, agent conversations and runs; a deleted one for owners."""
     async with ctx.store.transaction() as tx:
         task = await readable_task(tx, caller, task_id)
         return TopicDetailOut.of(await topic_detail(tx, caller, task))
 
 
+@router.post("/tasks/{task_id}/messages", status_code=202)
+async def say_to(task_id: Id, body: TextIn, caller: Caller, ctx: Ctx) -> QueuedOut:
+    """Give more text to the agent working on an open task (its giver and owners may): its
+    next turn continues the task's session, told so if its last turn was stopped. Its reply
+    comes in a run; an ended task takes no more text (409)."""
+    async with ctx.store.transaction() as tx:
+        queued = await say_in_task(tx, ctx.clock, caller, task_id, body.text)
+    return QueuedOut.of(queued)
+
+
 @router.post("/tasks/{task_id}/cancel")
-async def cancel(task_id: int, caller: Caller, ctx: Ctx) -> TopicOut:
+async def cancel(task_id: Id, caller: Caller, ctx: Ctx) -> TopicOut:
     """Cancel the task: it ends cancelled and every agent's work under it stops."""
     async with ctx.store.transaction() as tx:
         await cancel_task(tx, ctx.clock, await task_by_id(tx, task_id), caller)
@@ -68,7 +85,7 @@ async def cancel(task_id: int, caller: Caller, ctx: Ctx) -> TopicOut:
 
 
 @router.post("/tasks/{task_id}/stop")
-async def stop(task_id: int, caller: Caller, ctx: Ctx) -> StoppedOut:
+async def stop(task_id: Id, caller: Caller, ctx: Ctx) -> StoppedOut:
     """Stop the task's turn and every agent's work under it: its agent conversations and
     subtasks, at any depth. The task stays open."""
     async with ctx.store.transaction() as tx:
@@ -78,29 +95,45 @@ async def stop(task_id: int, caller: Caller, ctx: Ctx) -> StoppedOut:
 
 
 @router.delete("/tasks/{task_id}", status_code=204)
-async def delete(task_id: int, caller: Caller, ctx: Ctx) -> None:
+async def delete(task_id: Id, caller: Caller, ctx: Ctx) -> None:
     """Close the task: its runs end, its agent conversations close; history stays for owners."""
     async with ctx.store.transaction() as tx:
         await delete_task(tx, ctx.clock, await task_by_id(tx, task_id), caller)
 
 
 @router.get("/tasks/{task_id}/events")
-async def follow_task(task_id: int, caller: Caller, ctx: Ctx) -> StreamingResponse:
-    """Newline-delimited JSON: ``{"kind": "end", "task"}`` once the task has ended (done, failed,
-    cancelled) or was deleted, at once if it already had; until then the line does not come."""
+async def follow_task(task_id: Id, caller: Caller, ctx: Ctx) -> StreamingResponse:
+    """Newline-delimited JSON: ``{"kind": "refusal", "text"}`` for each text sent from the task
+    that was refused meanwhile (a peer's connection paused, …), and ``{"kind": "end", "task"}``
+    once the task has ended (done, failed, cancelled) or was deleted, at once if it already
+    had; until then the line does not come."""
     async with ctx.store.transaction() as tx:
         await readable_task(tx, caller, task_id)
     return StreamingResponse(_task_events(ctx, task_id), media_type="application/x-ndjson")
 
 
 async def _task_events(ctx: Context, task_id: int) -> AsyncIterator[bytes]:
-    with ctx.runtime.topic_watch.watching(task_id) as ended:
+    refused: list[str] = []
+
+    def told(notice: str) -> None:
+        refused.append(notice)
+        ended.set()
+
+    with (
+        ctx.runtime.topic_watch.watching(task_id) as ended,
+        ctx.runtime.topic_watch.refusals(task_id, told),
+    ):
         # Read after subscribing, so no ending slips between the read and the wait.
         while (found := await _ended_task(ctx, task_id)) is None:
             await ended.wait()
             ended.clear()
-    end = {"kind": "end", "task": found.model_dump(mode="json")}
-    yield json.dumps(end).encode() + b"\n"
+            while refused:
+                yield _line({"kind": "refusal", "text": refused.pop(0)})
+    yield _line({"kind": "end", "task": found.model_dump(mode="json")})
+
+
+def _line(event: dict[str, object]) -> bytes:
+    return json.dumps(event).encode() + b"\n"
 
 
 async def _ended_task(ctx: Context, task_id: int) -> TopicOut | None:

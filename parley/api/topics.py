@@ -6,6 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from parley.api.deps import Caller, Ctx
+from parley.api.ids import Id
 from parley.api.paging import DEFAULT_LIMIT, Before, Limit
 from parley.api.schemas.base import Page, page_of
 from parley.api.schemas.topics import MessageOut, TopicDetailOut
@@ -16,7 +17,7 @@ router = APIRouter(tags=["topics"])
 
 
 @router.get("/topics/{topic_id}")
-async def show_topic(topic_id: int, caller: Caller, ctx: Ctx) -> TopicDetailOut:
+async def show_topic(topic_id: Id, caller: Caller, ctx: Ctx) -> TopicDetailOut:
     """Any topic by id, as far as you may read it."""
     async with ctx.store.transaction() as tx:
         topic = await readable_topic(tx, caller, topic_id)
@@ -25,7 +26,7 @@ async def show_topic(topic_id: int, caller: Caller, ctx: Ctx) -> TopicDetailOut:
 
 @router.get("/topics/{topic_id}/messages")
 async def topic_messages(
-    topic_id: int, caller: Caller, ctx: Ctx, limit: Limit = DEFAULT_LIMIT, before: Before = None
+    topic_id: Id, caller: Caller, ctx: Ctx, limit: Limit = DEFAULT_LIMIT, before: Before = None
 ) -> Page[MessageOut]:
     """The topic's messages, newest first."""
     async with ctx.store.transaction() as tx:

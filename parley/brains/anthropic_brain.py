@@ -1,10 +1,11 @@
-"""Brains on Anthropic's Messages API (an optional extra: ``parley[anthropic]``)."""
+"""Brains on Anthropic's Messages API (an optional extra: ``parley-home[anthropic]``)."""
 
 from __future__ import annotations
 
 from parley.brains.brain import Brain
 from parley.brains.model_brain import ModelBrain
 from parley.errors import Unavailable
+from parley.extras import install_command
 
 # Anthropic requires a reply budget on every request; this one fits the current models.
 MAX_TOKENS = 8192
@@ -31,7 +32,7 @@ def anthropic_brain(
         from pydantic_ai.providers.anthropic import AnthropicProvider
     except ImportError as error:
         raise Unavailable(
-            f"anthropic brains need the anthropic extra: pip install 'parley[anthropic]' ({error})"
+            f"anthropic brains need the anthropic extra: {install_command('anthropic')} ({error})"
         ) from error
     # A proxy or local server may need no key; the SDK refuses to send a request without one.
     client = AsyncAnthropic(

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from parley.actions.table import AGENT_TOOLS
-from parley.brains.stderr import StderrTail
+from parley.brains.tail import Tail, stderr_tail
 
 # Called with each piece of the reply as the brain produces it (for `parley chat`).
 Stream = Callable[[str], Awaitable[None]]
@@ -25,6 +25,8 @@ class Said:
 
     author: str
     text: str
+    # What a turn had said when it was stopped, failed or interrupted: not a finished reply.
+    cut_short: bool = False
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,7 @@ class Turn:
     env_from_server: tuple[str, ...] = ()
     # Where a brain with a process (command) puts what it writes on stderr: the node keeps it
     # on the run however the turn ends, even when it is cancelled.
-    stderr: StderrTail = field(default_factory=StderrTail, compare=False)
+    stderr: Tail = field(default_factory=stderr_tail, compare=False)
 
 
 @dataclass(frozen=True)

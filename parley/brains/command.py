@@ -26,14 +26,14 @@ from pathlib import Path
 from parley.brains import groups, prompt
 from parley.brains.brain import Actions, Stream, Turn, TurnOutcome
 from parley.brains.confinement import ProcessPolicy, parley_bin
-from parley.brains.environment import allowed_from, from_server
+from parley.brains.environment import TEMP, allowed_from, from_server
 from parley.brains.launcher import END_EVERYTHING
 from parley.brains.spec import command_argv
-from parley.brains.stderr import StderrTail
+from parley.brains.tail import Tail
 from parley.errors import Invalid, Unavailable
 
 _CHUNK = 4096
-# A failed turn's reason quotes the end of its stderr; the run keeps much more (stderr.py).
+# A failed turn's reason quotes the end of its stderr; the run keeps much more (tail.py).
 _REASON_TAIL = 4096
 # How long the launcher may take to end what a stopped brain started, before SIGKILL.
 _END_SECONDS = 5.0
@@ -53,10 +53,10 @@ class CommandBrain:
 
     async def think(self, turn: Turn, actions: Actions, stream: Stream) -> TurnOutcome:
         workspace = _workspace(turn)
-        with _session_file() as session_file:
-            env = self._environment(turn, session_file)
+        with _session_file() as session_file, _run_temp(self.policy.run_temp) as temp:
+            env = {**self._environment(turn, session_file), TEMP: str(temp)}
             self._check_program(workspace, env["PATH"])
-            process = await self._start(workspace, env)
+            process = await self._start(workspace, env, temp)
             noted = groups.record(self.policy.groups, turn.run_id, process.pid, turn.run_token)
             assert process.stderr is not None
             reading = asyncio.create_task(_read_stderr(process.stderr, turn.stderr))
@@ -97,10 +97,12 @@ class CommandBrain:
     def _check_program(self, workspace: Path, search_path: str) -> None:
         check_program(self.command_line, workspace, search_path)
 
-    async def _start(self, workspace: Path, env: dict[str, str]) -> asyncio.subprocess.Process:
+    async def _start(
+        self, workspace: Path, env: dict[str, str], temp: Path
+    ) -> asyncio.subprocess.Process:
         try:
             return await asyncio.create_subprocess_exec(
-                *self.policy.launcher_argv(self.argv),
+                *self.policy.launcher_argv(self.argv, own=(temp,)),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
@@ -164,6 +166,17 @@ def _session_file() -> Iterator[Path]:
         Path(name).unlink(missing_ok=True)
 
 
+@contextlib.contextmanager
+def _run_temp(parent: Path | None) -> Iterator[Path]:
+    """The turn's own temporary folder (its TMPDIR), in ``parent``; removed with all the brain
+    left in it when the turn ends, however it ends."""
+    temp = Path(tempfile.mkdtemp(prefix="run-" if parent else "parley-run-", dir=parent))
+    try:
+        yield temp.resolve()
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+
+
 def _session_id(session_file: Path, previous: str | None) -> str | None:
     # Writing nothing means "same session as before", not "no session".
     return session_file.read_text(errors="replace").strip() or previous
@@ -223,7 +236,7 @@ async def _read_reply(stdout: asyncio.StreamReader, stream: Stream) -> str:
             return "".join(pieces).strip()
 
 
-async def _read_stderr(stderr: asyncio.StreamReader, tail: StderrTail) -> None:
+async def _read_stderr(stderr: asyncio.StreamReader, tail: Tail) -> None:
     while data := await stderr.read(_CHUNK):
         tail.add(data)
 

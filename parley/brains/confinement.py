@@ -4,6 +4,12 @@ The node hides its data folder's private part and its configuration file from ev
 keeps Parley's own installation read-only to them (a brain that could rewrite the server's code
 would read everything at the next start). Run as root, a brain also loses every capability and
 cannot read raw disks or memory. The mechanism is in ``launcher.py``.
+
+Landlock grants a folder's rights to everything beneath it, so the folders above a hidden path
+(the data folder, and maybe the system's temporary folder or ``$HOME`` above it) take no new
+entries: what is in them stays open, but nothing can be made directly in them. So each turn
+gets a temporary folder of its own (``TMPDIR``), made for the turn and removed after it, in the
+data folder's ``tmp/``, which is hidden from brains but for each one's own folder.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import os
 import shutil
 import stat
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,8 +46,12 @@ class ProcessPolicy:
     # Put first on the brain's PATH, so that `parley act …` is this Parley.
     parley_bin: Path | None = None
     server_environment: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    # Where each turn's temporary folder is made (None: the system's temporary folder).
+    run_temp: Path | None = None
 
-    def launcher_argv(self, command: list[str]) -> list[str]:
+    def launcher_argv(self, command: list[str], own: Sequence[Path] = ()) -> list[str]:
+        """The launcher's command line for ``command``; ``own``: paths this turn may change
+        whatever is hidden around them (its temporary folder)."""
         if self.confine and landlock_abi() < 1:
             raise Unavailable(
                 "command brains run confined by Landlock, which this kernel does not offer"
@@ -53,6 +63,7 @@ class ProcessPolicy:
             "confine": self.confine,
             "hidden": [str(path) for path in self.hidden],
             "read_only": [str(path) for path in self.read_only],
+            "own": [str(path) for path in own],
             "drop_capabilities": os.geteuid() == 0,
         }
         return [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(policy), *command]
@@ -61,7 +72,9 @@ class ProcessPolicy:
 def node_policy(settings: Settings) -> ProcessPolicy:
     """The policy of the node this process hosts: its data folder, its configuration."""
     folder = DataFolder(settings.data_dir)
-    hidden = [folder.private, config_file()]
+    folder.run_temp.mkdir(mode=0o700, parents=True, exist_ok=True)
+    # Each turn's temporary folder is its own: the others' are hidden from it.
+    hidden = [folder.private, config_file(), folder.run_temp]
     if os.geteuid() == 0:
         hidden += _raw_devices()
     return ProcessPolicy(
@@ -70,6 +83,7 @@ def node_policy(settings: Settings) -> ProcessPolicy:
         read_only=_existing(_installation()),
         groups=folder.brain_groups,
         parley_bin=parley_bin(),
+        run_temp=folder.run_temp.resolve(),
     )
 
 

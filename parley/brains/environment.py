@@ -1,7 +1,8 @@
 """A command brain's environment: an allow-list, never what the server was started with.
 
 The process gets ``PATH`` (with the ``parley`` command first on it), ``HOME``, ``LANG``,
-``LC_*`` and ``TZ`` from the server; the run's own ``PARLEY_*`` variables; and the variables an
+``LC_*`` and ``TZ`` from the server; the run's own ``PARLEY_*`` variables and ``TMPDIR`` (a
+temporary folder of the turn's own, see ``confinement.py``); and the variables an
 owner declared for the agent: a value stored with it, or a name whose value is taken from the
 server's environment at each turn (``--env-from-server``). Nothing else: no API key, database
 URL or token the server holds reaches a brain unless an owner declared it for that agent.
@@ -19,6 +20,7 @@ from parley.text import refuse_nul
 ALLOWED = ("PATH", "HOME", "LANG", "TZ")
 ALLOWED_PREFIX = "LC_"
 RESERVED_PREFIX = "PARLEY_"
+TEMP = "TMPDIR"
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 NAME = re.compile(r"[A-Z_][A-Z0-9_]*\Z")
@@ -36,6 +38,8 @@ def check_variable_name(name: str) -> str:
         )
     if name.startswith(RESERVED_PREFIX):
         raise Invalid(f"variable {name}: PARLEY_* variables are the run's own", field="env")
+    if name == TEMP:
+        raise Invalid(f"variable {name} is each turn's own temporary folder", field="env")
     if name in ALLOWED or name.startswith(ALLOWED_PREFIX):
         raise Invalid(f"variable {name} always comes from the server; it cannot be declared")
     return name

@@ -11,6 +11,7 @@ from parley.brains.offline import OfflineBrain
 from parley.brains.scripted import ScriptedBrain
 from parley.brains.spec import parse_brain_spec
 from parley.errors import Invalid
+from parley.extras import install_command
 from parley.settings import Settings
 
 
@@ -30,10 +31,10 @@ def brain_for(spec_text: str, settings: Settings) -> Brain:
             spec.argument, settings.openai_base_url, key.get_secret_value() if key else None
         )
     if spec.kind == "anthropic":
-        try:  # an optional extra: pip install 'parley[anthropic]'
+        try:  # an optional extra
             from parley.brains.anthropic_brain import anthropic_brain
         except ImportError as exc:
-            raise Invalid("anthropic brains need: pip install 'parley[anthropic]'") from exc
+            raise Invalid(f"anthropic brains need: {install_command('anthropic')}") from exc
         key = settings.anthropic_api_key
         return anthropic_brain(
             spec.argument, settings.anthropic_base_url, key.get_secret_value() if key else None

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from pydantic import SecretStr
+
 from parley.brains.spec import BrainSpec
 from parley.errors import Invalid
 from parley.settings import Settings
@@ -49,3 +51,28 @@ def _missing_key(spec: BrainSpec, settings: Settings) -> str | None:
     if urlsplit(base_url).hostname != host:
         return None  # a local or proxy server: it may need no key
     return None if key is not None and key.get_secret_value() else variable
+
+
+def model_endpoints(settings: Settings) -> str:
+    """One line for the log at start: where model brains' turns go, and whether a key is set
+    for each (never the key, nor a password written in a URL)."""
+    shown = [
+        f"{kind} {_without_password(url)} ({'key set' if _is_set(key) else 'no key'})"
+        for kind, url, key in (
+            ("openai", settings.openai_base_url, settings.openai_api_key),
+            ("anthropic", settings.anthropic_base_url, settings.anthropic_api_key),
+        )
+    ]
+    return "model endpoints: " + ", ".join(shown)
+
+
+def _is_set(key: SecretStr | None) -> bool:
+    return key is not None and bool(key.get_secret_value())
+
+
+def _without_password(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return parts._replace(netloc=f"{parts.username}:***@{host}").geturl()

@@ -9,7 +9,8 @@ it starts in a few milliseconds and can run before anything of Parley is importa
 - is a child subreaper, so that whatever the brain starts stays its descendant even after
   leaving the process group (``setsid``), and is killed when the brain's turn ends;
 - starts the brain confined with Landlock (Linux ≥ 5.13): the paths of ``hidden`` are neither
-  read nor changed, those of ``read_only`` only read and executed, everything else is as usual.
+  read nor changed, those of ``read_only`` only read and executed, those of ``own`` (its
+  temporary folder, within a hidden one) are its to change, everything else is as usual.
   The brain cannot ptrace or (Landlock ABI ≥ 6) signal anything outside its confinement.
   As root it also loses every capability, and it can gain none (``no_new_privs``).
 
@@ -162,9 +163,10 @@ def _add_rule(ruleset: int, path: Path, rights: int) -> None:
         os.close(fd)
 
 
-def build_ruleset(hidden: Iterable[str], read_only: Iterable[str]) -> int:
+def build_ruleset(hidden: Iterable[str], read_only: Iterable[str], own: Iterable[str] = ()) -> int:
     """A Landlock ruleset (its file descriptor): everything allowed but ``hidden`` (nothing) and
-    ``read_only`` (read, list, execute). Directories can be listed anywhere."""
+    ``read_only`` (read, list, execute), and ``own`` allowed even within a hidden path.
+    Directories can be listed anywhere."""
     abi = landlock_abi()
     if abi < 1:
         raise CannotConfine("this kernel offers no Landlock (Linux 5.13 or later, enabled)")
@@ -174,6 +176,12 @@ def build_ruleset(hidden: Iterable[str], read_only: Iterable[str]) -> int:
     size = 24 if abi >= 6 else 8  # older kernels refuse fields they do not know
     exceptions = {Path(path): _READ_RIGHTS & handled for path in read_only}
     exceptions |= {Path(path): 0 for path in hidden}
+    # An own path needs a rule only within an exception: a rule of its own elsewhere would
+    # close the folders above it to new entries.
+    closed = list(exceptions)
+    exceptions |= {
+        Path(path): handled for path in own if any(c in Path(path).parents for c in closed)
+    }
     try:
         ruleset = _syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0)
         for path, rights in _rules(Path("/"), handled, exceptions):
@@ -292,7 +300,7 @@ def main(arguments: list[str]) -> None:
     ruleset = None
     if policy["confine"]:
         try:
-            ruleset = build_ruleset(policy["hidden"], policy["read_only"])
+            ruleset = build_ruleset(policy["hidden"], policy["read_only"], policy["own"])
         except CannotConfine as error:
             os.write(2, f"parley: the brain could not be confined: {error}\n".encode())
             os._exit(CANNOT_CONFINE)

@@ -33,7 +33,7 @@ from pydantic_ai.tools import ToolDefinition
 from parley.actions.arguments import bind
 from parley.actions.table import ACTIONS
 from parley.brains.brain import Actions, Said, Stream, Turn, TurnOutcome
-from parley.brains.prompt import new_text, system_prompt, transcript
+from parley.brains.prompt import new_text, said_text, system_prompt, transcript
 from parley.errors import Invalid, ParleyError, Unavailable
 from parley.redact import redact
 
@@ -138,7 +138,7 @@ def opening_messages(turn: Turn) -> list[ModelMessage]:
             pending.append(UserPromptPart(transcript(others)))
             others = []
         messages.append(ModelRequest(parts=pending))
-        messages.append(ModelResponse(parts=[TextPart(said.text)]))
+        messages.append(ModelResponse(parts=[TextPart(said_text(said))]))
         pending = []
     if others:
         pending.append(UserPromptPart(transcript(others)))

@@ -66,5 +66,14 @@ def transcript(history: list[Said]) -> str:
     return "\n".join(_said(said) for said in history)
 
 
+# How a brain reads what a turn had said when it was stopped, failed or interrupted.
+CUT_SHORT = "[cut short: that turn ended here, before it finished]"
+
+
+def said_text(said: Said) -> str:
+    """What was said, marked when it was cut short."""
+    return f"{said.text}\n{CUT_SHORT}" if said.cut_short else said.text
+
+
 def _said(said: Said) -> str:
-    return f"{said.author}: {said.text}"
+    return f"{said.author}: {said_text(said)}"

@@ -4,13 +4,18 @@ its conversations' messages go when no binding holds them) and links channel use
 
 from __future__ import annotations
 
+import logging
+
 from parley.agents.lookup import agent_by_name
+from parley.channels.discord.available import discord_installed, install_hint
 from parley.channels.model import ChannelAccount, ConversationRef
 from parley.clock import Clock
 from parley.errors import Invalid, NotFound
 from parley.people.accounts import person_by_name, require_owner
 from parley.people.model import Person
 from parley.store import Tx
+
+log = logging.getLogger(__name__)
 
 
 async def set_account(
@@ -56,6 +61,8 @@ async def set_token(
     require_owner(by, "set channel tokens")
     found = await account(tx, channel, account_id)
     await tx.channels.set_token(found.id, None if token is None else checked_token(channel, token))
+    if token is not None and channel == "discord" and not discord_installed():
+        log.error(install_hint())  # said now, not first at the next restart
     return await account(tx, channel, account_id)
 
 

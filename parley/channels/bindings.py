@@ -2,7 +2,11 @@
 to that session and what the session completes comes back there. A binding names its session by
 a key stable before any run exists (``topic:ID``: a subtask, a person's conversation); it is an
 explicit act, recorded with who did it; it ends when unbound (by id or by session, with a
-reason), when idle or too old (the sweeper), or with its topic (``session-deleted``)."""
+reason), when idle or too old (the sweeper), or with its topic (``session-deleted``).
+
+A binding keeps the privacy rule (``audience``): it may target only a session whose root its
+creator and every person of the conversation may read. Checked here, for every channel; a
+session the creator may not read is "no open session", as one that does not exist."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from parley.channels.audience import check_shown_to_readers_only, may_read
 from parley.channels.model import (
     WEB,
     BindingStatus,
@@ -24,6 +29,7 @@ from parley.channels.web.adapter import web_conversation
 from parley.clock import Clock
 from parley.deliveries.listing import MAX_PAGE, parse_cursor
 from parley.errors import Conflict, Invalid, NotFound
+from parley.numbers import ascii_number
 from parley.people.accounts import require_owner
 from parley.people.model import Person
 from parley.store import Tx
@@ -36,9 +42,10 @@ MAX_SECONDS = 10 * 365 * 24 * 3600  # a timeout past ten years is a typo
 def topic_of(key: str) -> int:
     """The topic a session key names; Invalid for anything else."""
     kind, _, number = key.partition(":")
-    if kind != "topic" or not (number.isascii() and number.isdigit()) or len(number) > 10:
+    topic = ascii_number(number)
+    if kind != "topic" or topic is None:
         raise Invalid(f"session: {key!r} is not a session key (topic:ID)", field="session")
-    return int(number)
+    return topic
 
 
 def seconds(value: float | None, name: str) -> timedelta | None:
@@ -59,11 +66,21 @@ class SessionBindingService:
     def __init__(self, tx: Tx, clock: Clock) -> None:
         self._tx, self._clock = tx, clock
 
-    async def bind(self, request: BindRequest) -> SessionBindingRecord:
-        """Bind a conversation that no active binding holds to an open topic's session."""
-        topic = await self._tx.topics.by_id(topic_of(request.target_session_key))
-        if topic is None or topic.is_closed:
-            raise NotFound(f"no open session {request.target_session_key}")
+    async def bind(self, request: BindRequest, creator: Person | None) -> SessionBindingRecord:
+        """Bind a conversation that no active binding holds to an open topic's session that
+        ``creator`` (None: a run, binding its own subtask's thread) and every person of the
+        conversation may read."""
+        key = request.target_session_key
+        topic = await self._tx.topics.by_id(topic_of(key))
+        if (
+            topic is None
+            or topic.is_closed
+            or (creator is not None and not await may_read(self._tx, creator, topic.id))
+        ):
+            raise NotFound(f"no open session {key}")
+        await check_shown_to_readers_only(
+            self._tx, request.conversation, key, topic.id, self._clock.now()
+        )
         metadata = json.dumps(dict(request.metadata), sort_keys=True)
         if len(metadata) > MAX_METADATA:
             raise Invalid(f"metadata: at most {MAX_METADATA} characters as JSON", field="metadata")
@@ -169,9 +186,8 @@ async def bind_by_person(
     metadata: Mapping[str, object],
     registry: AdapterRegistry,
 ) -> SessionBindingRecord:
-    """An owner binds a conversation of the built-in channel (others bind theirs in the
-    channel itself, where its people are). ``lifetimes``: ttl, idle_timeout, max_age, in
-    seconds."""
+    """An owner binds a channel conversation to a session they may read (and its people may).
+    ``lifetimes``: ttl, idle_timeout, max_age, in seconds."""
     require_owner(person, "bind a conversation")
     if not registry.speaks_for(conversation):
         raise Invalid(
@@ -179,8 +195,8 @@ async def bind_by_person(
             f" {conversation.account_id!r} here",
             field="channel",
         )
-    if conversation.channel == WEB:
-        await web_conversation(tx, conversation)
+    if conversation.channel == WEB:  # as it is: its parent checked, or filled in
+        conversation = (await web_conversation(tx, conversation)).ref
     request = BindRequest(
         target_session_key=session,
         target_kind=BindingTargetKind.SESSION,
@@ -191,4 +207,4 @@ async def bind_by_person(
         max_age=seconds(lifetimes.get("max_age"), "max_age_seconds"),
         metadata=metadata,
     )
-    return await SessionBindingService(tx, clock).bind(request)
+    return await SessionBindingService(tx, clock).bind(request, creator=person)

@@ -4,7 +4,11 @@ conversation with it. Either way the message records where it came from (the req
 that the turn's reply, and any completion it later waits for, know where the person is.
 
 A channel user is a Parley person only through a linked identity of that account (its
-allow-list); anyone else gets a clear refusal posted back, not silence."""
+allow-list); anyone else gets a clear refusal posted back, not silence.
+
+Each person who writes is one of the people of the conversation (``audience``). One who may not
+read the bound session's root ends the binding (``privacy``): what they wrote goes nowhere, and
+the session's answers stop coming to a place they read; a post there says so."""
 
 from __future__ import annotations
 
@@ -12,8 +16,9 @@ import hashlib
 from dataclasses import dataclass
 
 from parley.agents.selection import pick_for_held_topic
-from parley.channels.bindings import topic_of
-from parley.channels.model import ConversationRef, ref_json
+from parley.channels.audience import may_read
+from parley.channels.bindings import SessionBindingService, topic_of
+from parley.channels.model import ConversationRef, SessionBindingRecord, ref_json
 from parley.channels.outbound import ChannelPlace, ChannelPost
 from parley.clock import Clock
 from parley.conversations.person import say
@@ -23,6 +28,7 @@ from parley.runs.queueing import Queued, check_text, queue_text
 from parley.store import Tx
 
 MAX_KEY = 150  # of an outbox key's 200 characters, what the channel's message may take
+PRIVACY = "privacy"  # why a binding ended when someone who may not read its session wrote there
 
 
 @dataclass(frozen=True)
@@ -51,9 +57,11 @@ def refusal_key(ref: ConversationRef, message_id: str) -> str:
 
 async def receive_from_person(
     tx: Tx, clock: Clock, person: Person, ref: ConversationRef, text: str
-) -> Queued:
-    """``person`` said ``text`` in ``ref``: give it to the bound session or the default agent."""
+) -> Queued | Refused:
+    """``person`` said ``text`` in ``ref``: give it to the bound session or the default agent;
+    refused if the session is one they may not read (the binding ends)."""
     check_text(text)
+    await tx.channels.met(ref, person.id, clock.now())
     binding = await tx.bindings.live_by_conversation(ref)
     if binding is None:
         account = await tx.channels.account(ref.channel, ref.account_id)
@@ -66,6 +74,8 @@ async def receive_from_person(
     topic = await tx.topics.by_id(topic_of(binding.target_session_key))
     if topic is None or topic.is_closed:
         raise Conflict(f"the session {ref} is bound to was closed", reason="thread")
+    if not await may_read(tx, person, topic.id):
+        return await _end_for_privacy(tx, clock, person, binding)
     worker = await pick_for_held_topic(tx, topic.agent_name)
     queued = await queue_text(
         tx, clock.now(), topic, worker, text, author_person_id=person.id,
@@ -73,6 +83,23 @@ async def receive_from_person(
     )  # fmt: skip
     await tx.bindings.touch(binding.binding_id, clock.now())
     return queued
+
+
+async def _end_for_privacy(
+    tx: Tx, clock: Clock, person: Person, binding: SessionBindingRecord
+) -> Refused:
+    """``person`` writes in a bound conversation but may not read its session: it ends, and a
+    post there says why (naming no session)."""
+    ref = binding.conversation
+    await SessionBindingService(tx, clock).unbind(PRIVACY, binding_id=binding.binding_id)
+    words = (
+        f"This conversation is no longer bound to a session: {person.name} writes here and may"
+        " not read it. What they wrote went nowhere; write again to be answered as anywhere."
+    )
+    post = ChannelPost(**ChannelPlace.fields_of(ref), text=words)
+    if await tx.outbox.put(f"privacy:{binding.binding_id}", post, clock.now()):
+        tx.effects.outbox = True
+    return Refused(words)
 
 
 async def receive_from_user(

@@ -112,7 +112,8 @@ class ChannelThreadDeliverer:
                     bound_by=payload.bound_by,
                     idle_timeout=_seconds(payload.idle_timeout_seconds),
                     max_age=_seconds(payload.max_age_seconds),
-                )
+                ),
+                creator=None,  # a run, for its subtask, which every person reads
             )
 
     async def undeliverable(

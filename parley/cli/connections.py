@@ -16,7 +16,7 @@ app = typer.Typer(
 )
 
 # What fits 80 columns; connection show and --json have the rest (failures, exposed).
-COLUMNS = ["name", "state", "queued", "last_contact_at", "retry_at", "last_error"]
+COLUMNS = ["name", "state", "queued", "last_contact_at", "retry_at", "parked", "last_error"]
 SHOWN = ["name", "url", "state", "exposed", "queued", "last_contact_at"]
 
 
@@ -59,7 +59,8 @@ def accept(
 
 @app.command("list")
 def list_connections(ctx: typer.Context, as_json: bool = JsonOption) -> None:
-    """Connections: state, frames waiting, last contact, backoff, exposed agents."""
+    """Connections: state, frames waiting, last contact, backoff, parked threads, exposed
+    agents."""
     with reporting_errors():
         page = client(ctx).get("/connections")
         show(page, as_json, lambda data: table(data["items"], COLUMNS, "no connections"))

@@ -12,8 +12,9 @@ from parley.cli.state import JsonOption, client
 
 app = typer.Typer(help="Deliveries: the outbox (owners only).", no_args_is_help=True)
 
-# What fits 80 columns; --json has the rest (key, mode, reason, created_at, delivered_at).
-COLUMNS = ["id", "kind", "state", "attempts", "next_attempt_at", "destination", "last_error"]
+# What fits 80 columns, each last error whole below; --json has the rest (key, mode,
+# created_at, delivered_at).
+COLUMNS = ["id", "kind", "state", "attempts", "next_attempt_at", "destination", "reason"]
 
 
 class DeliveryState(StrEnum):
@@ -26,8 +27,19 @@ class DeliveryState(StrEnum):
 
 def _render(page: Any) -> None:
     table(page["items"], COLUMNS, "no deliveries")
+    _errors(page["items"])
     if page["next"] is not None:
         console.print(f"more: --before {page['next']}", markup=False)
+
+
+def _errors(items: list[Any]) -> None:
+    """Each item's last error whole, on a line of its own below the table: its code and its
+    words, which a table column narrowed to the terminal (or to 80 columns, piped) would cut."""
+    failing = [item for item in items if item["last_error"]]
+    if failing:
+        console.print("\nlast errors", markup=False)
+    for item in failing:
+        console.print(f"{item['id']} {item['state']}: {item['last_error']}", markup=False)
 
 
 @app.command("list")

@@ -13,6 +13,7 @@ import typer
 from parley.cli.client import ApiClient
 from parley.cli.output import console, errors, say_error
 from parley.errors import Conflict, ParleyError, TurnFailed, Unavailable
+from parley.runs.model import NODE_LOST
 
 if TYPE_CHECKING:
     from rich.status import Status
@@ -28,11 +29,15 @@ def follow(
     on_state: Callable[[str], None] | None = None,
 ) -> Any:
     """Follow a run's events, handing each chunk of its reply to ``on_chunk`` and each state it
-    is in while open to ``on_state``; the end event."""
+    is in while open to ``on_state``; the end event, with the refusals told in the run's root
+    meanwhile (``refusals``: text sent from there that did not reach its recipient)."""
+    refusals: list[str] = []
     for event in api.stream_lines(f"/runs/{run_id}/events"):
         kind = event.get("kind")
         if kind == "end":
-            return event
+            return {**event, "refusals": refusals}
+        if kind == "refusal":
+            refusals.append(event["text"])
         if kind == "chunk" and on_chunk is not None:
             on_chunk(event["text"])
         if kind == "state" and on_state is not None:
@@ -43,17 +48,52 @@ def follow(
     )
 
 
+# After a turn that did not finish, when it had said something: that it stays, marked.
+KEPT = "what it had said so far is kept"
+
+
 def outcome(run_id: int, end: Any) -> dict[str, Any]:
-    return {"run": run_id, "state": end["state"], "reply": end["output"], "reason": end["reason"]}
+    return {
+        "run": run_id,
+        "state": end["state"],
+        "reply": end["output"],
+        "cut_short": end.get("cut_short", False),
+        "reason": end["reason"],
+        "refusals": end["refusals"],
+    }
 
 
-def refuse_unfinished(end: Any) -> None:
+def refuse_unfinished(end: Any, said: bool = False) -> None:
     """A stopped turn is a conflict (exit 4); a failed one has a status of its own (exit 7), apart
-    from an unreachable server (exit 6)."""
+    from an unreachable server (exit 6). Either says whether what it had ``said`` stays. A turn
+    that ended well while text sent from its root was refused is a conflict too, each refusal
+    said: the reply alone may say all went well."""
     if end["state"] == "stopped":
-        raise Conflict(f"the turn was stopped ({end['reason']})")
+        raise Conflict(f"the turn was stopped ({end['reason']}){kept(end, said)}")
     if end["state"] == "failed":
-        raise TurnFailed(f"the turn failed: {end['reason']}")
+        failed = f"the turn failed: {end['reason']}{kept(end, said)}"
+        raise TurnFailed(node_lost_notice(end) or failed)
+    if end["refusals"]:
+        raise Conflict("\n".join(end["refusals"]))
+
+
+def kept(end: Any, said: bool) -> str:
+    """After the reason of a turn that did not finish: that what it had said stays, when it
+    does. A failed turn's is on its end already; a stopped turn's node sends it just after the
+    stop, so what was ``said`` (streamed) is kept."""
+    stays = end.get("cut_short") or (said and end["state"] == "stopped")
+    return f"; {KEPT}" if stays else ""
+
+
+def node_lost_notice(end: Any) -> str | None:
+    """What the person who waited is told of a turn failed with its node lost: where their text
+    is and what they can do about it."""
+    if end["state"] != "failed" or end["reason"] != NODE_LOST or not end.get("node"):
+        return None
+    return (
+        f"node {end['node']} stopped answering; your text waits for it, or move the agent"
+        f" with `parley agent reassign {end['agent']} --node NODE`"
+    )
 
 
 class Spinner:
@@ -76,9 +116,10 @@ class Spinner:
             self._status = None
 
 
-def stream_reply(api: ApiClient, run_id: int) -> Any:
+def stream_reply(api: ApiClient, run_id: int) -> tuple[Any, bool]:
     """Write a run's reply to stdout as it comes, a spinner naming the run until it does; then
-    its end event. A run that ended before we watched has its output written whole."""
+    its end event, and whether anything was written. A run that ended before we watched has
+    its output written whole (what it had said, if it was cut short)."""
     spinner = Spinner(f"run {run_id} …")
     written: list[str] = []
 
@@ -92,13 +133,13 @@ def stream_reply(api: ApiClient, run_id: int) -> Any:
         end = follow(api, run_id, write, lambda state: spinner.say(f"run {run_id} {state} …"))
     finally:
         spinner.done()
-    if not written and end["state"] == "finished":
+    if not written and (end["state"] == "finished" or end["output"]):
         written.append(end["output"] or "(no reply)")
         sys.stdout.write(written[-1])
     if written and not written[-1].endswith("\n"):
         sys.stdout.write("\n")
     sys.stdout.flush()
-    return end
+    return end, bool(written)
 
 
 @contextmanager

@@ -1,5 +1,6 @@
 """The node side of ``parley node join``: reach the broker, join the hub's mesh, run this
-machine's turns until SIGTERM or Ctrl-C, then leave cleanly (turns cancelled, clients closed)."""
+machine's turns until SIGTERM or Ctrl-C (or until another join takes the name with
+``--replace``), then leave cleanly (turns cancelled, clients closed)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ import signal
 from pathlib import Path
 
 from parley.cli.event_loop import run_long_lived
-from parley.errors import Unavailable
+from parley.errors import Conflict, Unavailable
 from parley.mesh.broker import Broker
 from parley.mesh.nats_broker import NatsBroker
+from parley.mesh.node_runner import NodeRunner, new_instance
 from parley.settings import Settings
 from parley.startup import joining
 
@@ -21,23 +23,27 @@ log = logging.getLogger("parley")
 RETRY_SECONDS = 2.0  # between tries to register while the hub does not answer
 
 
-def run_node(settings: Settings, broker_url: str, join_token: str, workspaces: Path) -> None:
+def run_node(
+    settings: Settings, broker_url: str, join_token: str, workspaces: Path, replace: bool
+) -> None:
     logging.basicConfig(
         level=settings.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     with contextlib.suppress(KeyboardInterrupt):
-        run_long_lived(_run(settings, broker_url, join_token, workspaces))
+        run_long_lived(_run(settings, broker_url, join_token, workspaces, replace))
 
 
-async def _run(settings: Settings, broker_url: str, join_token: str, workspaces: Path) -> None:
+async def _run(
+    settings: Settings, broker_url: str, join_token: str, workspaces: Path, replace: bool
+) -> None:
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stopping.set)
     broker = await NatsBroker.connect(broker_url)
     try:
-        await _serve_turns(settings, broker, join_token, workspaces, stopping)
+        await _serve_turns(settings, broker, join_token, workspaces, stopping, replace)
     finally:
         await broker.close()
 
@@ -48,15 +54,20 @@ async def _serve_turns(
     join_token: str,
     workspaces: Path,
     stopping: asyncio.Event,
+    replace: bool,
 ) -> None:
     """Register (again and again while the hub does not answer: it may start later), then run
-    turns until stopped. A refused join token ends it at once (Unauthorized)."""
+    turns until stopped. A refused join token ends it at once (Unauthorized), and so does a
+    name another process holds (Conflict), or takes later."""
     waited = False
+    instance = new_instance()  # every try is this process: a try the hub took is not another
     while not stopping.is_set():
         try:
-            async with joining(settings, broker, join_token, workspaces):
+            async with joining(
+                settings, broker, join_token, workspaces, instance=instance, replace=replace
+            ) as node:
                 print(f"node {settings.node_name} joined the mesh", flush=True)
-                await stopping.wait()
+                await _stopped_or_taken_over(stopping, node)
                 return
         except Unavailable as exc:
             if not waited:
@@ -64,3 +75,18 @@ async def _serve_turns(
                 waited = True
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stopping.wait(), RETRY_SECONDS)
+
+
+async def _stopped_or_taken_over(stopping: asyncio.Event, node: NodeRunner) -> None:
+    waits = [asyncio.create_task(stopping.wait()), asyncio.create_task(node.taken_over.wait())]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
+    if node.taken_by is not None:
+        by = node.taken_by
+        raise Conflict(
+            f"node {node.name} was taken over by a join on host {by.hostname} (pid {by.pid});"
+            " this one stops"
+        )

@@ -48,10 +48,17 @@ def join(
         None, "--data-dir", help="default ./parley-data [PARLEY_DATA_DIR]"
     ),
     log_level: str | None = typer.Option(None, "--log-level", help="debug|info|warning|error"),
+    replace: bool = typer.Option(
+        False,
+        "--replace",
+        help="take the name from the node online under it (that one stops; its turns run here)",
+    ),
 ) -> None:
     """Run this machine as a node of a hub's mesh (no store of its own): it registers, keeps a
     heartbeat, and runs its agents' turns here until SIGTERM or Ctrl-C. Model brains call their
-    provider from here, with this machine's settings (PARLEY_OPENAI_API_KEY, …)."""
+    provider from here, with this machine's settings (PARLEY_OPENAI_API_KEY, …). A name online
+    already is refused, naming the one that has it, unless --replace; the hub's own node's name
+    never is given."""
     # Loaded here only: every other command starts without the node's machinery.
     from parley.cli.joining import run_node
     from parley.datafolder import DataFolder
@@ -60,7 +67,7 @@ def join(
     with reporting_errors():
         settings = load_settings(node_name=name, data_dir=data_dir, log_level=log_level)
         place = workspaces or DataFolder(settings.data_dir).workspaces
-        run_node(settings, broker, join_token.strip(), place)
+        run_node(settings, broker, join_token.strip(), place, replace)
 
 
 @app.command("list")

@@ -69,7 +69,14 @@ def _render_run(detail: Any) -> None:
         "topic": f"{topic['kind']} {topic['id']}",
         "input": " / ".join(f"{m['author']}: {m['body']}" for m in detail["input"]) or None,
     }
-    fields(row, RUN_FIELDS)
+    names = RUN_FIELDS
+    if detail["run"].get("cut_short"):
+        # Right under the output it marks: it is not a finished reply.
+        state = detail["run"]["state"]
+        row["cut short"] = f"{state} before it finished: the output is what it had said so far"
+        at = RUN_FIELDS.index("output") + 1
+        names = [*RUN_FIELDS[:at], "cut short", *RUN_FIELDS[at:]]
+    fields(row, names)
     if detail.get("stderr"):
         # Last, as it was written: it can be long, and its lines are the process's own.
         console.out("\nstderr", highlight=False)
@@ -90,14 +97,15 @@ def follow_run(ctx: typer.Context, run_id: int, as_json: bool = JsonOption) -> N
     once). Exits 4 if it was stopped, 7 if it failed. Ctrl-C stops following, not the run."""
     with reporting_errors(), leaving_on_interrupt(f"run {run_id} goes on"):
         api = client(ctx)
+        said = False
         if as_json:
             end = follow(api, run_id)
             show_json(outcome(run_id, end))
         else:
-            end = stream_reply(api, run_id)
+            end, said = stream_reply(api, run_id)
         if end["state"] == "finished" and not as_json:
             errors.print(f"run {run_id} finished")
-        refuse_unfinished(end)
+        refuse_unfinished(end, said)
 
 
 def stop(ctx: typer.Context, run_id: int, as_json: bool = JsonOption) -> None:

@@ -19,6 +19,11 @@ def serve(
         None, "--database-url", help="default SQLite in the data dir [PARLEY_DATABASE_URL]"
     ),
     log_level: str | None = typer.Option(None, "--log-level", help="debug|info|warning|error"),
+    access_log: bool | None = typer.Option(
+        None,
+        "--access-log/--no-access-log",
+        help="log every HTTP request (default off) [PARLEY_ACCESS_LOG]",
+    ),
     public_url: str | None = typer.Option(
         None,
         "--public-url",
@@ -52,6 +57,7 @@ def serve(
             port=port,
             database_url=database_url,
             log_level=log_level,
+            access_log=access_log,
             public_url=public_url,
             broker=broker,
             local_node=local_node,

@@ -95,8 +95,14 @@ async def _serve_on(settings: Settings, listener: socket.socket, broker: Broker 
         app = create_app(settings, context=context)
         # Open pages keep event streams open: past this, a stopping server ends them.
         config = uvicorn.Config(
-            app, log_level=settings.log_level, timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS
+            app,
+            log_level=settings.log_level,
+            access_log=settings.access_log,
+            timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
         )
+        if settings.log_level == "info":
+            # uvicorn's own start and stop lines say what Parley's say, in another format.
+            logging.getLogger("uvicorn.error").setLevel(logging.WARNING)
         url = listening_url(settings.host, listener.getsockname()[1])
         with announcing_url(DataFolder(settings.data_dir), url):
             print(f"Parley listens on {url} (the page: {url}/, API docs: {url}/docs)", flush=True)

@@ -11,6 +11,8 @@ from parley.cli.client import ApiClient
 from parley.cli.following import (
     INTERRUPTED,
     follow,
+    kept,
+    node_lost_notice,
     outcome,
     refuse_unfinished,
     stopping_on_interrupt,
@@ -83,13 +85,14 @@ def converse(api: ApiClient, path: str, text: str, as_json: bool) -> None:
     """Post text where a run answers it and stream its reply (a spinner while it waits, on a
     terminal); with ``as_json``, its outcome once it ends. Ctrl-C stops the run."""
     run_id = api.post(path, {"text": text})["run_id"]
+    said = False
     with stopping_on_interrupt(api, run_id):
         if as_json:
             end = follow(api, run_id)
             show_json(outcome(run_id, end))
         else:
-            end = stream_reply(api, run_id)
-    refuse_unfinished(end)
+            end, said = stream_reply(api, run_id)
+    refuse_unfinished(end, said)
 
 
 def say(
@@ -155,8 +158,13 @@ def _stream_reply(api: ApiClient, typed: TypedLines, agent: str, text: str) -> N
     if not chunks and end["output"]:
         sys.stdout.write(end["output"])  # it ended before we were watching
     sys.stdout.write("\n")
-    if end["state"] != "finished":
-        console.print(f"({end['state']}: {end['reason']})", markup=False)
+    if lost := node_lost_notice(end):
+        console.print(f"({lost})", markup=False)
+    elif end["state"] != "finished":
+        said = kept(end, bool(chunks))
+        console.print(f"({end['state']}: {end['reason']}{said})", markup=False)
+    for refusal in end["refusals"]:
+        console.print(f"(refused: {refusal})", markup=False)
 
 
 def _write_chunk(chunks: list[str], chunk: str) -> None:

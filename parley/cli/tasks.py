@@ -11,7 +11,7 @@ from parley.cli.following import Spinner, leaving_on_interrupt
 from parley.cli.output import console, reporting_errors, say_queued, show, show_page, table
 from parley.cli.runs import say_stopped
 from parley.cli.state import BeforeOption, JsonOption, LimitOption, client, given_text
-from parley.cli.talk import TEXT_HELP, render_detail
+from parley.cli.talk import TEXT_HELP, converse, render_detail
 from parley.conversations.model import TaskStatus
 from parley.errors import Conflict, ParleyError, TurnFailed, Unavailable
 
@@ -30,7 +30,8 @@ def create(
         False,
         "--wait",
         help="wait for the task to end and print its result; exits 4 if it was cancelled or"
-        " deleted, 7 if it failed. Ctrl-C stops waiting, not the task.",
+        " deleted, or at once if text sent for it was refused, 7 if it failed. Ctrl-C stops"
+        " waiting, not the task.",
     ),
     as_json: bool = JsonOption,
 ) -> None:
@@ -42,8 +43,9 @@ def create(
         if not wait:
             show(task, as_json, lambda row: say_queued(f"task {row['id']}", _run_of(api, row)))
             return
-        with leaving_on_interrupt(f"task {task['id']} goes on (parley task show {task['id']})"):
-            ended = _wait_for_end(api, task["id"])
+        goes_on = f"task {task['id']} goes on (parley task show {task['id']})"
+        with leaving_on_interrupt(goes_on):
+            ended = _wait_for_end(api, task["id"], goes_on)
         show(ended, as_json, lambda row: console.print(row["result"] or "(no result)"))
         _refuse_unfinished(ended)
 
@@ -58,10 +60,14 @@ def _run_of(api: ApiClient, task: Any) -> int | None:
     return int(runs[0]["id"]) if runs else None
 
 
-def _wait_for_end(api: ApiClient, task_id: int) -> Any:
+def _wait_for_end(api: ApiClient, task_id: int, goes_on: str) -> Any:
+    """The task once it ended; a Conflict at the first refusal told in it meanwhile (text sent
+    for it that did not reach its recipient), which the task goes on without."""
     spinner = Spinner(f"task {task_id} {_WAITING}")
     try:
         for event in api.stream_lines(f"/tasks/{task_id}/events"):
+            if event.get("kind") == "refusal":
+                raise Conflict(f"{event['text']}\n{goes_on}")
             if event.get("kind") == "end":
                 return event["task"]
     finally:
@@ -79,6 +85,31 @@ def _refuse_unfinished(task: Any) -> None:
         raise Conflict(f"task {task['id']} was cancelled: {task['result']}")
     if task["status"] == TaskStatus.OPEN.value:
         raise Conflict(f"task {task['id']} was closed: {task['closed_reason']}")
+
+
+@app.command("say")
+def say(
+    ctx: typer.Context,
+    task_id: int,
+    text: str = typer.Argument(..., help=TEXT_HELP),
+    wait: bool = typer.Option(
+        False,
+        "--wait",
+        help="print the agent's reply as it comes, as 'parley say' does; exits 4 if its turn"
+        " was stopped, 7 if it failed. Ctrl-C stops the turn and exits 130.",
+    ),
+    as_json: bool = JsonOption,
+) -> None:
+    """Say more to the agent on an open task (its giver and owners may): its next turn continues
+    the task's session, told so if the last one was stopped. Prints "task ID (run N queued)"
+    (with --wait, the reply as it comes)."""
+    with reporting_errors():
+        api, path, said = client(ctx), f"/tasks/{task_id}/messages", given_text(text)
+        if wait:
+            converse(api, path, said, as_json)
+            return
+        queued = api.post(path, {"text": said})
+        show(queued, as_json, lambda row: say_queued(f"task {task_id}", row["run_id"]))
 
 
 @app.command("list")

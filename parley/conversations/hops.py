@@ -68,6 +68,7 @@ async def tell_budget_spent(tx: Tx, now: datetime, spent: HopBudgetSpent) -> Non
             " Until that window ends, whatever they try to set off for it fails."
         )
         await tx.messages.add(spent.origin_id, "notice", notice, now)
+        tx.effects.refused.append((spent.origin_id, notice))
 
 
 def _budget_in_words(budget: HopBudget) -> str:

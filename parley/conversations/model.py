@@ -57,7 +57,7 @@ class Topic:
     connection: str | None
     root_topic_id: int | None
     sender_agent_id: int | None
-    sender_name: str | None
+    sender_name: str | None  # a local agent conversation's role that wrote first
     thread_id: str | None
     created_at: datetime
     finished_at: datetime | None
@@ -94,6 +94,32 @@ class Topic:
     def origin_id(self) -> int:
         """The root at the top: a subtask's work counts for whoever set it off, at any depth."""
         return self.origin_topic_id if self.origin_topic_id is not None else self.root_id
+
+    @property
+    def started_by_peer(self) -> bool:
+        """A conversation a peer's role started is its own root (nothing of the peer's root
+        crosses the wire); one a role here started is rooted where that role was working."""
+        return self.with_peer and self.root_id == self.id
+
+    @property
+    def started_by(self) -> str | None:
+        """In an agent conversation, the role that wrote first, as this installation names it
+        (a peer's as ``name@connection``); else None. With ``asked``, the one way every surface
+        shows who asked whom, the same on both sides of a thread with a peer."""
+        if self.kind is not TopicKind.AGENT_CONVERSATION:
+            return None
+        if not self.with_peer:
+            return self.sender_name
+        return self.peer_address if self.started_by_peer else self.agent_name
+
+    @property
+    def asked(self) -> str | None:
+        """In an agent conversation, the role written to first (see ``started_by``); else None."""
+        if self.kind is not TopicKind.AGENT_CONVERSATION:
+            return None
+        if self.with_peer and not self.started_by_peer:
+            return self.peer_address
+        return self.agent_name
 
     def other_role(self, role_id: int) -> str | None:
         """In an agent conversation, the name of the role that is not ``role_id``; else None."""
@@ -135,6 +161,8 @@ class Message:
     from_run_id: int | None
     body: str
     created_at: datetime
+    # What its turn had said when it was stopped, failed or interrupted: not a finished reply.
+    cut_short: bool = False
 
 
 def pair_key(first: str, second: str) -> str:

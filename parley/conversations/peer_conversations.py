@@ -28,6 +28,7 @@ from parley.conversations.model import (
     TopicKind,
     peer_pair_key,
 )
+from parley.conversations.refusals import SendRefused
 from parley.errors import Conflict, Invalid, NotFound
 from parley.federation.model import Connection, ConnectionState, OutboundText, queue_limit
 from parley.naming import check_name
@@ -61,11 +62,31 @@ async def send_to_peer(
     connection = await tx.connections.by_name(connection_name, shared_lock=True)
     if connection is None:
         raise NotFound(f"no connection named {connection_name!r}", field="to")
+
+    def refused(message: str, code: str, why: str) -> SendRefused:
+        notice = f"{sender.name}'s text to {name}@{connection_name} was not sent: {code}: {why}"
+        return SendRefused(message, code, topic.id, sender.id, notice)
+
     if connection.state is ConnectionState.PAUSED:
-        raise Conflict(f"the connection {connection_name} is paused: nothing can be sent on it")
+        raise refused(
+            f"the connection {connection_name} is paused: nothing can be sent on it",
+            Refusal.PAUSED.value,
+            f"the connection to {connection_name} was paused here",
+        )
     if connection.state is ConnectionState.REVOKED:
-        raise Conflict(f"the connection {connection_name} is revoked: nothing goes on it again")
-    await _check_room(tx, connection, budget.peer_queue)
+        raise refused(
+            f"the connection {connection_name} is revoked: nothing goes on it again",
+            "revoked",
+            f"the connection to {connection_name} was revoked here, for good",
+        )
+    waiting, limit = await _room(tx, connection, budget.peer_queue)
+    if waiting >= limit:
+        raise refused(
+            f"queue_full: {waiting} texts wait to be sent to {connection.name}, its limit;"
+            " send again once the peer has taken some",
+            Refusal.QUEUE_FULL.value,
+            f"{waiting} texts wait to be sent to {connection_name}, the connection's limit",
+        )
     await pass_hop(tx, clock.now(), budget, topic)  # under the root's lock, as a local send
     key = peer_pair_key(sender.name, name, connection.name)
     conversation = await tx.topics.open_agent_conversation(connection.name, topic.root_id, key)
@@ -76,15 +97,9 @@ async def send_to_peer(
     return await _write_frame(tx, clock, run, sender, conversation, text)
 
 
-async def _check_room(tx: Tx, connection: Connection, default_limit: int) -> None:
-    limit = queue_limit(connection, default_limit)
-    waiting = await tx.frames.waiting(connection.name)
-    if waiting >= limit:
-        raise Conflict(
-            f"queue_full: {waiting} texts wait to be sent to {connection.name}, its limit;"
-            " send again once the peer has taken some",
-            reason=Refusal.QUEUE_FULL.value,
-        )
+async def _room(tx: Tx, connection: Connection, default_limit: int) -> tuple[int, int]:
+    """The texts waiting to be sent on ``connection``, and how many may wait."""
+    return await tx.frames.waiting(connection.name), queue_limit(connection, default_limit)
 
 
 async def _start(
@@ -181,6 +196,7 @@ async def receive_from_peer(
     conversation = await tx.topics.by_thread(connection.name, text.thread_id)
     if conversation is None:
         if text.seq != 1:
+            check_open(connection)
             raise SeqAhead(1, text.seq)
         _check_taken(connection, backlog_full)
         return await _start_from_peer(tx, clock, connection, text)
@@ -188,21 +204,31 @@ async def receive_from_peer(
     locked = await tx.topics.by_id(conversation.id)
     assert locked is not None
     expected = locked.seq_received + 1
-    if text.seq > expected:
-        raise SeqAhead(expected, text.seq)
-    if text.seq < expected:
-        raise SeqTaken(text.seq)
+    if text.seq != expected:
+        check_open(connection)
+        raise SeqAhead(expected, text.seq) if text.seq > expected else SeqTaken(text.seq)
     # The frame is applied from here on, taken or refused: either way its seq is used.
     await tx.topics.received_seq(locked.id, text.seq)
     _check_taken(connection, backlog_full)
     return await _continue(tx, clock, connection, locked, text)
 
 
+def check_open(connection: Connection) -> None:
+    """A paused connection refuses every text as ``paused``, whatever else is wrong with it (a
+    seq out of order included: the sender learns why nothing it sends is taken, not a symptom).
+    Worded for the peer, who names us: the sender says who paused in its own words."""
+    if connection.state is not ConnectionState.ACTIVE:
+        raise paused()
+
+
+def paused() -> TextRefused:
+    return TextRefused("the receiving side paused the connection: no text is taken", Refusal.PAUSED)
+
+
 def _check_taken(connection: Connection, backlog_full: bool) -> None:
     """Refused, with its seq used (no gap): the peer's thread goes on once we unpause, or
     once our agents have taken up what waits."""
-    if connection.state is not ConnectionState.ACTIVE:
-        raise TextRefused("this side paused the connection: your text is not taken", Refusal.PAUSED)
+    check_open(connection)
     if backlog_full:
         raise TextRefused(
             "queue_full: your text waiting here is at the connection's limit; send again later",

@@ -1,11 +1,12 @@
 """Tasks: work given to an agent by a person, or by a run (a subtask, a topic of its own).
+The person who gave one, and owners, may write more to it while it is open, cancel or delete it.
 A task ends done, failed or cancelled; an ended task keeps its agent conversations working."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from parley.agents.selection import pick_for_new_topic
+from parley.agents.selection import pick_for_held_topic, pick_for_new_topic
 from parley.clock import Clock
 from parley.conversations.hops import pass_hop
 from parley.conversations.lifetime import close_root, stop_root
@@ -14,7 +15,7 @@ from parley.deliveries.model import TaskCompletion, completion_key
 from parley.errors import Conflict, Forbidden, NotFound
 from parley.people.model import Person
 from parley.runs.model import Run
-from parley.runs.queueing import check_text, queue_text
+from parley.runs.queueing import Queued, check_text, queue_text
 from parley.store import Tx
 
 
@@ -112,20 +113,41 @@ async def end_task(
         tx.effects.outbox = True
 
 
-def _may_end(task: Topic, person: Person, verb: str) -> None:
-    if not person.is_owner and task.person_id != person.id:
+async def say_in_task(tx: Tx, clock: Clock, person: Person, task_id: int, text: str) -> Queued:
+    """Give ``text`` to the agent working on an open task, as a person would in a conversation:
+    its next turn continues the task's session (told so if its last turn was stopped). A task
+    the person may not read is absent; an ended one takes no more text (its result stands)."""
+    check_text(text)
+    task = await tx.topics.readable(person, task_id, TopicKind.TASK)
+    if task is None:
+        raise NotFound(f"no task {task_id}")
+    _may_direct(task, person, "write to")
+    if task.status != TaskStatus.OPEN.value or task.is_closed:
+        ended = "deleted" if task.is_closed else task.status
+        raise Conflict(f"task {task.id} is {ended}: it takes no more text; give a new task instead")
+    worker = await pick_for_held_topic(tx, task.agent_name)
+    return await queue_text(tx, clock.now(), task, worker, text, author_person_id=person.id)
+
+
+def may_direct(task: Topic, person: Person) -> bool:
+    """Whether ``person`` may write to, cancel or delete ``task``: its giver and owners."""
+    return person.is_owner or task.person_id == person.id
+
+
+def _may_direct(task: Topic, person: Person, verb: str) -> None:
+    if not may_direct(task, person):
         raise Forbidden(f"only an owner or the person who gave task {task.id} may {verb} it")
 
 
 async def cancel_task(tx: Tx, clock: Clock, task: Topic, person: Person) -> list[Run]:
     """End it as cancelled and stop everything working under it (see ``stop_root``)."""
-    _may_end(task, person, "cancel")
+    _may_direct(task, person, "cancel")
     await end_task(tx, clock, task, TaskStatus.CANCELLED, f"cancelled by {person.name}", person)
     return await stop_root(tx, clock.now(), task, f"task cancelled by {person.name}")
 
 
 async def delete_task(tx: Tx, clock: Clock, task: Topic, person: Person) -> None:
-    _may_end(task, person, "delete")
+    _may_direct(task, person, "delete")
     if task.status == TaskStatus.OPEN.value:
         await end_task(tx, clock, task, TaskStatus.CANCELLED, f"deleted by {person.name}", person)
     await close_root(tx, clock.now(), task, f"task deleted by {person.name}")

@@ -14,6 +14,11 @@ def full_jitter(bound: float) -> float:
     return random.uniform(0.0, bound)
 
 
+def equal_jitter(bound: float) -> float:
+    """At least half the bound: for waits that must not come back at once."""
+    return random.uniform(bound / 2, bound)
+
+
 @dataclass(frozen=True)
 class Backoff:
     base_seconds: float = 1.0

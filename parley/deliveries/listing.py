@@ -8,12 +8,12 @@ from dataclasses import dataclass
 
 from parley.deliveries.model import Delivery, DeliveryState
 from parley.errors import Invalid
+from parley.numbers import ascii_number
 from parley.people.accounts import require_owner
 from parley.people.model import Person
 from parley.store import Tx
 
 MAX_PAGE = 1000
-MAX_ID = 2**31 - 1  # ids are 32-bit integers on PostgreSQL
 
 
 @dataclass(frozen=True)
@@ -26,9 +26,10 @@ def parse_cursor(before: str | None) -> int | None:
     """A cursor is the id of the last item of the previous page."""
     if before is None:
         return None
-    if not (before.isascii() and before.isdigit() and int(before) <= MAX_ID):
+    cursor = ascii_number(before)
+    if cursor is None:
         raise Invalid(f"before: {before!r} is not a cursor this list gave out", field="before")
-    return int(before)
+    return cursor
 
 
 async def list_deliveries(

@@ -1,5 +1,6 @@
 """Connections as owners manage them: which exist (state, what waits to be sent, when the peer
-was last heard, the sender's backoff) and which local agents each peer may address."""
+was last heard, the sender's backoff, its parked threads) and which local agents each peer may
+address."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from parley.agents.lookup import agent_by_name
 from parley.agents.model import Lifecycle
 from parley.errors import Invalid, NotFound
 from parley.federation.model import Connection, ConnectionStatus
+from parley.federation.parking import PARK_AFTER
 from parley.people.accounts import require_owner
 from parley.people.model import Person
 from parley.store import Tx
@@ -23,9 +25,11 @@ async def connection_named(tx: Tx, name: str) -> Connection:
 
 async def list_connections(tx: Tx, reader: Person) -> list[ConnectionStatus]:
     require_owner(reader, "read the connections")
-    queued = await tx.connections.queued()
+    queued, parked = await tx.connections.queued(), await tx.frames.parked(PARK_AFTER)
     return [
-        ConnectionStatus(c, await tx.connections.exposed(c.id), queued.get(c.name, 0))
+        ConnectionStatus(
+            c, await tx.connections.exposed(c.id), queued.get(c.name, 0), parked.get(c.name, [])
+        )
         for c in await tx.connections.listed()
     ]
 
@@ -48,4 +52,5 @@ async def expose(tx: Tx, by: Person, name: str, agent_names: Sequence[str]) -> C
 
 async def status_of(tx: Tx, connection: Connection) -> ConnectionStatus:
     queued = (await tx.connections.queued()).get(connection.name, 0)
-    return ConnectionStatus(connection, await tx.connections.exposed(connection.id), queued)
+    parked = (await tx.frames.parked(PARK_AFTER)).get(connection.name, [])
+    return ConnectionStatus(connection, await tx.connections.exposed(connection.id), queued, parked)

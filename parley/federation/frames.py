@@ -1,6 +1,7 @@
 """The wire's shapes: the frames of a batch (the batch itself is the API's body, in
 ``api/schemas/federation.py``) and the verdicts it is answered with. Every model
-forbids unknown fields and bounds every size; a body that is not a valid batch is refused whole
+forbids unknown fields, bounds every size and takes numbers only as numbers (a seq of "2" or
+true is malformed); a body that is not a valid batch is refused whole
 (nothing applied), a valid batch gets one verdict per frame, in frame order."""
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ class _Frame(BaseModel):
 class TextFrame(_Frame):
     type: Literal["text"]
     thread_id: str = Field(**WIRE_ID)  # type: ignore[call-overload]
-    seq: int = Field(ge=1, le=MAX_SEQ)
+    seq: int = Field(ge=1, le=MAX_SEQ, strict=True)
     message_id: str = Field(**WIRE_ID)  # type: ignore[call-overload]
     from_role: str = Field(**ROLE)  # type: ignore[call-overload]
     to_role: str = Field(**ROLE)  # type: ignore[call-overload]
@@ -40,7 +41,18 @@ class CloseFrame(_Frame):
     reason: str = Field(max_length=200)
 
 
-Frame = Annotated[TextFrame | CloseFrame, Field(discriminator="type")]
+class DroppedFrame(_Frame):
+    """A side dropped text of a thread that it had taken (``count`` texts): its connection was
+    paused before a turn answered them. The thread goes on; the sender tells its roles."""
+
+    type: Literal["dropped"]
+    thread_id: str = Field(**WIRE_ID)  # type: ignore[call-overload]
+    count: int = Field(ge=1, le=MAX_SEQ)
+    reason: str = Field(max_length=200)
+
+
+WireFrame = TextFrame | CloseFrame | DroppedFrame
+Frame = Annotated[WireFrame, Field(discriminator="type")]
 
 
 class Verdict(StrEnum):
@@ -53,14 +65,14 @@ class FrameVerdict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     message_id: str | None = None  # a text frame's
-    thread_id: str | None = None  # a close frame's
+    thread_id: str | None = None  # a close or dropped frame's
     verdict: Verdict
     original: Verdict | None = None
     reason: str | None = None  # a rejection's (parley.conversations: Refusal)
     detail: str | None = None
     # A text frame from the future (its thread's seq has a gap here): it was not applied, and
     # the thread goes on from this seq, which the sender sends again from.
-    expected_seq: int | None = Field(default=None, ge=1, le=MAX_SEQ)
+    expected_seq: int | None = Field(default=None, ge=1, le=MAX_SEQ, strict=True)
 
     @property
     def gap(self) -> bool:

@@ -19,9 +19,15 @@ from typing import Any
 from parley.agents.model import Agent
 from parley.conversations.agent_conversations import TextRefused
 from parley.conversations.model import ThreadEnd
-from parley.conversations.peer_conversations import PeerText, SeqAhead, SeqTaken, check_known
-from parley.federation.frames import CloseFrame, FrameVerdict, TextFrame
-from parley.federation.model import Connection
+from parley.conversations.peer_conversations import (
+    PeerText,
+    SeqAhead,
+    SeqTaken,
+    check_known,
+    paused,
+)
+from parley.federation.frames import CloseFrame, DroppedFrame, FrameVerdict, TextFrame, WireFrame
+from parley.federation.model import Connection, ConnectionState
 from parley.federation.verdicts import accepted, duplicate_of, kept, refused
 from parley.runs.queueing import Waiting, queue_texts
 from parley.store import Tx
@@ -42,7 +48,7 @@ class KnownThreads:
         self._texts: list[Waiting] = []
         self._verdicts: list[tuple[str, str, str | None, str | None]] = []
 
-    async def read(self, frames: Sequence[TextFrame | CloseFrame]) -> None:
+    async def read(self, frames: Sequence[WireFrame]) -> None:
         """Lock and read the known threads of ``frames``, then what the fast path needs."""
         texts = [frame for frame in frames if isinstance(frame, TextFrame)]
         counts = Counter(frame.message_id for frame in texts)
@@ -57,10 +63,10 @@ class KnownThreads:
         for name in sorted({frame.to_role for frame in taken}):
             self._holders[name] = await self._tx.agents.by_name(name)
 
-    def take(self, frame: TextFrame | CloseFrame, backlog_full: bool) -> FrameVerdict | None:
+    def take(self, frame: WireFrame, backlog_full: bool) -> FrameVerdict | None:
         """``frame``'s verdict, what it changes waiting for ``write``; None if it goes the
         one-by-one path (and with it, from here on, the rest of its thread)."""
-        if isinstance(frame, CloseFrame) or not self._takes(frame):
+        if not isinstance(frame, TextFrame) or not self._takes(frame):
             self._set_aside(frame)
             return None
         seen = self._seen.get(frame.message_id)
@@ -68,6 +74,10 @@ class KnownThreads:
             return duplicate_of(frame, seen)
         topic = self._threads[frame.thread_id]
         expected = self._next_seq[topic.id]
+        if frame.seq != expected and self._connection.state is not ConnectionState.ACTIVE:
+            verdict = refused(frame, paused())  # as the one-by-one path: kept, seq unused
+            self._verdicts.append(kept(verdict))
+            return verdict
         if frame.seq > expected:
             return refused(frame, SeqAhead(expected, frame.seq)).model_copy(
                 update={"expected_seq": expected}
@@ -107,7 +117,7 @@ class KnownThreads:
             and frame.message_id not in self._repeated
         )
 
-    def _set_aside(self, frame: TextFrame | CloseFrame) -> None:
+    def _set_aside(self, frame: CloseFrame | DroppedFrame | TextFrame) -> None:
         if isinstance(frame, CloseFrame):
             self._all_aside = True
         self._aside.add(frame.thread_id)

@@ -15,7 +15,8 @@ from datetime import datetime
 from parley.clock import Clock
 from parley.errors import Conflict, Invalid
 from parley.federation.connections import connection_named, status_of
-from parley.federation.failures import close_our_side, fail_waiting
+from parley.federation.dropping import report_dropped
+from parley.federation.failures import close_our_side, fail_waiting, paused_here, revoked_here
 from parley.federation.model import Connection, ConnectionState, ConnectionStatus
 from parley.people.accounts import require_owner
 from parley.people.model import Person
@@ -31,8 +32,9 @@ async def pause(tx: Tx, clock: Clock, by: Person, name: str) -> ConnectionStatus
     if connection.state is ConnectionState.ACTIVE:
         now = clock.now()
         await tx.connections.set_state(connection.id, ConnectionState.PAUSED)
-        reason = f"the connection {name} is paused"
-        await stop_topics(tx, await tx.topics.on_connection(name), now, reason)
+        reason = paused_here(name)
+        stopped = await stop_topics(tx, await tx.topics.on_connection(name), now, reason)
+        await report_dropped(tx, now, name, stopped)  # sent once unpaused
         # A close waiting to be sent stays: it goes after unpause, so the peer's side ends too.
         await fail_waiting(tx, now, name, reason, texts_only=True)
     return await status_of(tx, await _locked(tx, name))
@@ -53,7 +55,7 @@ async def revoke(tx: Tx, clock: Clock, by: Person, name: str) -> ConnectionStatu
     require_owner(by, "revoke a connection")
     connection = await _locked(tx, name)
     if connection.state is not ConnectionState.REVOKED:
-        await end_for_good(tx, clock.now(), connection, f"the connection {name} is revoked")
+        await end_for_good(tx, clock.now(), connection, revoked_here(name))
     return await status_of(tx, await _locked(tx, name))
 
 

@@ -3,7 +3,7 @@ of frames waiting to be sent (text, and the close of a thread)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
@@ -54,6 +54,8 @@ class ConnectionStatus:
     connection: Connection
     exposed: list[str]
     queued: int  # frames waiting to be sent
+    # Threads parked after the peer had them sent again too often: each ID with the reason.
+    parked: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -114,9 +116,29 @@ class OutboundClose(Payload):
         return f"close:{self.connection}:{self.thread_id}"  # a thread closes once
 
 
-Outbound = OutboundText | OutboundClose
+class OutboundDropped(Payload):
+    """A report that text of a thread the peer sent and we had taken was dropped (``count``
+    texts, our connection paused before a turn answered them), waiting for its connection's
+    sender: it goes once unpaused. Its ``seq`` is the thread's last (it takes none: the
+    thread goes on), so that it goes after the thread's text sent before it."""
+
+    kind: ClassVar[str] = FRAME_KIND
+    type: Literal["dropped"] = "dropped"
+    connection: str
+    thread_id: str
+    seq: int
+    count: int
+    reason: str
+    topic_id: int
+    key: str  # each report is one: a thread may be paused again later
+
+    def outbox_key(self) -> str:
+        return f"dropped:{self.connection}:{self.thread_id}:{self.key}"
+
+
+Outbound = OutboundText | OutboundClose | OutboundDropped
 _OUTBOUND: TypeAdapter[Outbound] = TypeAdapter(
-    Annotated[OutboundText | OutboundClose, Field(discriminator="type")]
+    Annotated[OutboundText | OutboundClose | OutboundDropped, Field(discriminator="type")]
 )
 
 

@@ -12,7 +12,7 @@ import httpx
 from pydantic import ValidationError
 
 from parley.errors import ERRORS_BY_CODE, Invalid, ParleyError, Unauthorized, Unavailable
-from parley.federation.frames import CloseFrame, FrameVerdict, TextFrame, Verdicts
+from parley.federation.frames import FrameVerdict, Verdicts, WireFrame
 from parley.federation.model import REVOKED, PeerEndpoint
 from parley.redact import redact
 
@@ -38,9 +38,7 @@ class PeerClient:
             raise Invalid(f"the peer at {url} answered the handshake without a token")
         return received
 
-    async def send(
-        self, peer: PeerEndpoint, frames: Sequence[TextFrame | CloseFrame]
-    ) -> list[FrameVerdict]:
+    async def send(self, peer: PeerEndpoint, frames: Sequence[WireFrame]) -> list[FrameVerdict]:
         """Post one batch; its verdicts, one per frame in frame order."""
         body = {"frames": [frame.model_dump() for frame in frames]}
         answer = await self._post(peer.url + FRAMES, body, peer.token)

@@ -24,7 +24,15 @@ from parley.conversations.peer_conversations import (
 )
 from parley.errors import Unauthorized
 from parley.federation.backlogs import Backlogs
-from parley.federation.frames import CloseFrame, FrameVerdict, TextFrame, Verdict
+from parley.federation.dropping import told_dropped
+from parley.federation.frames import (
+    CloseFrame,
+    DroppedFrame,
+    FrameVerdict,
+    TextFrame,
+    Verdict,
+    WireFrame,
+)
 from parley.federation.known_threads import KnownThreads
 from parley.federation.model import REVOKED, Connection, ConnectionState, queue_limit
 from parley.federation.verdicts import accepted, duplicate_of, refused
@@ -36,7 +44,7 @@ async def receive_batch(
     store: Store,
     clock: Clock,
     connection: Connection,
-    frames: Sequence[TextFrame | CloseFrame],
+    frames: Sequence[WireFrame],
     default_limit: int,
     backlogs: Backlogs,
 ) -> list[FrameVerdict]:
@@ -82,10 +90,13 @@ def revoked_here() -> Unauthorized:
 
 
 async def _receive(
-    tx: Tx, clock: Clock, connection: Connection, frame: TextFrame | CloseFrame, full: bool
+    tx: Tx, clock: Clock, connection: Connection, frame: WireFrame, full: bool
 ) -> FrameVerdict:
     if isinstance(frame, CloseFrame):
         return await _close(tx, clock, connection, frame)
+    if isinstance(frame, DroppedFrame):
+        await told_dropped(tx, clock.now(), connection.name, frame.thread_id, frame.count)
+        return FrameVerdict(thread_id=frame.thread_id, verdict=Verdict.ACCEPTED)
     seen = await _seen(tx, connection, frame)
     if seen is not None:
         return seen

@@ -9,7 +9,11 @@ sending role in its conversation, and our side of a thread the peer will take no
 is closed (see ``THREAD_ENDING`` and ``federation/failures.py``). A transport failure puts the
 whole batch back with backoff and jitter, recorded on the connection for ``connection list``.
 A text the peer finds from the future (a gap in its thread: it lacks what came before) is not
-final: the thread's text from the seq the peer expects goes again. Few requests are in flight
+final: the thread's text from the seq the peer expects goes again, later each time, and the
+thread is parked should the peer keep asking (``federation/parking.py``). A claim's lease is
+short and renewed while its batch is out, so that what a killed sender had claimed goes again
+soon after a restart; the backoff of a peer away is capped low, so that traffic resumes within
+seconds of its return. Few requests are in flight
 per connection: httpx stays at what it does well. A paused or revoked connection sends
 nothing; a peer that says it revoked the connection (401, reason ``revoked``) did so for good,
 and so it is here too; any other 401 is retried like an outage (a peer restored from an old
@@ -27,21 +31,36 @@ from datetime import datetime, timedelta
 
 from parley.clock import Clock
 from parley.conversations.agent_conversations import Refusal
+from parley.conversations.refusals import with_code
 from parley.deliveries.backoff import Backoff
 from parley.deliveries.model import Delivery
 from parley.errors import Invalid, ParleyError, Unauthorized
-from parley.federation.failures import close_our_side, notify_failed
-from parley.federation.frames import CloseFrame, FrameVerdict, TextFrame, Verdict
+from parley.federation.failures import (
+    close_our_side,
+    notify_failed,
+    refused_by_peer,
+    revoked_by_peer,
+)
+from parley.federation.frames import (
+    CloseFrame,
+    DroppedFrame,
+    FrameVerdict,
+    TextFrame,
+    Verdict,
+    WireFrame,
+)
 from parley.federation.lifecycle import end_for_good
 from parley.federation.model import (
     REVOKED,
     ConnectionState,
     Outbound,
     OutboundClose,
+    OutboundDropped,
     OutboundText,
     PeerEndpoint,
     outbound_of,
 )
+from parley.federation.parking import resend_delay, resend_reason
 from parley.federation.peer_client import PeerClient
 from parley.redact import redact
 from parley.store import Store, Tx
@@ -49,7 +68,11 @@ from parley.text import without_nul
 
 log = logging.getLogger(__name__)
 
-LEASE = timedelta(seconds=60)
+# A claim's lease, renewed every third of it while its batch is out: a sender killed with a
+# batch out leaves its frames claimed this long at most.
+LEASE = timedelta(seconds=10)
+# A peer away: tried again after at most this (jittered), so that its return is seen soon.
+OUTAGE_BACKOFF = Backoff(base_seconds=0.5, cap_seconds=5.0)
 IDLE_CHECK_SECONDS = 30.0  # a loop with nothing due looks again this often, should a wake be lost
 ERROR_PAUSE_SECONDS = 1.0
 # Fewest frames a loop takes as its share of what is due (see ``_share``): below it, one batch.
@@ -63,14 +86,17 @@ class FederationSender:
         clock: Clock,
         peers: PeerClient,
         batch: int,
-        backoff: Backoff | None = None,
+        backoff: Backoff = OUTAGE_BACKOFF,
         in_flight: int = 1,
+        lease: timedelta = LEASE,
     ) -> None:
         """``batch``: most frames in one batch; ``in_flight``: batches out at once per
         connection (each of other threads: a thread's claimed frame holds up its later ones)."""
         self._store, self._clock, self._peers, self._batch = store, clock, peers, batch
-        self._backoff = backoff or Backoff()
+        self._backoff = backoff
         self._in_flight = in_flight
+        self._lease = lease
+        self._out: dict[int, int] = {}  # frames in a batch that is out, with their batches' count
         self.name = f"federation-{secrets.token_hex(6)}"
         self._wakeups: dict[str, list[_Wakeup]] = {}
         self._posting: dict[str, int] = {}  # by connection: its loops with a batch out
@@ -83,6 +109,7 @@ class FederationSender:
             waiting = await tx.frames.connections_pending()
         for connection in waiting:
             self.wake(connection)
+        self._loops.append(asyncio.create_task(self._renew_leases()))
 
     async def stop(self) -> None:
         self._stopped = True  # a commit acted on while stopping starts no new loop
@@ -140,17 +167,38 @@ class FederationSender:
             if status.retry_at is not None and status.retry_at > now:
                 return self._seconds_until(status.retry_at)
             limit, more = await self._share(tx, connection, now)
-            items = await tx.frames.claim(connection, self.name, now, now + LEASE, limit)
+            items = await tx.frames.claim(connection, self.name, now, now + self._lease, limit)
             next_due = None if items else await tx.frames.next_due(connection)
         if not items:
             return self._seconds_until(next_due)
         if more:  # the rest is an idle loop's
             self.wake(connection)
         self._posting[connection] = self._posting.get(connection, 0) + 1
+        ids = [item.id for item in items]
+        for item_id in ids:
+            self._out[item_id] = self._out.get(item_id, 0) + 1
         try:
             return await self._post(peer, items)
         finally:
             self._posting[connection] -= 1
+            for item_id in ids:
+                if self._out[item_id] == 1:
+                    del self._out[item_id]
+                else:
+                    self._out[item_id] -= 1
+
+    async def _renew_leases(self) -> None:
+        """Every third of a lease, extend the claims of the frames whose batch is out."""
+        while True:
+            await asyncio.sleep(self._lease.total_seconds() / 3)
+            if not self._out:
+                continue
+            try:
+                async with self._store.transaction() as tx:
+                    until = self._clock.now() + self._lease
+                    await tx.frames.extend(list(self._out), self.name, until)
+            except Exception:  # the store away: the next round tries again
+                log.exception("could not renew the lease of frames being sent")
 
     async def _share(self, tx: Tx, connection: str, now: datetime) -> tuple[int, bool]:
         """How many due frames this loop takes, and whether more are due than that: up to a
@@ -169,7 +217,9 @@ class FederationSender:
         try:
             verdicts = await self._peers.send(peer, [_wire(frame) for frame in frames])
         except Invalid as exc:  # the peer refused the batch as a whole: no retry changes that
-            await self._settle_refused(items, frames, _reason(exc))
+            refused = f"{peer.name} refused the batch: {_reason(exc)}"
+            refused = with_code(Refusal.INVALID.value, refused)
+            await self._settle_refused(items, frames, refused)
             return 0.0
         except Unauthorized as exc:
             if exc.fields.get("reason") != REVOKED:  # a peer restored, misconfigured: may pass
@@ -202,14 +252,36 @@ class FederationSender:
             for item, frame, verdict in settled:
                 if verdict.final_verdict is Verdict.ACCEPTED:
                     continue
-                if await _resent(tx, frame, verdict, now):
-                    await tx.outbox.retry_at(item.id, self.name, now, _gap(verdict))
+                if await self._resent(tx, item, frame, verdict, now):
                     continue
-                reason = f"{verdict.reason or 'rejected'}: {verdict.detail or ''}".rstrip(": ")
-                await self._fail(tx, item, frame, _clean(reason))
+                await self._fail(tx, item, frame, _clean(_refused(frame, verdict)))
                 if _ends_thread(frame, verdict):
                     closing = f"refused by {frame.connection}: {verdict.reason or 'rejected'}"
                     await close_our_side(tx, now, [frame.topic_id], closing)
+
+    async def _resent(
+        self, tx: Tx, item: Delivery, frame: Outbound, verdict: FrameVerdict, now: datetime
+    ) -> bool:
+        """A text from the future for the peer (it lacks the thread's text from
+        ``expected_seq``: restored from a backup, or that text is on its way): the thread's text
+        from there goes again, later each time (parked past a few), this one after it. False if
+        some of it failed here: the gap is for good."""
+        if not _is_gap(frame, verdict):
+            return False
+        assert verdict.expected_seq is not None and isinstance(frame, OutboundText)
+        resends = await tx.frames.resent(item.id, self.name)
+        if resends is None:
+            return True  # another sender holds it now: its verdict is that one's to settle
+        at = now + resend_delay(resends)
+        if not await tx.frames.send_again(
+            frame.connection, frame.topic_id, verdict.expected_seq, frame.seq, at
+        ):
+            return False
+        reason = resend_reason(verdict.expected_seq, resends)
+        await tx.outbox.retry_at(item.id, self.name, at, _clean(reason))
+        if resends > 1:
+            log.info("thread %s to %s waits: %s", frame.thread_id, frame.connection, reason)
+        return True
 
     async def _settle_refused(
         self, items: Sequence[Delivery], frames: Sequence[Outbound], reason: str
@@ -231,8 +303,8 @@ class FederationSender:
         async with self._store.transaction() as tx:
             connection = await tx.connections.lock(peer.connection_id)
             if connection is not None and connection.state is not ConnectionState.REVOKED:
-                said = f"the connection {peer.name} was revoked by the peer ({reason})"
-                await end_for_good(tx, self._clock.now(), connection, said)
+                log.warning("%s revoked the connection: %s", peer.name, reason)
+                await end_for_good(tx, self._clock.now(), connection, revoked_by_peer(peer.name))
 
     async def _retry(self, peer: PeerEndpoint, items: Sequence[Delivery], reason: str) -> float:
         async with self._store.transaction() as tx:
@@ -261,32 +333,32 @@ THREAD_ENDING = {Refusal.THREAD.value, Refusal.UNKNOWN_ROLE.value, Refusal.ROLES
 
 
 def _ends_thread(frame: Outbound, verdict: FrameVerdict) -> bool:
-    if isinstance(frame, OutboundClose):
-        return False  # closed here already
+    if not isinstance(frame, OutboundText):
+        return False  # a close: closed here already; a report of dropped text ends nothing
     return frame.seq == 1 or verdict.reason in THREAD_ENDING or verdict.gap
 
 
-async def _resent(tx: Tx, frame: Outbound, verdict: FrameVerdict, now: datetime) -> bool:
-    """A text from the future for the peer (it lacks the thread's text from ``expected_seq``:
-    restored from a backup, or that text is on its way): the thread's text from there goes
-    again, this one after it. False if some of it failed here: the gap is for good."""
+def _is_gap(frame: Outbound, verdict: FrameVerdict) -> bool:
+    """The peer lacks text before this one (nothing before it is missing when it expects this
+    seq or a later one: a confused peer, whose verdict is final)."""
     if not verdict.gap or not isinstance(frame, OutboundText):
         return False
-    assert verdict.expected_seq is not None
-    if verdict.expected_seq >= frame.seq:  # nothing before it is missing: a confused peer
-        return False
-    return await tx.frames.send_again(
-        frame.connection, frame.topic_id, verdict.expected_seq, frame.seq, now
-    )
+    return verdict.expected_seq is not None and verdict.expected_seq < frame.seq
 
 
-def _gap(verdict: FrameVerdict) -> str:
-    return _clean(f"the peer expects seq {verdict.expected_seq} first: sent again from there")
+def _refused(frame: Outbound, verdict: FrameVerdict) -> str:
+    if isinstance(frame, OutboundText):
+        return refused_by_peer(frame, verdict)
+    return f"{verdict.reason or 'rejected'}: {verdict.detail or ''}".rstrip(": ")
 
 
-def _wire(frame: Outbound) -> TextFrame | CloseFrame:
+def _wire(frame: Outbound) -> WireFrame:
     if isinstance(frame, OutboundClose):
         return CloseFrame(type="close", thread_id=frame.thread_id, reason=frame.reason)
+    if isinstance(frame, OutboundDropped):
+        return DroppedFrame(
+            type="dropped", thread_id=frame.thread_id, count=frame.count, reason=frame.reason
+        )
     return TextFrame(
         type="text",
         thread_id=frame.thread_id,

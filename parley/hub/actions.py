@@ -169,9 +169,7 @@ def describe(topic: Topic) -> str:
         return f"task {topic.id} ({_short(topic.text or '')})"
     if topic.kind is TopicKind.NODE:
         return f"questions to {topic.agent_name}"
-    return (
-        f"agent conversation {topic.thread_id} between {topic.sender_name} and {topic.agent_name}"
-    )
+    return f"agent conversation {topic.thread_id} between {topic.started_by} and {topic.asked}"
 
 
 def _short(text: str, limit: int = 80) -> str:

@@ -8,8 +8,9 @@ from collections.abc import Mapping
 
 from parley.actions.arguments import bind
 from parley.clock import Clock
-from parley.conversations.hops import HopBudgetSpent, tell_budget_spent
+from parley.conversations.hops import HopBudgetSpent
 from parley.conversations.model import HopBudget
+from parley.conversations.refusals import SendRefused, tell_refusal
 from parley.hub.actions import Acted, RunActing
 from parley.store import Store
 
@@ -29,7 +30,7 @@ class LocalActions:
             async with self._store.transaction() as tx:
                 acting = await RunActing.for_token(tx, self._clock, self._budget, self._token)
                 return await acting.act(name, checked)
-        except HopBudgetSpent as spent:  # refused and rolled back; the origin still hears of it
+        except (HopBudgetSpent, SendRefused) as refusal:  # rolled back; the root still hears
             async with self._store.transaction() as tx:
-                await tell_budget_spent(tx, self._clock.now(), spent)
+                await tell_refusal(tx, self._clock.now(), refusal)
             raise

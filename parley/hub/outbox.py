@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from parley.clock import Clock
+from parley.conversations.refusals import with_code
 from parley.deliveries.backoff import Backoff
 from parley.deliveries.deliverers import Deliverers, Route, is_final
 from parley.deliveries.model import Delivery
@@ -212,12 +213,14 @@ class _ClaimLost(Exception):
 
 
 def _describe(error: BaseException) -> str:
-    """The reason kept on the item and shown to owners: without anything shaped like a key (a
+    """The reason kept on the item and shown to owners, its code first when it has one
+    (``thread: the topic it answers was closed``): without anything shaped like a key (a
     remote receiver's answer may echo a credential), nor a NUL byte, which no store keeps."""
     if isinstance(error, TimeoutError):
         return "timed out"
     message = getattr(error, "message", None) or str(error) or type(error).__name__
-    return without_nul(redact(str(message)))
+    code = error.fields.get("reason") if isinstance(error, ParleyError) else None
+    return without_nul(redact(with_code(code if isinstance(code, str) else None, str(message))))
 
 
 def _quoted(reason: str) -> str:

@@ -12,11 +12,12 @@ from dataclasses import dataclass
 
 from parley.channels.outbound import post_reply
 from parley.clock import Clock
-from parley.conversations.hops import HopBudgetSpent
 from parley.conversations.model import HopBudget, Topic, TopicKind
+from parley.conversations.refusals import Told, told
 from parley.deliveries.model import NodeAnswer, node_answer_key
 from parley.errors import ParleyError
 from parley.hub.actions import RunActing
+from parley.hub.cut_short import NOT_KEPT, keep_said_so_far
 from parley.mesh.messages import ActionCall, RunEvent
 from parley.people.tokens import hash_token
 from parley.redact import redact
@@ -40,6 +41,8 @@ class Outcome:
     run_token: str | None = None
     # The end of what the brain's process wrote on stderr, kept on the run however it ended.
     stderr: str | None = None
+    # What a stopped or failed turn had said of its reply so far, kept marked as cut short.
+    said_so_far: str | None = None
     # The node ended a turn the hub had stopped: only its stderr is left to keep.
     stopped: bool = False
     # The hash of the run token the turn was started with (None: not said, as by a person).
@@ -57,19 +60,35 @@ class Outcome:
             actions=tuple(event.actions),
             run_token=event.run_token,
             stderr=None if event.stderr is None else without_nul(event.stderr),
+            said_so_far=None if event.said_so_far is None else without_nul(event.said_so_far),
             stopped=event.kind == "stopped",
             started_as=event.started_as,
         )
 
     def failed(self, reason: str) -> Outcome:
-        """This turn failed with ``reason``, and none of its actions apply; its stderr stays."""
+        """This turn failed with ``reason``, and none of its actions apply; its stderr stays.
+        A reply it gave is undone with them, and the reason says so: whoever watched it
+        stream must not think it stands."""
         reason = without_nul(reason)
-        return Outcome(self.run_id, False, reason, stderr=self.stderr, started_as=self.started_as)
+        if self.succeeded and self.text.strip():
+            reason = f"{reason}; {NOT_KEPT}"
+        return Outcome(
+            self.run_id,
+            False,
+            reason,
+            stderr=self.stderr,
+            said_so_far=self.said_so_far,  # a turn that failed on its node: what it had said
+            started_as=self.started_as,
+        )
 
     def shown_stderr(self) -> str | None:
         """Its stderr as people may see it, like a reason: a command's stderr may print its
         token or a key."""
         return None if self.stderr is None else redact(self.stderr)
+
+    def shown_said_so_far(self) -> str | None:
+        """What it had said so far as people may see it, like its stderr."""
+        return None if self.said_so_far is None else redact(self.said_so_far)
 
     def ends(self, run: Run) -> bool:
         """Whether this is the end of ``run``'s current start: not of an earlier start, which
@@ -92,10 +111,13 @@ async def record_loaded_outcome(
     of the run changes nothing."""
     if run is None or topic is None or not outcome.ends(run):
         return None
-    stderr = outcome.shown_stderr()
+    stderr, said = outcome.shown_stderr(), outcome.shown_said_so_far()
     if run.state is not RunState.RUNNING or outcome.stopped:
-        if stderr is not None:  # stopped meanwhile: nothing applies, what it wrote is kept
+        # Stopped meanwhile, or by its node's own stop: nothing applies, what it wrote is kept.
+        if stderr is not None:
             await tx.runs.keep_stderr(run.id, stderr)
+        if said is not None:
+            await keep_said_so_far(tx, clock, run, said)
         return None
     now = clock.now()
     text = outcome.text
@@ -113,6 +135,8 @@ async def record_loaded_outcome(
         return None
     tx.effects.wake = True
     if not outcome.succeeded:
+        if said is not None:
+            await keep_said_so_far(tx, clock, run, said)
         notice = f"{run.agent_name} could not finish this turn: {reason}"
         await tx.messages.add(topic.id, "notice", notice, now, from_run_id=run.id)
         if topic.kind is TopicKind.NODE:
@@ -160,8 +184,7 @@ async def _reply_to_agent(
     try:
         await RunActing(tx, clock, budget, run, topic).send(other, text)
     except ParleyError as exc:
-        spent = exc if isinstance(exc, HopBudgetSpent) else None
-        raise ActionsRefused(run.id, exc.message, spent) from exc
+        raise ActionsRefused(run.id, exc.message, told(exc)) from exc
 
 
 async def _deliver_reply(tx: Tx, clock: Clock, run: Run, topic: Topic, text: str) -> None:
@@ -194,11 +217,11 @@ class ActionsRefused(Exception):
     """A deferred action of ``run_id`` was refused: the transaction must be rolled back (so
     that none of that turn's actions stays) and the turn recorded as failed with ``message``."""
 
-    def __init__(self, run_id: int, message: str, spent: HopBudgetSpent | None = None) -> None:
+    def __init__(self, run_id: int, message: str, refusal: Told | None = None) -> None:
         super().__init__(message)
         self.run_id = run_id
         self.message = message
-        self.spent = spent  # refused for its origin's hop budget: the origin is told
+        self.refusal = refusal  # one its root hears of (a hop budget, a send to a peer)
 
 
 def _check_token(run: Run, token: str | None) -> None:
@@ -221,5 +244,4 @@ async def _apply_deferred(
         for call in actions:
             await acting.act(call.name, call.arguments)
     except ParleyError as exc:
-        spent = exc if isinstance(exc, HopBudgetSpent) else None
-        raise ActionsRefused(run.id, exc.message, spent) from exc
+        raise ActionsRefused(run.id, exc.message, told(exc)) from exc

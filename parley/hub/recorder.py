@@ -15,8 +15,8 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 
 from parley.clock import Clock
-from parley.conversations.hops import HopBudgetSpent, tell_budget_spent
 from parley.conversations.model import HopBudget, Topic
+from parley.conversations.refusals import Told, tell_refusal
 from parley.errors import ParleyError, Unavailable
 from parley.hub.outcomes import (
     ActionsRefused,
@@ -91,11 +91,11 @@ class OutcomeRecorder:
         """Record a batch; a turn whose deferred actions were refused rolls the batch back and
         is recorded, on the next try, as failed without any of its actions."""
         refused: dict[int, str] = {}
-        spent: list[HopBudgetSpent] = []
+        told: list[Told] = []
         plain = True
         while True:
             try:
-                await self._record(batch, refused, spent, plain)
+                await self._record(batch, refused, told, plain)
                 return
             except BudgetTight:
                 plain = False  # one by one, so that the hop past the budget is the one refused
@@ -103,18 +103,18 @@ class OutcomeRecorder:
                 if exc.run_id in refused:
                     raise
                 refused[exc.run_id] = exc.message
-                if exc.spent is not None:
-                    spent.append(exc.spent)
+                if exc.refusal is not None:
+                    told.append(exc.refusal)
 
     async def _record(
         self,
         batch: list[Outcome],
         refused: dict[int, str],
-        spent: Sequence[HopBudgetSpent] = (),
+        told: Sequence[Told] = (),
         plain: bool = True,
     ) -> None:
-        """Record ``batch``, the ``refused`` turns as failed; tell the origins whose budget a
-        refused turn found ``spent``. Its ``plain`` replies together (``plain_replies``), unless
+        """Record ``batch``, the ``refused`` turns as failed; tell the roots of the refusals
+        ``told``. Its ``plain`` replies together (``plain_replies``), unless
         told not to."""
         async with self._store.transaction() as tx:
             ends = await self._load(tx, batch, refused)
@@ -124,8 +124,8 @@ class OutcomeRecorder:
             # A second copy of an end in one batch finds its run ended by the first: nothing.
             for outcome, run, topic in ends:
                 await record_loaded_outcome(tx, self._clock, outcome, run, topic, self._budget)
-            for refusal in spent:
-                await tell_budget_spent(tx, self._clock.now(), refusal)
+            for refusal in told:
+                await tell_refusal(tx, self._clock.now(), refusal)
 
     async def _load(self, tx: Tx, batch: list[Outcome], refused: dict[int, str]) -> list[Loaded]:
         """Each end with its run and topic, the ``refused`` ones made failures. The roots of

@@ -70,8 +70,8 @@ class Runtime:
                 self.scheduler.on_commit,
                 self.outbox.on_commit,
                 self.sender.on_commit,
+                self.topic_watch.on_commit,  # before the watch: a refusal comes before the end
                 self.watch.on_commit,
-                self.topic_watch.on_commit,
                 log_run_changes,
                 self._send_stops,
                 self._provision_hired,

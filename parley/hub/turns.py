@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from parley.agents.model import Agent, AgentVariable
 from parley.conversations.model import Message, Topic, TopicKind
+from parley.conversations.refusals import claim_notices
 from parley.hub.actions import describe, tools_of
 from parley.mesh.messages import SaidText, TurnStart
 from parley.runs.model import Run, Session
@@ -28,6 +29,7 @@ async def build_turns(tx: Tx, starting: list[Starting], parley_url: str) -> list
         return []
     topics = await tx.topics.with_roots({s.run.topic_id for s in starting})
     sessions = await tx.runs.sessions_by_ids([s.run.session_id for s in starting])
+    await claim_notices(tx, [(s.run.id, s.agent.id, s.run.topic_id) for s in starting])
     inputs = await tx.messages.inputs_of([s.run.id for s in starting])
     told = [session.id for session in sessions.values() if session.was_stopped]
     await tx.runs.clear_stopped(told)  # the notice is given once, to this turn
@@ -115,7 +117,7 @@ async def _engram(tx: Tx, agent: Agent) -> str:
 
 
 def _said(message: Message) -> SaidText:
-    return SaidText(author=message.author, text=message.body)
+    return SaidText(author=message.author, text=message.body, cut_short=message.cut_short)
 
 
 def _shown(message: Message, agent: Agent) -> bool:

@@ -15,8 +15,8 @@ from parley.store.effects import Effects
 
 @dataclass(frozen=True)
 class WatchEvent:
-    kind: str  # "state" (it started), "chunk" or "end"
-    text: str  # the chunk, or the state it moved to
+    kind: str  # "state" (it started), "chunk", "refusal" (in its root) or "end"
+    text: str  # the chunk, the refusal's notice, or the state it moved to
 
 
 class RunWatch:

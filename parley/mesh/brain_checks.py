@@ -45,8 +45,9 @@ class BrainChecks:
         self._subscription = await self._broker.subscribe(subject, self._answer)
 
     async def stop(self) -> None:
-        if self._subscription is not None:
-            await self._subscription.unsubscribe()
+        subscription, self._subscription = self._subscription, None
+        if subscription is not None:
+            await subscription.unsubscribe()
 
     async def _answer(self, data: bytes) -> bytes:
         return (await self._check(data)).model_dump_json().encode()

@@ -26,16 +26,46 @@ class Register(Message):
     join_token: str
     hostname: str
     workspace_root: str
+    # One process's life as the node (``parley node join`` once): another under the same name
+    # is another instance, refused while this one is online unless it comes to ``replace`` it.
+    instance: str
+    pid: int
+    replace: bool = False
 
 
 class RegisterReply(Message):
     accepted: bool
     reason: str = ""
+    # Refused because another instance holds the name (a conflict, not a wrong token).
+    taken: bool = False
 
 
 class Heartbeat(Message):
     node: str
     join_token: str
+    instance: str = ""  # "": not said (heard as the node's, whichever instance holds it)
+
+
+def instance_subject(node: str) -> str:
+    """Where the instance that is the node says which it is (nobody there: it is gone)."""
+    return f"parley.node.{node}.instance"
+
+
+class InstanceReply(Message):
+    instance: str
+
+
+def taken_over_subject(node: str) -> str:
+    """Where the hub tells the instances of a node that another took its name."""
+    return f"parley.node.{node}.taken-over"
+
+
+class TakenOver(Message):
+    """The instance that holds the node's name now; any other stops being the node."""
+
+    instance: str
+    hostname: str = ""
+    pid: int | None = None
 
 
 class Provision(Message):
@@ -84,6 +114,8 @@ def stop_subject(node: str) -> str:
 class SaidText(Message):
     author: str
     text: str
+    # What a turn had said when it was stopped, failed or interrupted (hub/cut_short.py).
+    cut_short: bool = False
 
 
 class TurnStart(Message):
@@ -137,11 +169,15 @@ class ActionCall(Message):
 
 class RunEvent(Message):
     run_id: int
-    # "stopped": the node ended a turn the hub had stopped (it brings the turn's stderr).
+    # "stopped": the node ended a turn the hub had stopped, or that its own stop cut short (it
+    # brings the turn's stderr and what it had said so far).
     kind: Literal["chunk", "finished", "failed", "stopped"]
     text: str = ""
     # The last of what the brain's process wrote on stderr (command brains), on an ending.
     stderr: str | None = None
+    # On a "failed" or "stopped" ending: the last of what the turn had said of its reply so far
+    # (what it streamed), kept on the run marked as cut short.
+    said_so_far: str | None = None
     brain_session_id: str | None = None
     # Actions the brain deferred to the end of its turn, applied with the outcome under the
     # authority of the run's token, which comes with them.

@@ -1,28 +1,35 @@
 """A node's own process side: join the mesh, keep a heartbeat, make workspaces when asked, run
-turns and check brains (with its TurnHost and BrainChecks)."""
+turns and check brains (with its TurnHost and BrainChecks), until stopped or taken over (another
+process joined under its name with ``replace``)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
+import os
+import secrets
 import socket
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from parley.errors import Invalid, ParleyError, Unauthorized
+from parley.errors import Conflict, Invalid, ParleyError, Unauthorized
 from parley.mesh.brain_checks import BrainChecks
 from parley.mesh.broker import Broker, Subscription
 from parley.mesh.messages import (
     HEARTBEAT,
     REGISTER,
     Heartbeat,
+    InstanceReply,
     Provision,
     ProvisionReply,
     Register,
     RegisterReply,
+    TakenOver,
+    instance_subject,
     provision_subject,
+    taken_over_subject,
 )
 from parley.mesh.turn_host import TurnHost
 from parley.naming import check_name
@@ -30,6 +37,11 @@ from parley.naming import check_name
 log = logging.getLogger(__name__)
 
 REGISTER_TIMEOUT = 10.0
+
+
+def new_instance() -> str:
+    """A name for one process's life as a node."""
+    return secrets.token_hex(8)
 
 
 class NodeRunner:
@@ -42,16 +54,26 @@ class NodeRunner:
         heartbeat_seconds: float,
         turns: TurnHost | None = None,
         checks: BrainChecks | None = None,
+        instance: str | None = None,
+        replace: bool = False,
     ) -> None:
         self.name = check_name("node", name)
+        self.instance = instance or new_instance()
+        self._replace = replace
         self._broker = broker
         self._join_token = join_token
         self._workspace_root = workspace_root.resolve()
         self._heartbeat_seconds = heartbeat_seconds
         self._subscription: Subscription | None = None
+        self._taken_over_subscription: Subscription | None = None
+        self._instance_subscription: Subscription | None = None
         self._heartbeat: asyncio.Task[None] | None = None
         self._turns = turns
         self._checks = checks
+        # Set once another process joined under this name with ``replace``: this one is not
+        # the node any more (``taken_by`` says who is).
+        self.taken_over = asyncio.Event()
+        self.taken_by: TakenOver | None = None
 
     async def start(self) -> None:
         self._subscription = await self._broker.subscribe(
@@ -62,19 +84,56 @@ class NodeRunner:
         if self._checks is not None:
             await self._checks.start()
         await self._register()
+        # Only now: whoever listens on these is the node, to the hub (a newcomer is not yet).
+        self._taken_over_subscription = await self._broker.subscribe(
+            taken_over_subject(self.name), self._on_taken_over
+        )
+        self._instance_subscription = await self._broker.subscribe(
+            instance_subject(self.name), self._on_instance
+        )
         self._heartbeat = asyncio.create_task(self._beat())
 
     async def stop(self) -> None:
-        if self._heartbeat is not None:
-            self._heartbeat.cancel()
+        await self._leave()
+        if self._taken_over_subscription is not None:
+            await self._taken_over_subscription.unsubscribe()
+        if self._turns is not None:
+            await self._turns.stop()
+
+    async def _leave(self) -> None:
+        """No more heartbeats, workspaces, brain checks or turns from this process."""
+        heartbeat, self._heartbeat = self._heartbeat, None
+        if heartbeat is not None:
+            heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._heartbeat
-        if self._subscription is not None:
-            await self._subscription.unsubscribe()
+                await heartbeat
+        for subscription in (self._subscription, self._instance_subscription):
+            if subscription is not None:
+                await subscription.unsubscribe()
+        self._subscription = self._instance_subscription = None
         if self._checks is not None:
             await self._checks.stop()
         if self._turns is not None:
-            await self._turns.stop()
+            await self._turns.leave()
+
+    async def _on_taken_over(self, data: bytes) -> bytes:
+        """Another instance holds the name now: this one leaves (its turns end, to run again
+        there) and then answers, so the hub sends nothing more its way meanwhile. Its own
+        subscription here stays until ``stop``: it cannot end itself while it answers."""
+        try:
+            notice = TakenOver.model_validate_json(data)
+        except ValidationError as exc:
+            raise Invalid(f"bad take-over notice: {exc}") from exc
+        if notice.instance == self.instance:
+            return b"{}"
+        await self._leave()
+        log.warning("node %r taken over by host=%s pid=%s", self.name, notice.hostname, notice.pid)
+        self.taken_by = notice
+        self.taken_over.set()
+        return b"{}"
+
+    async def _on_instance(self, data: bytes) -> bytes:
+        return InstanceReply(instance=self.instance).model_dump_json().encode()
 
     async def _register(self) -> None:
         message = Register(
@@ -82,17 +141,23 @@ class NodeRunner:
             join_token=self._join_token,
             hostname=socket.gethostname(),
             workspace_root=str(self._workspace_root),
+            instance=self.instance,
+            pid=os.getpid(),
+            replace=self._replace,
         )
         raw = await self._broker.request(
             REGISTER, message.model_dump_json().encode(), REGISTER_TIMEOUT
         )
         reply = RegisterReply.model_validate_json(raw)
+        if reply.taken:
+            raise Conflict(f"the hub refused this join: {reply.reason}")
         if not reply.accepted:
             raise Unauthorized(f"the hub refused node {self.name!r}: {reply.reason}")
         log.debug("node %r joined the mesh", self.name)  # the hub logs the join at INFO
 
     async def _beat(self) -> None:
-        message = Heartbeat(node=self.name, join_token=self._join_token).model_dump_json().encode()
+        heartbeat = Heartbeat(node=self.name, join_token=self._join_token, instance=self.instance)
+        message = heartbeat.model_dump_json().encode()
         while True:
             await asyncio.sleep(self._heartbeat_seconds)
             try:

@@ -13,15 +13,30 @@ from pydantic import ValidationError
 from parley.clock import Clock
 from parley.errors import ParleyError
 from parley.mesh.broker import Broker, Subscription
+from parley.mesh.claims import Holder, NodeClaims
 from parley.mesh.join_token import join_token_matches
 from parley.mesh.liveness import NodeBack, NodeLiveness, NodeLost, nothing_back, nothing_lost
-from parley.mesh.messages import HEARTBEAT, REGISTER, Heartbeat, Register, RegisterReply
+from parley.mesh.messages import (
+    HEARTBEAT,
+    REGISTER,
+    Heartbeat,
+    Register,
+    RegisterReply,
+    TakenOver,
+    instance_subject,
+    taken_over_subject,
+)
 from parley.mesh.nodes import register_node
 from parley.store import Store
 
 log = logging.getLogger(__name__)
 
 NodeReady = Callable[[str], Awaitable[None]]
+
+# How long an instance whose node is taken over has to say it stopped taking its turns.
+TAKE_OVER_TIMEOUT = 2.0
+# How long the instance online under a name has to say it is still there.
+STILL_THERE_TIMEOUT = 1.0
 
 
 class MeshRegistry:
@@ -35,12 +50,15 @@ class MeshRegistry:
         offline_after: timedelta,
         on_node_lost: NodeLost = nothing_lost,
         on_node_back: NodeBack = nothing_back,
+        own_node: Holder | None = None,
     ) -> None:
         self._store = store
         self._broker = broker
         self._clock = clock
         self._join_token = join_token
         self._on_node_ready = on_node_ready
+        self._on_node_lost = on_node_lost
+        self._claims = NodeClaims(offline_after, own_node)
 
         def back(node: str) -> None:
             """A node heard again without registering (its connection came back): what waited
@@ -79,6 +97,9 @@ class MeshRegistry:
         if not join_token_matches(self._join_token, message.join_token):
             log.warning("node %r tried to join with a wrong join token", message.node)
             return RegisterReply(accepted=False, reason="wrong join token")
+        refused = await self._claim(message)
+        if refused is not None:
+            return refused
         try:
             async with self._store.transaction() as tx:
                 await register_node(
@@ -86,6 +107,7 @@ class MeshRegistry:
                 )
         except ParleyError as exc:
             return RegisterReply(accepted=False, reason=exc.message)
+        self._claims.hold(message)
         log.info(
             "node %s joined host=%s workspaces=%s",
             message.node,
@@ -105,6 +127,10 @@ class MeshRegistry:
         if not join_token_matches(self._join_token, message.join_token):
             log.warning("dropped a heartbeat from %r with a wrong join token", message.node)
             return None
+        if not self._claims.heard(message.node, message.instance):
+            log.warning("heartbeat from a replaced instance of node %s: told to stop", message.node)
+            await self._tell_stale(message.node)
+            return None
         now = self._clock.now()
         async with self._store.transaction() as tx:
             before = await tx.nodes.touch(message.node, now)
@@ -113,6 +139,55 @@ class MeshRegistry:
         else:
             self._liveness.heard(message.node, now - before)
         return None
+
+    async def _claim(self, message: Register) -> RegisterReply | None:
+        """The node's name for ``message``'s instance, taken over from another if it comes to
+        replace it; a refusal if another holds it."""
+        async with self._store.transaction() as tx:
+            known = await tx.nodes.by_name(message.node)
+        refused = self._claims.refusal(message, known, self._clock.now())
+        if refused is not None and not self._claims.owns(message.node):
+            # Online by its last heartbeat; gone if its process no longer listens (killed and
+            # started again at once, say): the newcomer then needs no --replace.
+            refused = refused if await self._still_there(message.node) else None
+        if refused is not None:
+            log.warning("node %s refused to host=%s: %s", message.node, message.hostname, refused)
+            return RegisterReply(accepted=False, reason=refused, taken=True)
+        if self._claims.takes_over(message, known):
+            await self._take_over(message)
+        return None
+
+    async def _still_there(self, node: str) -> bool:
+        try:
+            await self._broker.request(instance_subject(node), b"{}", STILL_THERE_TIMEOUT)
+        except ParleyError as exc:
+            log.info("node %s does not answer (%s): its name is free", node, exc.message)
+            return False
+        return True
+
+    async def _take_over(self, message: Register) -> None:
+        """Another instance had the name: it is told to stop being the node (it answers once it
+        took its last turn), then the turns it ran fail as lost (their text waits for this
+        one). One gone already, or hung, is not the node either way."""
+        notice = TakenOver(instance=message.instance, hostname=message.hostname, pid=message.pid)
+        subject = taken_over_subject(message.node)
+        try:
+            await self._broker.request(
+                subject, notice.model_dump_json().encode(), TAKE_OVER_TIMEOUT
+            )
+        except ParleyError as exc:
+            log.debug("node %s: the instance taken over did not answer: %s", message.node, exc)
+        log.info(  # a newcomer with --replace, or the node's process started again
+            "node %s passes to host=%s pid=%s", message.node, message.hostname, message.pid
+        )
+        await self._on_node_lost(message.node)
+
+    async def _tell_stale(self, node: str) -> None:
+        """An instance whose name was taken (while it was away, say) is told again."""
+        holder = self._claims.holder(node)
+        if holder is not None:
+            notice = TakenOver(instance=holder.instance, hostname=holder.hostname, pid=holder.pid)
+            await self._broker.publish(taken_over_subject(node), notice.model_dump_json().encode())
 
     def _spawn(self, work: Awaitable[None]) -> None:
         async def guarded() -> None:

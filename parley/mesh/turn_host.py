@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from parley.brains.brain import Actions, Brain, Said, Turn
 from parley.brains.cache import BrainCache
 from parley.brains.deferred import DeferredActions
+from parley.brains.tail import Tail
 from parley.errors import Invalid, ParleyError
 from parley.mesh.broker import Broker, Subscription
 from parley.mesh.messages import (
@@ -58,15 +59,20 @@ class TurnHost:
         ]
 
     async def stop(self) -> None:
-        for subscription in self._subscriptions:
-            await subscription.unsubscribe()
-        for task in list(self._turns.values()):
-            task.cancel()
-        await asyncio.gather(*self._turns.values(), return_exceptions=True)
+        await self.leave()
         if self._sweeper is not None:
             self._sweeper.cancel()
             await asyncio.gather(self._sweeper, return_exceptions=True)
         await self._brains.close()
+
+    async def leave(self) -> None:
+        """Take no more turns and end those running (this process stops being the node)."""
+        subscriptions, self._subscriptions = self._subscriptions, []
+        for subscription in subscriptions:
+            await subscription.unsubscribe()
+        for task in list(self._turns.values()):
+            task.cancel()
+        await asyncio.gather(*self._turns.values(), return_exceptions=True)
 
     async def _on_turn(self, data: bytes) -> bytes:
         try:
@@ -88,7 +94,10 @@ class TurnHost:
                 task.cancel()  # the brain ends its work (a command's process group is killed)
 
     async def _run(self, start: TurnStart) -> None:
+        said = Tail("its output")  # what it streamed: kept on the run if the turn is cut short
+
         async def stream(chunk: str) -> None:
+            said.add(chunk.encode())
             await self._report(RunEvent(run_id=start.run_id, kind="chunk", text=chunk))
 
         started_as = hash_token(start.run_token)
@@ -99,6 +108,7 @@ class TurnHost:
                 kind=kind,
                 text=text,
                 stderr=turn.stderr.text(),
+                said_so_far=said.text(),
                 started_as=started_as,
             )
 
@@ -139,14 +149,14 @@ class TurnHost:
         return self._actions_for(start.run_token, start.parley_url)
 
     async def _report_stopped(self, event: RunEvent) -> None:
-        """A stopped turn's stderr, if it wrote any, is kept on the run. Best effort: the node
-        may be shutting down, broker and all."""
-        if event.stderr is None:
+        """A stopped turn's stderr and what it had said so far, if any, are kept on the run.
+        Best effort: the node may be shutting down, broker and all."""
+        if event.stderr is None and event.said_so_far is None:
             return
         try:
             await self._report(event)
         except Exception as exc:
-            log.warning("run %s: its stderr could not be reported: %s", event.run_id, exc)
+            log.warning("run %s: how it was stopped could not be reported: %s", event.run_id, exc)
 
     async def _report(self, event: RunEvent) -> None:
         """A chunk goes out once; an end is stored by the broker before this returns (a node
@@ -174,7 +184,7 @@ def _turn(start: TurnStart) -> Turn:
         agent=start.agent,
         engram=start.engram,
         memory=start.memory,
-        history=[Said(s.author, s.text) for s in start.history],
+        history=[Said(s.author, s.text, s.cut_short) for s in start.history],
         new_text=[Said(s.author, s.text) for s in start.new_text],
         root=start.root,
         counterpart=start.counterpart,

@@ -39,12 +39,14 @@ async def add_person_by(tx: Tx, clock: Clock, by: Person, name: str, role: Role)
 
 
 async def reissue_token(tx: Tx, name: str, by: Person) -> NewPerson:
-    """A new token for ``name``; the old one stops working at once. Owners, or the person."""
+    """A new token for ``name``; the old one stops working at once, and every sign-in to the
+    page made with it ends. Owners, or the person."""
     if by.name != name:
         require_owner(by, "issue another person's token")
     person = await person_by_name(tx, name)
     token = new_token()
     await tx.people.replace_token_hash(person.id, hash_token(token))
+    await tx.sign_ins.end_all(person.id)
     return NewPerson(person, token)
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from parley.errors import Invalid
+from parley.numbers import MAX_ID
 from parley.reads.model import DEFAULT_LIMIT, MAX_LIMIT, Key, Page, Slice, Window
 
 T = TypeVar("T")
@@ -60,6 +61,8 @@ def _decode(listing: Listing, cursor: str) -> Key:
         raise refused
     key = decoded[1]
     if type(key) is not listing.key_type:  # bool is an int subclass: compare types exactly
+        raise refused
+    if isinstance(key, int) and not 0 <= key <= MAX_ID:  # no id is past what a store holds
         raise refused
     assert isinstance(key, int | str)
     return key

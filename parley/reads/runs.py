@@ -58,7 +58,7 @@ async def run_detail(tx: Tx, run: Run) -> RunDetail:
     assert topic is not None
     (view,) = await views(tx, [topic])
     stderr = await tx.runs.stderr_of(run.id)
-    return RunDetail(run, view, await tx.messages.inputs(run.id), stderr)
+    return RunDetail(run, view, await tx.messages.given_to(run.id), stderr)
 
 
 async def turns_page(

@@ -7,6 +7,7 @@ from __future__ import annotations
 from parley.conversations.model import Message, TaskStatus, Topic, TopicKind
 from parley.conversations.person import conversation_with
 from parley.errors import NotFound
+from parley.numbers import ascii_number
 from parley.people.model import Person
 from parley.reads import cursors
 from parley.reads.model import Page, TopicView, Window
@@ -24,10 +25,12 @@ async def readable_task(tx: Tx, reader: Person, task_id: int) -> Topic:
 async def readable_conversation(tx: Tx, reader: Person, ref: str) -> Topic:
     """By agent name, the reader's open conversation with that agent; by id, any conversation
     the reader may read (an owner reads deleted ones so)."""
-    if ref.isdigit():  # agent names start with a letter
-        return await _readable(
-            tx, reader, int(ref), TopicKind.CONVERSATION, f"no conversation {ref}"
-        )
+    if ref.isascii() and ref.isdigit():  # agent names start with a letter
+        number = ascii_number(ref)  # None: past any id, so no such conversation
+        absent = f"no conversation {ref[:20]}{'…' if len(ref) > 20 else ''}"
+        if number is None:
+            raise NotFound(absent)
+        return await _readable(tx, reader, number, TopicKind.CONVERSATION, absent)
     mine = await conversation_with(tx, reader, ref)
     message = f"you have no conversation with {ref}"
     return await _readable(tx, reader, mine.id, TopicKind.CONVERSATION, message)

@@ -19,6 +19,10 @@ class RunState(StrEnum):
 
 OPEN_STATES = (RunState.QUEUED, RunState.RUNNING)
 
+# Why a run failed with its turn gone (``runs/recovery.py``): its text waits for the next run.
+INTERRUPTED = "interrupted"
+NODE_LOST = "node_lost"
+
 
 @dataclass(frozen=True)
 class Run:
@@ -43,6 +47,12 @@ class Run:
     @property
     def is_open(self) -> bool:
         return self.state in OPEN_STATES
+
+    @property
+    def cut_short(self) -> bool:
+        """Its output is what its turn had said when it was stopped, failed or interrupted,
+        not a finished reply."""
+        return self.output is not None and self.state is not RunState.FINISHED
 
     @property
     def topic(self) -> str:

@@ -7,11 +7,8 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from parley.clock import Clock
-from parley.runs.model import Run, RunChange, RunState
+from parley.runs.model import INTERRUPTED, NODE_LOST, Run, RunChange, RunState
 from parley.store import Tx
-
-INTERRUPTED = "interrupted"
-NODE_LOST = "node_lost"
 
 
 async def recover_interrupted(tx: Tx, clock: Clock, held: Collection[int] = ()) -> int:

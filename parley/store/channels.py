@@ -7,13 +7,17 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 
-from parley.channels.model import ChannelAccount, WebConversation, WebMessage
+from parley.channels.model import ChannelAccount, ConversationRef, WebConversation, WebMessage
+from parley.people.model import Person
 from parley.store.connection import Connection
+from parley.store.people import person_of_row
 from parley.store.tables import (
     agents,
     channel_accounts,
     channel_identities,
+    channel_people,
     people,
     web_conversations,
     web_messages,
@@ -25,6 +29,29 @@ _ACCOUNTS = select(channel_accounts, agents.c.name.label("default_agent")).outer
 _WEB = select(web_conversations, people.c.name.label("person_name")).outerjoin(
     people, people.c.id == web_conversations.c.person_id
 )
+
+
+def _met(dialect: Any) -> Any:
+    """A person met in a conversation, kept once (the first time)."""
+    return dialect.insert(channel_people).on_conflict_do_nothing(
+        index_elements=[
+            channel_people.c.channel,
+            channel_people.c.account_id,
+            channel_people.c.conversation_id,
+            channel_people.c.person_id,
+        ]
+    )
+
+
+_MET = {"sqlite": _met(sqlite), "postgresql": _met(postgresql)}
+
+
+def _in(ref: ConversationRef) -> Any:
+    return (
+        (channel_people.c.channel == ref.channel)
+        & (channel_people.c.account_id == ref.account_id)
+        & (channel_people.c.conversation_id == ref.conversation_id)
+    )
 
 
 def _account(row: Any) -> ChannelAccount:
@@ -152,6 +179,23 @@ class ChannelsRepo:
             .order_by(channel_identities.c.user_id)
         )
         return [(row.user_id, row.name) for row in await self._c.execute(query)]
+
+    async def met(self, ref: ConversationRef, person_id: int, now: datetime) -> None:
+        """``person_id`` wrote in ``ref``: one of the people Parley knows there."""
+        values = {"channel": ref.channel, "account_id": ref.account_id,
+                  "conversation_id": ref.conversation_id, "person_id": person_id,
+                  "first_at": now}  # fmt: skip
+        await self._c.execute(_MET[self._c.dialect.name], values)
+
+    async def people_in(self, ref: ConversationRef) -> list[Person]:
+        """The people Parley knows in ``ref`` (who wrote there), by name."""
+        query = (
+            select(people)
+            .join(channel_people, channel_people.c.person_id == people.c.id)
+            .where(_in(ref))
+            .order_by(people.c.name)
+        )
+        return [person_of_row(row) for row in await self._c.execute(query)]
 
     async def add_web_conversation(
         self,

@@ -29,6 +29,12 @@ class Effects:
     frames: set[str] = field(default_factory=set)
     # Subtasks spawned with ``thread``: a channel thread may be made and bound to each.
     threads_asked: list[int] = field(default_factory=list)
+    # Runs whose words so far were kept after they were cut short: the pages showing them
+    # look again.
+    cut_short: list[int] = field(default_factory=list)
+    # Refusals told in a root (text that did not reach its recipient): (root id, the notice),
+    # for whoever waits on that root.
+    refused: list[tuple[int, str]] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -41,6 +47,8 @@ class Effects:
             or self.ended_topics
             or self.frames
             or self.threads_asked
+            or self.cut_short
+            or self.refused
         )
 
 

@@ -49,6 +49,21 @@ _NEXT_DUE = once(
         outbox.c.connection == bindparam("connection"), PENDING
     )
 )
+_RESENT = once(
+    update(outbox)
+    .where(outbox.c.id == bindparam("item"), PENDING, outbox.c.claimed_by == bindparam("worker"))
+    .values(resends=outbox.c.resends + 1)
+    .returning(outbox.c.resends)
+)
+_EXTEND = once(
+    update(outbox)
+    .where(
+        outbox.c.id.in_(bindparam("ids", expanding=True)),
+        PENDING,
+        outbox.c.claimed_by == bindparam("worker"),
+    )
+    .values(claimed_until=bindparam("until"), next_attempt_at=bindparam("until"))
+)
 # Text waiting here for a run: from the queued runs (few, found by their state's index) to
 # their texts, not from the connection's threads to every text they ever had.
 _QUEUED_RUNS_OF_CONNECTION = (
@@ -130,9 +145,9 @@ class FramesRepo:
         return [frame for frame in frames if isinstance(frame, OutboundText)]
 
     async def send_again(
-        self, connection: str, topic_id: int, first_seq: int, before_seq: int, now: datetime
+        self, connection: str, topic_id: int, first_seq: int, before_seq: int, at: datetime
     ) -> bool:
-        """Make the thread's frames from ``first_seq`` up to ``before_seq`` due again now,
+        """Make the thread's frames from ``first_seq`` up to ``before_seq`` due again ``at``,
         those delivered included; False (and nothing changed) if one of them failed."""
         thread = (
             outbox.c.connection == connection,
@@ -147,9 +162,36 @@ class FramesRepo:
         await self._c.execute(
             update(outbox)
             .where(*thread, delivered)
-            .values(state=DeliveryState.PENDING.value, next_attempt_at=now, delivered_at=None)
+            .values(state=DeliveryState.PENDING.value, next_attempt_at=at, delivered_at=None)
         )
         return True
+
+    async def resent(self, item_id: int, worker: str) -> int | None:
+        """Count one more resend of ``worker``'s claimed frame: how many it has had now (None:
+        the claim is no longer ``worker``'s)."""
+        result = await self._c.execute(_RESENT, {"item": item_id, "worker": worker})
+        resends: int | None = result.scalar_one_or_none()
+        return resends
+
+    async def extend(self, item_ids: Sequence[int], worker: str, until: datetime) -> None:
+        """Extend ``worker``'s lease on these claimed frames (their batch is still out)."""
+        if item_ids:
+            params = {"ids": list(item_ids), "worker": worker, "until": until}
+            await self._c.execute(_EXTEND, params)
+
+    async def parked(self, min_resends: int) -> dict[str, list[str]]:
+        """Threads held after ``min_resends`` resends, by connection: each its thread ID and
+        the reason its frame holds."""
+        query = (
+            select(outbox.c.connection, outbox.c.payload, outbox.c.last_error)
+            .where(outbox.c.connection.is_not(None), PENDING, outbox.c.resends >= min_resends)
+            .order_by(outbox.c.connection, outbox.c.thread_topic_id, outbox.c.seq)
+        )
+        found: dict[str, list[str]] = {}
+        for row in await self._c.execute(query):
+            thread = outbound_of(row.payload).thread_id
+            found.setdefault(row.connection, []).append(f"thread {thread}: {row.last_error}")
+        return found
 
     async def waiting(self, connection: str) -> int:
         """Frames of ``connection`` waiting to be sent."""

@@ -6,14 +6,14 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, bindparam, insert, or_, select, update
+from sqlalchemy import Select, bindparam, insert, literal, or_, select, update
 
 from parley.conversations.model import Message
 from parley.reads.model import Slice, Window
 from parley.store.connection import Connection
 from parley.store.keyset import first_slices, newest_of_each, sliced
 from parley.store.shapes import once
-from parley.store.tables import agents, messages, people
+from parley.store.tables import agents, given_inputs, messages, people
 
 _author = agents.alias("author")
 _recipient = agents.alias("recipient")
@@ -47,12 +47,25 @@ def _message(row: Any) -> Message:
         from_run_id=row.from_run_id,
         body=row.body,
         created_at=row.created_at,
+        cut_short=bool(row.cut_short),
     )
 
 
 _INSERT = once(insert(messages).returning(messages.c.id))
 _ADD_MANY = once(insert(messages))
 _INPUTS = once(_query().where(messages.c.run_id == bindparam("run_id")))
+_GIVEN = once(
+    _query().where(
+        or_(
+            messages.c.run_id == bindparam("run_id"),
+            messages.c.id.in_(
+                select(given_inputs.c.message_id).where(
+                    given_inputs.c.run_id == bindparam("run_id")
+                )
+            ),
+        )
+    )
+)
 _INPUTS_OF = once(_query().where(messages.c.run_id.in_(bindparam("run_ids", expanding=True))))
 _RECENT = (
     _query()
@@ -65,6 +78,14 @@ _RECENT = (
     .limit(bindparam("limit"))
 )
 
+
+_UNCLAIMED = once(
+    select(messages.c.id, messages.c.topic_id, messages.c.recipient_agent_id).where(
+        messages.c.topic_id.in_(bindparam("topic_ids", expanding=True)),
+        messages.c.run_id.is_(None),
+        messages.c.recipient_agent_id.is_not(None),
+    )
+)
 
 # A root's tree: the newest of each of its conversations, in one statement.
 _NEWEST_IN_TOPICS = once(newest_of_each(_query(), messages.c.topic_id, messages.c.id))
@@ -102,6 +123,12 @@ class MessagesRepo:
         rows = await self._c.execute(_INPUTS, {"run_id": run_id})
         return [_message(row) for row in rows]
 
+    async def given_to(self, run_id: int) -> list[Message]:
+        """What a run was given: its input, or what it had when it ended without answering it
+        and its text moved on (``move_inputs``)."""
+        rows = await self._c.execute(_GIVEN, {"run_id": run_id})
+        return [_message(row) for row in rows]
+
     async def inputs_of(self, run_ids: Sequence[int]) -> dict[int, list[Message]]:
         """Each run's input, in order, for a batch of runs."""
         found: dict[int, list[Message]] = {}
@@ -110,6 +137,19 @@ class MessagesRepo:
             assert message.run_id is not None
             found.setdefault(message.run_id, []).append(message)
         return found
+
+    async def claim_notices(self, runs: Sequence[tuple[int, int, int]]) -> None:
+        """Make the notices addressed to an agent in a topic that no run took yet part of the
+        input of ``runs`` (run id, agent id, topic id). One statement when there are none."""
+        by_pair = {(agent_id, topic_id): run_id for run_id, agent_id, topic_id in runs}
+        topic_ids = sorted({topic_id for _, _, topic_id in runs})
+        found = await self._c.execute(_UNCLAIMED, {"topic_ids": topic_ids})
+        for row in list(found):
+            run_id = by_pair.get((row.recipient_agent_id, row.topic_id))
+            if run_id is not None:
+                await self._c.execute(
+                    update(messages).where(messages.c.id == row.id).values(run_id=run_id)
+                )
 
     async def history(self, topic_id: int, run_id: int, limit: int) -> list[Message]:
         """The latest ``limit`` messages of a topic, not ``run_id``'s input; oldest first."""
@@ -142,6 +182,10 @@ class MessagesRepo:
         return found
 
     async def move_inputs(self, from_run_id: int, to_run_id: int) -> None:
+        """The text of a run that ended without answering it waits for ``to_run_id``; the ended
+        run keeps a record of what it was given."""
+        given = select(literal(from_run_id), messages.c.id).where(messages.c.run_id == from_run_id)
+        await self._c.execute(insert(given_inputs).from_select(["run_id", "message_id"], given))
         await self._c.execute(
             update(messages).where(messages.c.run_id == from_run_id).values(run_id=to_run_id)
         )

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
 from alembic import command
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Connection, Engine, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 MIGRATIONS = Path(__file__).parent / "migrations"
+log = logging.getLogger(__name__)
 Direction = Literal["upgrade", "downgrade"]
 
 
@@ -56,7 +61,29 @@ def _migrate_sqlite(engine: Engine, direction: Direction, revision: str) -> None
 
 def _run(connection: Connection, direction: Direction, revision: str) -> None:
     config = alembic_config(connection)
-    if direction == "upgrade":
-        command.upgrade(config, revision)
-    else:
-        command.downgrade(config, revision)
+    with _alembic_quiet():
+        before = _revision(connection)
+        if direction == "upgrade":
+            command.upgrade(config, revision)
+        else:
+            command.downgrade(config, revision)
+        after = _revision(connection)
+    if after != before:
+        log.info("store migrated to %s (from %s)", after, before or "empty")
+
+
+def _revision(connection: Connection) -> str | None:
+    return MigrationContext.configure(connection).get_current_revision()
+
+
+@contextlib.contextmanager
+def _alembic_quiet() -> Iterator[None]:
+    """Alembic logs each step with its migration's whole docstring (some 40 lines on a first
+    start); an operator needs the one line ``_run`` writes. Its warnings still come through."""
+    logger = logging.getLogger("alembic")
+    level = logger.level
+    logger.setLevel(max(logging.WARNING, level))
+    try:
+        yield
+    finally:
+        logger.setLevel(level)

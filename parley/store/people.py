@@ -14,7 +14,7 @@ from parley.store.keyset import sliced
 from parley.store.tables import people
 
 
-def _person(row: Any) -> Person:
+def person_of_row(row: Any) -> Person:
     return Person(id=row.id, name=row.name, role=Role(row.role), created_at=row.created_at)
 
 
@@ -28,20 +28,20 @@ class PeopleRepo:
             .values(name=name, role=role.value, token_hash=token_hash, created_at=now)
             .returning(*people.c)
         )
-        return _person(result.one())
+        return person_of_row(result.one())
 
     async def by_name(self, name: str) -> Person | None:
         row = (await self._c.execute(select(people).where(people.c.name == name))).first()
-        return _person(row) if row else None
+        return person_of_row(row) if row else None
 
     async def by_id(self, person_id: int) -> Person | None:
         row = (await self._c.execute(select(people).where(people.c.id == person_id))).first()
-        return _person(row) if row else None
+        return person_of_row(row) if row else None
 
     async def by_token_hash(self, token_hash: str) -> Person | None:
         query = select(people).where(people.c.token_hash == token_hash)
         row = (await self._c.execute(query)).first()
-        return _person(row) if row else None
+        return person_of_row(row) if row else None
 
     async def replace_token_hash(self, person_id: int, token_hash: str) -> None:
         await self._c.execute(
@@ -51,7 +51,7 @@ class PeopleRepo:
     async def page(self, window: Window) -> Slice[Person]:
         """People by name."""
         return await sliced(
-            self._c, select(people), people.c.name, window, _person, newest_first=False
+            self._c, select(people), people.c.name, window, person_of_row, newest_first=False
         )
 
     async def count(self) -> int:

@@ -253,8 +253,9 @@ _FINISH = once(
         state=bindparam("final"),
         finished_at=bindparam("now"),
         reason=bindparam("why"),
-        output=bindparam("text"),
-        # A stopped turn's stderr may have been kept before a late end: never unset it.
+        # A stopped turn's stderr, and what it had said, may have been kept before a late end
+        # (the node's stop came first): never unset them.
+        output=func.coalesce(bindparam("text"), runs.c.output),
         stderr=func.coalesce(bindparam("stderr"), runs.c.stderr),
     )
 )
@@ -278,6 +279,16 @@ _KEEP_STDERR = (
     update(runs).where(runs.c.id == bindparam("run_id")).values(stderr=bindparam("stderr"))
 )
 _STDERR = select(runs.c.stderr).where(runs.c.id == bindparam("run_id"))
+# What a turn had said when it was cut short: kept once, never over a finished reply.
+_KEEP_SAID = (
+    update(runs)
+    .where(
+        runs.c.id == bindparam("run_id"),
+        runs.c.output.is_(None),
+        runs.c.state != RunState.FINISHED.value,
+    )
+    .values(output=bindparam("said"))
+)
 _BY_ID = once(_query().where(runs.c.id == bindparam("run_id")))
 _STATE = once(select(runs.c.state).where(runs.c.id == bindparam("run_id")))
 _BY_IDS = once(_query().where(runs.c.id.in_(bindparam("run_ids", expanding=True))))
@@ -520,6 +531,12 @@ class RunsRepo:
     async def keep_stderr(self, run_id: int, stderr: str) -> None:
         """Keep what a turn's process wrote on stderr, whatever state its run is in."""
         await self._c.execute(_KEEP_STDERR, {"run_id": run_id, "stderr": stderr})
+
+    async def keep_said(self, run_id: int, said: str) -> bool:
+        """Keep what a turn had said when it was stopped, failed or interrupted as the run's
+        output; False if the run already has an output (kept before, or a finished reply)."""
+        kept = await self._c.execute(_KEEP_SAID, {"run_id": run_id, "said": said})
+        return kept.rowcount == 1
 
     async def stderr_of(self, run_id: int) -> str | None:
         found = await self._c.execute(_STDERR, {"run_id": run_id})

@@ -9,8 +9,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TypeVar
 
+from sqlalchemy import URL, Engine
 from sqlalchemy import Connection as SyncConnection
-from sqlalchemy import Engine
 from sqlalchemy.exc import (
     DataError,
     DBAPIError,
@@ -40,6 +40,7 @@ from parley.store.nodes import NodesRepo
 from parley.store.outbox import OutboxRepo
 from parley.store.people import PeopleRepo
 from parley.store.runs import RunsRepo
+from parley.store.sign_ins import SignInsRepo
 from parley.store.topics import TopicsRepo
 from parley.store.violations import explain
 
@@ -54,6 +55,7 @@ class Tx:
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
         self.people = PeopleRepo(connection)
+        self.sign_ins = SignInsRepo(connection)
         self.nodes = NodesRepo(connection)
         self.agents = AgentsRepo(connection)
         self.agent_changes = AgentChangesRepo(connection)
@@ -69,6 +71,21 @@ class Tx:
         self.channels = ChannelsRepo(connection)
         # What this transaction set in motion; the store's subscribers act on it after commit.
         self.effects = Effects()
+
+
+MISSING_DATABASE = "3D000"  # PostgreSQL's invalid_catalog_name
+
+
+def _why(exc: OSError | DBAPIError, url: URL) -> str:
+    """The driver's own words, without SQLAlchemy's wrapping and background link; for a
+    PostgreSQL database that does not exist, the command that makes it."""
+    if not isinstance(exc, DBAPIError) or exc.orig is None:
+        return str(exc)
+    said = str(exc.orig)
+    if getattr(exc.orig, "sqlstate", None) == MISSING_DATABASE:
+        owner = f"-O {url.username} " if url.username else ""
+        said += f"; make it first, as PostgreSQL's superuser: createdb {owner}{url.database}"
+    return said
 
 
 class Store:
@@ -87,7 +104,9 @@ class Store:
             await upgrade_to_head(engine)
         except (OSError, DBAPIError) as exc:
             await _dispose(engine)
-            raise Unavailable(f"cannot open the store at {engine.url!r}: {exc}") from exc
+            raise Unavailable(
+                f"cannot open the store at {engine.url!r}: {_why(exc, engine.url)}"
+            ) from exc
         store = cls(engine)
         if store.checkpoints is not None:
             store.checkpoints.start()

@@ -58,10 +58,7 @@ def _topic(row: Any) -> Topic:
         connection=row.connection,
         root_topic_id=row.root_topic_id,
         sender_agent_id=row.sender_agent_id,
-        # A peer's role is the other party, shown as a local role addresses it.
-        sender_name=row.sender_name
-        if row.peer_role is None
-        else f"{row.peer_role}@{row.connection}",
+        sender_name=row.sender_name,
         thread_id=row.thread_id,
         created_at=row.created_at,
         finished_at=row.finished_at,

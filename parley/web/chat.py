@@ -13,6 +13,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import RedirectResponse, Response, StreamingResponse
 
 from parley.agents.model import Agent, Lifecycle
+from parley.api.ids import Id
 from parley.context import Context
 from parley.conversations.lifetime import stop_root
 from parley.conversations.model import Message, Topic
@@ -39,10 +40,12 @@ HISTORY = 100  # the newest messages a chat shows; older ones are on the topic's
 
 @dataclass(frozen=True)
 class Entry:
-    """A message of the chat, with the run whose text it was when that run did not finish."""
+    """A message of the chat, with the run whose text it was when that run did not finish; and
+    for what a turn had said when it was cut short, that turn's run (if still on the page)."""
 
     message: Message
     ended_as: Run | None
+    said_in: Run | None = None
 
 
 @dataclass(frozen=True)
@@ -113,7 +116,7 @@ async def chat_stop(agent: str, posted: Post, ctx: Ctx) -> Response:
 
 
 @router.get("/runs/{run_id}/stream")
-async def run_stream(run_id: int, viewer: Viewer, ctx: Ctx, web: WebParts) -> Response:
+async def run_stream(run_id: Id, viewer: Viewer, ctx: Ctx, web: WebParts) -> Response:
     """The reply of a run as its turn writes it: ``chunk`` events (JSON strings), then ``end``."""
     async with ctx.store.transaction() as tx:
         await readable_run(tx, viewer.person, run_id)
@@ -164,7 +167,11 @@ async def read_chat(ctx: Context, person: Person, agent: str) -> Chat:
         runs = await runs_page(tx, person, topic=topic.id, limit=HISTORY)
     by_id = {run.id: run for run in runs.items}
     entries = [
-        Entry(message, _unfinished(by_id.get(message.run_id or 0)))
+        Entry(
+            message,
+            _unfinished(by_id.get(message.run_id or 0)),
+            by_id.get(message.from_run_id or 0) if message.cut_short else None,
+        )
         for message in reversed(messages.items)
     ]
     open_runs = [run for run in reversed(runs.items) if run.is_open]

@@ -17,7 +17,8 @@ from parley.errors import Invalid, ParleyError
 from parley.web.routing import SignInFirst, sign_in_path, web_of
 
 TITLES = {400: "Not understood", 401: "Sign in first", 403: "Not allowed", 404: "Not found",
-          409: "Not now", 413: "Too large", 503: "Not available"}  # fmt: skip
+          409: "Not now", 413: "Too large", 429: "Too many tries",
+          503: "Not available"}  # fmt: skip
 
 
 def is_page(request: Request) -> bool:

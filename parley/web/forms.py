@@ -9,6 +9,7 @@ from urllib.parse import parse_qsl
 from fastapi import Request
 
 from parley.errors import Invalid
+from parley.numbers import whole_number
 from parley.text import refuse_nul
 
 FORM_TYPE = "application/x-www-form-urlencoded"
@@ -36,9 +37,10 @@ class Form:
         given = self.get(name).strip()
         if not given:
             return None
-        if not given.isdigit() or not low <= int(given) <= high:
-            raise Invalid(f"{label} must be a whole number from {low} to {high}", field=name)
-        return int(given)
+        try:
+            return whole_number(given, label, low, high)
+        except Invalid as exc:
+            raise Invalid(exc.message, field=name) from None
 
     def all(self, name: str) -> list[str]:
         return [value for value in self.fields.get(name, []) if value.strip()]

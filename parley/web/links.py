@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
+from parley.api.ids import Id
 from parley.channels.bindings import list_bindings, unbind_by_person
 from parley.channels.model import BindingStatus
 from parley.deliveries.listing import list_deliveries
@@ -97,7 +98,7 @@ async def channels_page(
 
 
 @router.post("/bindings/{binding_id}/unbind")
-async def unbind(binding_id: int, posted: Post, ctx: Ctx) -> Response:
+async def unbind(binding_id: Id, posted: Post, ctx: Ctx) -> Response:
     person = posted.viewer.person
     reason = posted.form.get("reason").strip() or f"unbound by {person.name}"
     async with ctx.store.transaction() as tx:

@@ -10,6 +10,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
+from parley.api.ids import Id
 from parley.context import Context
 from parley.conversations.model import Message, Topic
 from parley.people.model import Person
@@ -38,7 +39,7 @@ class Inside:
 
 @router.get("/roots/{topic_id}")
 async def root_page(
-    topic_id: int, request: Request, viewer: Viewer, ctx: Ctx, web: WebParts
+    topic_id: Id, request: Request, viewer: Viewer, ctx: Ctx, web: WebParts
 ) -> Response:
     values = await read_root(ctx, viewer.person, topic_id)
     return web.pages.page(request, "root.html", viewer, **values)
@@ -46,7 +47,7 @@ async def root_page(
 
 @router.get("/roots/{topic_id}/live")
 async def root_live(
-    topic_id: int, request: Request, viewer: Viewer, ctx: Ctx, web: WebParts
+    topic_id: Id, request: Request, viewer: Viewer, ctx: Ctx, web: WebParts
 ) -> Response:
     await read_root(ctx, viewer.person, topic_id)  # the page's refusal, before streaming
 

@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
+from parley.api.ids import Id
 from parley.context import Context
 from parley.conversations.lifetime import stop_run as stop_one_run
 from parley.hub.human import answer_turn
@@ -63,7 +64,7 @@ async def runs_live(
 
 
 @router.post("/runs/{run_id}/stop")
-async def stop(run_id: int, posted: Post, ctx: Ctx) -> Response:
+async def stop(run_id: Id, posted: Post, ctx: Ctx) -> Response:
     person = posted.viewer.person
     async with ctx.store.transaction() as tx:
         run = await readable_run(tx, person, run_id)
@@ -82,7 +83,7 @@ async def turns(
 
 
 @router.post("/runs/{run_id}/answer")
-async def answer(run_id: int, posted: Post, ctx: Ctx) -> Response:
+async def answer(run_id: Id, posted: Post, ctx: Ctx) -> Response:
     form = posted.form
     async with ctx.store.transaction() as tx:
         await answer_turn(

@@ -21,19 +21,11 @@ class Node:
 
     @property
     def recipient(self) -> str:
-        return recipient_of(self.topic)
+        return self.topic.asked or "?"
 
 
 def sender_of(topic: Topic) -> str:
-    """The role that wrote first: a local sender, or our role when it wrote to a peer."""
-    if topic.with_peer:
-        return topic.agent_name
-    return topic.sender_name or "?"
-
-
-def recipient_of(topic: Topic) -> str:
-    """The role written to: a local role, or a peer's as ``name@connection``."""
-    return topic.peer_address or topic.agent_name
+    return topic.started_by or "?"
 
 
 def build_tree(root: Topic, conversations: Sequence[Topic]) -> list[Node]:

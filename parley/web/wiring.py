@@ -12,6 +12,7 @@ from fastapi.staticfiles import StaticFiles
 from parley.context import Context
 from parley.web import chat, directory, links, roots, runs, signin, team, work
 from parley.web.errors import install_page_errors
+from parley.web.headers import SecurityHeaders
 from parley.web.live import Pulse
 from parley.web.render import Pages
 from parley.web.routing import Web
@@ -23,6 +24,7 @@ STATIC = Path(__file__).parent / "static"
 def install_web(app: FastAPI) -> None:
     """After the API's error handlers, which the page's wrap."""
     install_page_errors(app)
+    app.add_middleware(SecurityHeaders)  # outermost: on every answer, the guards' own too
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     for module in (signin, chat, work, roots, runs, team, directory, links):
         app.include_router(module.router)
@@ -33,5 +35,6 @@ def start_web(app: FastAPI, context: Context) -> Callable[[], None]:
     settings = context.settings
     secret = load_or_create_web_secret(settings.data_dir)
     pulse = Pulse()
-    app.state.web = Web(Sessions(secret, int(settings.web_session_hours * 3600)), Pages(), pulse)
+    sessions = Sessions(secret, int(settings.web_session_hours * 3600), context.clock)
+    app.state.web = Web(sessions, Pages(), pulse)
     return context.store.subscribe(pulse.on_commit)

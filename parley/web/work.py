@@ -1,6 +1,6 @@
 """The task pages: the tasks a person may read, one task as it works (its log, runs and
-subtasks, kept current as a live part), and the forms that give, stop and cancel a task. Each
-calls the library function the API's route calls, so the rules are the same."""
+subtasks, kept current as a live part), and the forms that give, continue, stop and cancel a
+task. Each calls the library function the API's route calls, so the rules are the same."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
+from parley.api.ids import Id
 from parley.context import Context
 from parley.conversations.lifetime import stop_root
 from parley.conversations.model import TaskStatus
-from parley.conversations.tasks import cancel_task, create_task, task_by_id
+from parley.conversations.tasks import cancel_task, create_task, may_direct, say_in_task, task_by_id
 from parley.errors import Invalid
 from parley.people.model import Person
 from parley.reads.details import topic_detail
@@ -76,7 +77,7 @@ async def give_task(posted: Post, ctx: Ctx) -> Response:
 
 @router.get("/tasks/{task_id}")
 async def task_page(
-    task_id: int, request: Request, viewer: Viewer, ctx: Ctx, web: WebParts
+    task_id: Id, request: Request, viewer: Viewer, ctx: Ctx, web: WebParts
 ) -> Response:
     values = await read_task(ctx, viewer.person, task_id)
     return web.pages.page(request, "task.html", viewer, **values)
@@ -84,7 +85,7 @@ async def task_page(
 
 @router.get("/tasks/{task_id}/live")
 async def task_live(
-    task_id: int, request: Request, viewer: Viewer, ctx: Ctx, web: WebParts
+    task_id: Id, request: Request, viewer: Viewer, ctx: Ctx, web: WebParts
 ) -> Response:
     await read_task(ctx, viewer.person, task_id)  # the page's refusal, before streaming
 
@@ -94,8 +95,16 @@ async def task_live(
     return live_values(request, ctx, web, "_task.html", read)
 
 
+@router.post("/tasks/{task_id}/messages")
+async def say_to_task(task_id: Id, posted: Post, ctx: Ctx) -> Response:
+    text = posted.form.get("text")
+    async with ctx.store.transaction() as tx:
+        await say_in_task(tx, ctx.clock, posted.viewer.person, task_id, text)
+    return back_to(f"/tasks/{task_id}")
+
+
 @router.post("/tasks/{task_id}/stop")
-async def stop_task(task_id: int, posted: Post, ctx: Ctx) -> Response:
+async def stop_task(task_id: Id, posted: Post, ctx: Ctx) -> Response:
     name = posted.viewer.person.name
     async with ctx.store.transaction() as tx:
         task = await task_by_id(tx, task_id)
@@ -105,7 +114,7 @@ async def stop_task(task_id: int, posted: Post, ctx: Ctx) -> Response:
 
 
 @router.post("/tasks/{task_id}/cancel")
-async def cancel(task_id: int, posted: Post, ctx: Ctx) -> Response:
+async def cancel(task_id: Id, posted: Post, ctx: Ctx) -> Response:
     async with ctx.store.transaction() as tx:
         task = await task_by_id(tx, task_id)
         await cancel_task(tx, ctx.clock, task, posted.viewer.person)
@@ -116,11 +125,12 @@ async def read_task(ctx: Context, person: Person, task_id: int) -> dict[str, Any
     async with ctx.store.transaction() as tx:
         task = await readable_task(tx, person, task_id)
         detail = await topic_detail(tx, person, task)
-    # The owner or the person who gave it may cancel it (cancel_task refuses anyone else).
-    may_end = person.is_owner or task.person_id == person.id
+    # The owner or the person who gave it may write to it or cancel it while it is open (the
+    # library refuses anyone else).
+    is_open = task.status == TaskStatus.OPEN.value and not task.is_closed
     return {
         "task": task,
         "detail": detail,
         "log": list(reversed(detail.messages.items)),
-        "may_end": may_end and task.status == TaskStatus.OPEN.value and not task.is_closed,
+        "directs": may_direct(task, person) and is_open,
     }

@@ -66,6 +66,7 @@ async def test_patch_declares_replaces_and_unsets(parley: Harness) -> None:
         ({"env_from_server": ["PARLEY_DATABASE_URL"]}, "PARLEY_* variables are the run's own"),
         ({"env": {"PATH": "/tmp"}}, "PATH always comes from the server"),
         ({"env_from_server": ["LC_ALL"]}, "LC_ALL always comes from the server"),
+        ({"env": {"TMPDIR": "/tmp"}}, "TMPDIR is each turn's own temporary folder"),
         ({"env": {"APP_KEY": "a\x00b"}}, "env.APP_KEY contains a NUL byte"),
         ({"env": {"APP_KEY": "x" * (32 * 1024 + 1)}}, "at most 32768 bytes"),
         ({"env": {"APP_KEY": "x"}, "env_from_server": ["APP_KEY"]}, "give each name once"),

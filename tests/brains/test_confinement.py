@@ -4,6 +4,7 @@ unchangeable, and nothing it started left behind when its turn ends."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import os
@@ -15,8 +16,19 @@ import pytest
 
 from parley.brains import groups
 from parley.brains.command import CommandBrain
-from parley.brains.confinement import ProcessPolicy
-from tests.brains.test_command_brain import all_gone, make_turn, read_pids, script, think
+from parley.brains.confinement import ProcessPolicy, node_policy
+from parley.datafolder import DataFolder
+from parley.settings import Settings
+from tests.brains.test_command_brain import (
+    Chunks,
+    NoActions,
+    all_gone,
+    make_turn,
+    read_pids,
+    script,
+    think,
+)
+from tests.support import eventually
 
 
 @pytest.fixture
@@ -48,6 +60,7 @@ async def test_the_process_gets_the_allow_list_the_declared_variables_and_the_ru
     reply, _ = await think(CommandBrain(dump, policy=policy), turn)
     seen = json.loads(reply)
     seen.pop("PARLEY_SESSION_FILE")
+    assert Path(seen.pop("TMPDIR")).name.startswith("parley-run-")  # the turn's own, gone now
     assert seen == {
         "PATH": "/opt/p/bin:/usr/local/bin:/usr/bin:/bin",
         "HOME": "/home/parley",
@@ -211,3 +224,99 @@ def test_a_node_ends_what_its_previous_life_left_and_only_that(tmp_path: Path) -
         for process in processes:
             process.kill()
             process.wait()
+
+
+ORDINARY = """
+out() { echo "$1=$2"; }
+try() { name=$1; shift; if "$@" >/dev/null 2>&1; then out "$name" ok; else out "$name" failed; fi; }
+try mktemp sh -c 'f=$(mktemp) && echo x > "$f"'
+try mktemp-d sh -c 'd=$(mktemp -d) && echo y > "$d/f"'
+try home-folder sh -c 'mkdir -p "$HOME/.cache/tool" && echo z > "$HOME/.cache/tool/state"'
+try home-file sh -c 'echo more >> "$HOME/.toolrc"'
+try workspace sh -c 'echo w > notes && mkdir -p build && echo o > build/out'
+try token cat "$DATA/private/owner-token"
+try other-run cat "$DATA/tmp/run-other/left"
+echo "tmpdir=$TMPDIR"
+"""
+
+
+@pytest.mark.parametrize("under", ["system-temp", "home"])
+async def test_ordinary_programs_work_confined_with_the_data_folder_under(
+    tmp_path: Path, under: str
+) -> None:
+    """mktemp, a tool's folder in $HOME, the workspace: with the data folder in the system's
+    temporary folder (every folder above it closed to new entries) or in $HOME. The turn's
+    TMPDIR is its own, and gone after the turn."""
+    home = tmp_path / "home"
+    data = home / "parley-data" if under == "home" else tmp_path / "data"
+    (home / ".cache").mkdir(parents=True)
+    (home / ".toolrc").write_text("set\n")
+    settings = Settings(data_dir=data)
+    folder = DataFolder(data)
+    folder.prepare(default_store=True)
+    folder.owner_token.write_text("pk_the_owner_token\n")
+    (folder.run_temp / "run-other").mkdir()
+    (folder.run_temp / "run-other" / "left").write_text("another turn's\n")
+    workspace = folder.workspaces / "ada"
+    workspace.mkdir(parents=True)
+    environment = {"PATH": os.environ["PATH"], "HOME": str(home)}
+    policy = dataclasses.replace(node_policy(settings), server_environment=environment)
+    turn = dataclasses.replace(make_turn(workspace), env={"DATA": str(data)})
+    program = tmp_path / "ordinary.sh"
+    program.write_text(ORDINARY)
+    reply, _ = await think(CommandBrain(f"sh {program}", policy=policy), turn)
+    seen = dict(line.split("=", 1) for line in reply.splitlines())
+    tmpdir = Path(seen.pop("tmpdir"))
+    assert seen == {
+        "mktemp": "ok",
+        "mktemp-d": "ok",
+        "home-folder": "ok",
+        "home-file": "ok",
+        "workspace": "ok",
+        "token": "failed",
+        "other-run": "failed",
+    }
+    assert tmpdir.parent == folder.run_temp.resolve()
+    assert not tmpdir.exists()
+    assert (home / ".cache" / "tool" / "state").read_text() == "z\n"
+    assert (workspace / "build" / "out").read_text() == "o\n"
+
+
+async def test_a_stopped_turn_s_temporary_folder_goes_with_it(tmp_path: Path) -> None:
+    folder = DataFolder(tmp_path / "data")
+    folder.prepare(default_store=False)
+    workspace = folder.workspaces / "ada"
+    workspace.mkdir(parents=True)
+    policy = node_policy(Settings(data_dir=folder.root))
+    waiter = script(
+        tmp_path,
+        """
+        import os, pathlib, time
+        (pathlib.Path(os.environ["TMPDIR"]) / "scratch").write_text("x")
+        print("started", flush=True)
+        time.sleep(60)
+        """,
+    )
+    chunks = Chunks()
+    thinking = asyncio.create_task(
+        CommandBrain(waiter, policy=policy).think(make_turn(workspace), NoActions(), chunks)
+    )
+
+    async def started() -> bool:
+        return "started" in "".join(chunks.pieces)
+
+    assert await eventually(started)
+    assert [p.name for p in folder.run_temp.glob("run-*/scratch")] == ["scratch"]
+    thinking.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await thinking
+    assert list(folder.run_temp.iterdir()) == []
+
+
+def test_a_node_removes_the_temporary_folders_its_killed_life_left(tmp_path: Path) -> None:
+    folder = DataFolder(tmp_path / "data")
+    folder.prepare(default_store=False)
+    (folder.run_temp / "run-left").mkdir()
+    (folder.run_temp / "run-left" / "big").write_text("x" * 1000)
+    folder.clear_run_temp()
+    assert folder.run_temp.is_dir() and list(folder.run_temp.iterdir()) == []

@@ -42,8 +42,9 @@ def test_bind_list_and_unbind(served: Served, tmp_path: Path) -> None:
     hire(served, tmp_path, "scribe")
     topic = _say(served, "scribe", "hello")
     session = f"topic:{topic}"
-    t1, t2 = _web_conversations(served, 2)
-    first = _bind(served, session, t1, parent_conversation_id="c1", idle_timeout_seconds=60)
+    [t2] = _web_conversations(served, 1)
+    t1 = ok(served, "channel", "web", "open", "part", "--thread-of", t2).strip()
+    first = _bind(served, session, t1, parent_conversation_id=t2, idle_timeout_seconds=60)
     assert first.status_code == 201, first.text
     assert first.json()["bound_by"] == "person:owner"
     assert _bind(served, session, t2).status_code == 201
@@ -55,10 +56,10 @@ def test_bind_list_and_unbind(served: Served, tmp_path: Path) -> None:
         (t2, "active"), (t1, "active"),
     ]  # fmt: skip
     words = ok(served, "binding", "list", COLUMNS="250")
-    assert f"web:home:{t1} (in c1)" in words and session in words
+    assert f"web:home:{t1} (in {t2})" in words and session in words
 
     ended = ok(served, "binding", "unbind", str(first.json()["id"]), "--reason", "enough")
-    assert ended == f"ended binding {first.json()['id']} (web:home:{t1} (in c1)): enough\n"
+    assert ended == f"ended binding {first.json()['id']} (web:home:{t1} (in {t2})): enough\n"
     assert ok(served, "binding", "unbind", str(first.json()["id"])) == (
         "nothing to end: no live binding there\n"
     )

@@ -17,10 +17,12 @@ from parley.channels.model import (
     session_key,
 )
 from parley.errors import Conflict, Invalid, NotFound
+from parley.people.model import Person
+from parley.store import Tx
 from tests.support import Harness, eventually
 
-MAIN = ConversationRef("web", "home", "c1")
-THREAD = ConversationRef("web", "home", "t1", "c1")
+MAIN = ConversationRef("test", "acct", "c1")  # a remote channel's: no one has written there yet
+THREAD = ConversationRef("test", "acct", "t1", "c1")
 
 
 async def _conversation(parley: Harness) -> int:
@@ -39,6 +41,12 @@ async def _conversation(parley: Harness) -> int:
     return topic_id
 
 
+async def _owner(tx: Tx) -> Person:
+    found = await tx.people.by_name("owner")
+    assert found is not None
+    return found
+
+
 def _request(
     topic_id: int,
     ref: ConversationRef = THREAD,
@@ -55,7 +63,8 @@ async def test_bind_find_touch_and_unbind(parley: Harness) -> None:
     store, clock = parley.context.store, parley.clock
     async with store.transaction() as tx:
         bound = await SessionBindingService(tx, clock).bind(
-            _request(topic_id, ttl=timedelta(hours=2), max_age=timedelta(hours=1))
+            _request(topic_id, ttl=timedelta(hours=2), max_age=timedelta(hours=1)),
+            creator=await _owner(tx),
         )
     assert bound.expires_at == clock.now() + timedelta(hours=1)  # the shorter of the two
     assert (bound.status, bound.bound_by) == (BindingStatus.ACTIVE, "person:owner")
@@ -64,7 +73,9 @@ async def test_bind_find_touch_and_unbind(parley: Harness) -> None:
         bindings = SessionBindingService(tx, clock)
         assert await bindings.list_by_session(session_key(topic_id)) == [bound]
         # the same place, whatever the lookup says of its parent
-        assert await bindings.resolve_by_conversation(ConversationRef("web", "home", "t1")) == bound
+        assert (
+            await bindings.resolve_by_conversation(ConversationRef("test", "acct", "t1")) == bound
+        )
         assert await bindings.resolve_by_conversation(MAIN) is None
         await bindings.touch(bound.binding_id)
     async with store.transaction() as tx:
@@ -83,17 +94,21 @@ async def test_one_live_binding_per_conversation(parley: Harness) -> None:
     topic_id = await _conversation(parley)
     store, clock = parley.context.store, parley.clock
     async with store.transaction() as tx:
-        first = await SessionBindingService(tx, clock).bind(_request(topic_id))
-    with pytest.raises(Conflict, match=r"web:home:t1 .*is bound already \(binding 1"):
+        first = await SessionBindingService(tx, clock).bind(
+            _request(topic_id), creator=await _owner(tx)
+        )
+    with pytest.raises(Conflict, match=r"test:acct:t1 .*is bound already \(binding 1"):
         async with store.transaction() as tx:
-            await SessionBindingService(tx, clock).bind(_request(topic_id))
+            await SessionBindingService(tx, clock).bind(
+                _request(topic_id), creator=await _owner(tx)
+            )
     async with store.transaction() as tx:
         bindings = SessionBindingService(tx, clock)
-        await bindings.bind(_request(topic_id, MAIN))
+        await bindings.bind(_request(topic_id, MAIN), creator=await _owner(tx))
         ended = await bindings.unbind("moving on", target_session_key=session_key(topic_id))
         assert [b.conversation for b in ended] == [THREAD, MAIN]
         # once ended, the conversation may be bound again
-        again = await bindings.bind(_request(topic_id))
+        again = await bindings.bind(_request(topic_id), creator=await _owner(tx))
     assert again.binding_id != first.binding_id
 
 
@@ -103,7 +118,7 @@ async def test_bad_binds_and_unbinds_are_refused(parley: Harness) -> None:
     async with store.transaction() as tx:
         bindings = SessionBindingService(tx, clock)
         with pytest.raises(NotFound, match="no open session topic:999"):
-            await bindings.bind(_request(999))
+            await bindings.bind(_request(999), creator=await _owner(tx))
         with pytest.raises(Invalid, match="not a session key"):
             await bindings.list_by_session("topic:x") or await bindings.unbind(
                 "x", target_session_key="run:4"
@@ -120,7 +135,9 @@ async def test_a_deleted_conversation_takes_its_bindings(parley: Harness) -> Non
     topic_id = await _conversation(parley)
     store, clock = parley.context.store, parley.clock
     async with store.transaction() as tx:
-        bound = await SessionBindingService(tx, clock).bind(_request(topic_id))
+        bound = await SessionBindingService(tx, clock).bind(
+            _request(topic_id), creator=await _owner(tx)
+        )
     deleted = await parley.owner.delete("/api/v1/conversations/scribe")
     assert deleted.status_code in (200, 204), deleted.text
     async with store.transaction() as tx:

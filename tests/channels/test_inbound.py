@@ -17,6 +17,7 @@ from parley.channels.bindings import SessionBindingService
 from parley.channels.inbound import Refused, receive_from_user, refusal_key
 from parley.channels.model import BindingTargetKind, BindRequest, ConversationRef, session_key
 from parley.channels.sweeper import sweep_bindings
+from parley.errors import Forbidden, NotFound
 from parley.runs.queueing import Queued
 from tests.channels.recording import RecordingAdapter
 from tests.runs.support import script
@@ -98,9 +99,8 @@ async def test_a_bound_conversation_talks_to_its_session(
     side = ConversationRef("test", "acct", "side", "hall")
     async with parley.context.store.transaction() as tx:
         bound = await SessionBindingService(tx, parley.clock).bind(
-            BindRequest(
-                session_key(first.topic_id), BindingTargetKind.SESSION, side, "person:owner"
-            )
+            BindRequest(session_key(first.topic_id), BindingTargetKind.SESSION, side, "person:ada"),
+            creator=await tx.people.by_name("ada"),
         )
     parley.clock.advance(minutes=3)
     second = await _receive(parley, "u-ada", "m2", "more", ref=side)
@@ -111,6 +111,67 @@ async def test_a_bound_conversation_talks_to_its_session(
     ]  # fmt: skip
     shown = await _ok(parley, "GET", f"/bindings/{bound.binding_id}")
     assert shown["last_activity_at"] != shown["bound_at"]  # touched by what came and went
+
+
+async def _bea(parley: Harness) -> None:
+    """bea, a member, linked as u-bea on test:acct."""
+    await parley.add_person("bea")
+    await _ok(parley, "PUT", "/channels/test/accounts/acct/identities/u-bea", person="bea")
+
+
+async def test_a_binding_takes_only_a_session_every_person_there_may_read(
+    parley: Harness, tmp_path: Path, adapter: RecordingAdapter
+) -> None:
+    await _setup(parley, tmp_path)
+    await _bea(parley)
+    first = await _receive(parley, "u-ada", "m1", "hello")  # ada's conversation with scribe
+    assert isinstance(first, Queued)
+    assert isinstance(await _receive(parley, "u-bea", "m2", "hi all", ref=HALL), Queued)
+    key = session_key(first.topic_id)
+
+    async def bind(ref: ConversationRef, creator: str) -> None:
+        async with parley.context.store.transaction() as tx:
+            await SessionBindingService(tx, parley.clock).bind(
+                BindRequest(key, BindingTargetKind.SESSION, ref, f"person:{creator}"),
+                creator=await tx.people.by_name(creator),
+            )
+
+    # the owner may not read ada's conversation: as if it did not exist
+    with pytest.raises(NotFound, match=f"^no open session {key}$"):
+        await bind(ConversationRef("test", "acct", "side"), "owner")
+    # bea wrote in the hall: it would show ada's conversation to her
+    with pytest.raises(Forbidden, match=r"test:acct:hall would show .* to bea, who may not"):
+        await bind(HALL, "ada")
+    await bind(ConversationRef("test", "acct", "side"), "ada")  # only ada is known there
+
+
+async def test_someone_who_may_not_read_a_bound_session_ends_its_binding(
+    parley: Harness, tmp_path: Path, adapter: RecordingAdapter
+) -> None:
+    token = await _setup(parley, tmp_path)
+    await _bea(parley)
+    first = await _receive(parley, "u-ada", "m1", "hello")
+    assert isinstance(first, Queued)
+    assert await eventually(lambda: _async(len(adapter.posts) == 1))
+    side = ConversationRef("test", "acct", "side", "hall")
+    async with parley.context.store.transaction() as tx:
+        bound = await SessionBindingService(tx, parley.clock).bind(
+            BindRequest(session_key(first.topic_id), BindingTargetKind.SESSION, side, "ada"),
+            creator=await tx.people.by_name("ada"),
+        )
+    refused = await _receive(parley, "u-bea", "m2", "what did ada say?", ref=side)
+    assert isinstance(refused, Refused)
+    assert "bea writes here and may not read it" in refused.text
+    shown = await _ok(parley, "GET", f"/bindings/{bound.binding_id}")
+    assert (shown["status"], shown["ended_reason"]) == ("ended", "privacy")
+    assert await eventually(lambda: _async(len(adapter.posts) == 2))
+    assert (adapter.posts[1].ref, adapter.posts[1].text) == (side, refused.text)
+    async with parley.client(token) as ada:
+        shown = (await ada.get(f"/api/v1/topics/{first.topic_id}")).json()
+    assert [m["body"] for m in shown["messages"]["items"]] == ["heard hello", "hello"]
+    # unbound now: what bea writes there goes to her own conversation, as anywhere
+    again = await _receive(parley, "u-bea", "m3", "hello", ref=side)
+    assert isinstance(again, Queued) and again.topic_id != first.topic_id
 
 
 async def test_posts_are_retried_while_away_and_failed_for_good_when_refused(
@@ -182,11 +243,12 @@ async def test_an_idle_binding_ends_with_a_farewell(
     assert isinstance(first, Queued)
     side = ConversationRef("test", "acct", "side", "hall")
     request = BindRequest(
-        session_key(first.topic_id), BindingTargetKind.SESSION, side, "person:owner",
+        session_key(first.topic_id), BindingTargetKind.SESSION, side, "person:ada",
         idle_timeout=timedelta(minutes=5), max_age=timedelta(hours=1),
     )  # fmt: skip
     async with parley.context.store.transaction() as tx:
-        bound = await SessionBindingService(tx, parley.clock).bind(request)
+        ada = await tx.people.by_name("ada")
+        bound = await SessionBindingService(tx, parley.clock).bind(request, creator=ada)
     parley.clock.advance(minutes=4)
     assert await sweep_bindings(parley.context.store, parley.clock) == []
     parley.clock.advance(minutes=2)

@@ -93,6 +93,7 @@ def test_say_prints_the_reply(served: Served, tmp_path: Path) -> None:
         "state": "finished",
         "reply": "hi owner, you said hello again",
         "reason": None,
+        "refusals": [],
     }
 
 

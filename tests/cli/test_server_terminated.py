@@ -41,6 +41,31 @@ def test_sigterm_stops_a_turn_s_brain_and_closes_the_store(tmp_path: Path) -> No
         assert offered["state"] in ("queued", "running")  # its text goes to a new turn
 
 
+# Says something, then holds its turn until the server goes.
+SAYER = """
+import time
+print("on my way", flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_turn_cut_short_by_sigterm_keeps_what_it_had_said(tmp_path: Path) -> None:
+    with server(tmp_path) as served:
+        hire_command(served, "sayer", SAYER)
+        with served.api() as api:
+            queued = api.post("/conversations/sayer/messages", json={"text": "go"}).json()
+            # Its line reached the hub (the run's events have it), so its node holds it too.
+            with api.stream("GET", f"/runs/{queued['run_id']}/events", timeout=WITHIN) as events:
+                assert any('"chunk"' in line for line in events.iter_lines())
+        assert served.process is not None
+        served.process.send_signal(signal.SIGTERM)
+        assert served.process.wait(timeout=WITHIN) == 0
+    with server(tmp_path) as again:
+        ended = next(run for run in runs_of(again, "sayer") if run["id"] == queued["run_id"])
+        assert (ended["state"], ended["reason"]) == ("failed", "interrupted")
+        assert (ended["output"], ended["cut_short"]) == ("on my way", True)
+
+
 def _read(path: Path) -> str:
     try:
         return path.read_text()

@@ -200,13 +200,19 @@ def test_stop_typed_in_chat_while_a_reply_streams(served: Served, tmp_path: Path
     pid = int((workspace / "brain.pid").read_text())
     cli.process.stdin.write(b"/stop\n")
     cli.process.stdin.flush()
-    until(lambda: "(stopped: stopped by owner)" in cli.output, WITHIN)
+    stopped = "(stopped: stopped by owner; what it had said so far is kept)"
+    until(lambda: stopped in cli.output, WITHIN)
     assert run_state(served, run_id) == "stopped"
     until(lambda: gone(pid), WITHIN)
     cli.process.stdin.close()
     code, out, _ = cli.finish()
     assert code == 0
-    assert out == "you> slow> first part\n\n(stopped: stopped by owner)\nyou> \n"
+    assert out == f"you> slow> first part\n\n{stopped}\nyou> \n"
+    # And it is: on the run, marked.
+    run = until(
+        lambda: (r := ok_json(served, "run", "show", str(run_id))["run"])["output"] and r, WITHIN
+    )
+    assert (run["output"], run["cut_short"]) == ("first part", True)
 
 
 def test_task_create_wait_prints_the_result(served: Served, tmp_path: Path) -> None:

@@ -131,7 +131,8 @@ async def test_a_completion_for_a_deleted_task_is_not_delivered_and_says_why(
     key = f"task:{subtask_id}:run:{await _only_run(parley, subtask_id)}"
     assert await eventually(lambda: _delivery_state(parley, key, DeliveryState.FAILED))
     assert (await get(parley.owner, f"/tasks/{task['id']}"))["topic"]["closed_at"] is not None
-    why = "the topic it answers was closed (task deleted by owner)"
+    # Its reason code beside its words (issue 30, point 17).
+    why = "thread: the topic it answers was closed (task deleted by owner)"
     # Its fate is in the subtask's own log, and in the delivery list with the reason.
     subtask = await get(parley.owner, f"/tasks/{subtask_id}")
     notices = [m["body"] for m in items(subtask["messages"]) if m["kind"] == "notice"]

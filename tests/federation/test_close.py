@@ -44,8 +44,8 @@ def test_deleting_a_root_closes_its_threads_on_every_installation_down_the_chain
         (thread,) = agent_conversations(one)
         assert thread["closed_reason"] == "conversation deleted by owner"
         wait_for(lambda: all(_closed(three).values()))
-        at_two = {c["sender"]: c for c in agent_conversations(two)}
-        assert at_two["asker@one"]["closed_reason"] == f"closed by one: {TOLD}"
+        at_two = {c["agent"]: c for c in agent_conversations(two)}
+        assert at_two["broker"]["closed_reason"] == f"closed by one: {TOLD}"
         assert at_two["clerk@three"]["closed_reason"] == f"closed by one: {TOLD}"
         (at_three,) = agent_conversations(three)
         assert at_three["closed_reason"] == f"closed by two: {TOLD}"

@@ -42,6 +42,12 @@ def _notices(at: Installation, topic_id: int) -> list[str]:
     return [m["body"] for m in messages(at, topic_id) if m["kind"] == "notice"]
 
 
+def _root_notices(at: Installation, agent: str) -> list[str]:
+    """The notices in the owner's conversation with ``agent``, oldest first."""
+    detail = at.get(f"/conversations/{agent}")
+    return [m["body"] for m in reversed(detail["messages"]["items"]) if m["kind"] == "notice"]
+
+
 def _runs(at: Installation, agent: str) -> list[dict[str, Any]]:
     return list(at.get(f"/runs?agent={agent}")["items"])
 
@@ -79,10 +85,16 @@ def test_a_paused_side_refuses_the_peers_text_and_unpausing_restarts_nothing(
         wait_for(lambda: _settled(one))
         refused = frames(one)[-1]
         assert refused["state"] == "failed"
-        assert refused["last_error"].startswith("paused: this side paused the connection")
-        (thread,) = [c for c in agent_conversations(one) if c["sender"] == "listener@two"]
+        # Worded from one's side: two paused it, not "this side".
+        assert refused["last_error"] == "paused: two paused the connection: the text was not taken"
+        (thread,) = [c for c in agent_conversations(one) if c["agent"] == "listener@two"]
         assert _notices(one, thread["id"]) == [
             f"Your text to listener@two was refused: {refused['last_error']}"
+        ]
+        # And the person who asked reads it in their conversation, where the reply said "sent".
+        assert _root_notices(one, "sender") == [
+            "sender's text to listener@two ('are you there?') was not delivered:"
+            f" {refused['last_error']}"
         ]
         assert sorted(texts_received(two)) == ["hi", "wake up"]
 
@@ -113,9 +125,9 @@ def test_pausing_fails_the_text_waiting_to_be_sent_with_a_notice_to_its_sender(
         assert (link["state"], link["queued"]) == ("paused", 0)
         failed = frames(one)
         assert [f["state"] for f in failed] == ["failed", "failed"]
-        assert {f["last_error"] for f in failed} == {"the connection far is paused"}
+        reason = "paused: the connection to far was paused here"
+        assert {f["last_error"] for f in failed} == {reason}
         (thread,) = agent_conversations(one)
-        reason = "the connection far is paused"
         assert (
             _notices(one, thread["id"]) == [f"Your text to listener@far was refused: {reason}"] * 2
         )
@@ -145,7 +157,8 @@ def test_a_revoke_is_for_good_on_both_sides_at_the_next_contact(
             assert refused.exit_code != 0
             assert "the connection one is revoked for good" in refused.output
         (closed,) = agent_conversations(two)
-        assert closed["closed_reason"] == "the connection one is revoked"
+        revoked_here = "revoked: the connection to one was revoked here, for good"
+        assert closed["closed_reason"] == revoked_here
 
         # One learns it at its next contact: its token is refused, so its side is revoked too.
         one.ok("say", "sender", "tell listener@two still there?")
@@ -153,7 +166,7 @@ def test_a_revoke_is_for_good_on_both_sides_at_the_next_contact(
         wait_for(lambda: _settled(one))
         lost = frames(one)[-1]
         assert lost["state"] == "failed"
-        assert lost["last_error"].startswith("the connection two was revoked by the peer")
+        assert lost["last_error"] == "revoked: two revoked the connection, for good"
         (thread,) = agent_conversations(one)
         assert thread["closed_reason"] == f"not sent: {lost['last_error']}"
         assert _notices(one, thread["id"]) == [

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.federation.peers import (
@@ -71,6 +72,11 @@ def test_an_unknown_thread_starts_a_conversation_rooted_in_itself(
     assert conversation["thread_id"] == "t1"
     assert (conversation["agent"], conversation["sender"]) == ("host", "visitor@peer")
     assert conversation["root_id"] == conversation["id"]
+    # Its page says who started it and who was asked, as the API does.
+    with httpx.Client(base_url=one.url, headers={"Origin": one.url}) as browser:
+        browser.post("/signin", data={"token": one.served.owner_token, "then": "/"})
+        page = browser.get(f"/roots/{conversation['id']}")
+    assert page.status_code == 200 and "Started by visitor@peer, asking host" in page.text
     said = [(m["author"], m["body"]) for m in messages(one, conversation["id"])]
     assert said == [("visitor@peer", "text 1"), ("visitor@peer", "text 2")]
 
@@ -211,6 +217,21 @@ def test_frames_with_bad_fields_or_too_many_refuse_the_batch(
     huge = [text_frame("t1", 1, "m1", body="x" * 2_000_000)] * 3
     answer = one.api("POST", "/federation/v1/frames", token, json={"frames": huge})
     assert answer.status_code == 413
+    assert agent_conversations(one) == []
+
+
+def test_a_seq_that_is_not_a_number_refuses_the_batch_naming_it(
+    host: tuple[Installation, str],
+) -> None:
+    """Numbers are numbers on the wire: a seq of "1", true or 1.0 is malformed, not read as 1."""
+    one, token = host
+    for seq in ("1", True, 1.0):
+        bad = text_frame("t1", 1, "m1") | {"seq": seq}
+        answer = one.api("POST", "/federation/v1/frames", token, json={"frames": [bad]})
+        assert answer.status_code == 400, (seq, answer.text)
+        refusal = answer.json()
+        assert refusal["error"] == "invalid"
+        assert "frames.0.text.seq: Input should be a valid integer" in refusal["message"]
     assert agent_conversations(one) == []
 
 

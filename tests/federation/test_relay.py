@@ -48,6 +48,14 @@ def _conversation_with(at: Installation, agent: str, token: str) -> dict[str, An
     return dict(at.get(f"/conversations/{agent}", token)["topic"])
 
 
+def _roles_shown(at: Installation, thread_id: str, *command: str, token: str | None = None) -> Any:
+    """The sender and agent columns of the row of ``thread_id`` in a command's table."""
+    shown = at.served.run(*command, token=token, env={"COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    (row,) = [line for line in shown.output.splitlines() if line.startswith(thread_id)]
+    return tuple(row.split()[1:3])
+
+
 def test_a_question_is_relayed_across_installations_and_answered_back(
     tmp_path: Path, store_urls: list[str]
 ) -> None:
@@ -72,19 +80,27 @@ def test_a_question_is_relayed_across_installations_and_answered_back(
             "broker@two says: the clerk says 42 spoons for broker"
         ]
 
-        # One: its side of the thread is rooted in ada's conversation, with broker@two.
+        # One: its side of the thread is rooted in ada's conversation: asker asked broker@two.
         (at_one,) = agent_conversations(one, ada_token)
-        assert (at_one["agent"], at_one["sender"]) == ("asker", "broker@two")
+        assert (at_one["sender"], at_one["agent"]) == ("asker", "broker@two")
         assert at_one["root_id"] == root["id"]
         assert at_one["root"] == "ada's conversation with asker"
         # Two: the peer's thread is its own root; the broker's relay to the clerk is rooted in
         # it, so the clerk's answer came back down the same chain.
         at_two = {c["agent"]: c for c in agent_conversations(two)}
         peer_started, relay = at_two["broker"], at_two["clerk"]
-        assert peer_started["sender"] == "asker@one"
+        assert (peer_started["sender"], peer_started["agent"]) == ("asker@one", "broker")
         assert peer_started["thread_id"] == at_one["thread_id"]
         assert peer_started["root_id"] == peer_started["id"]
         assert relay["root_id"] == peer_started["id"] and relay["sender"] == "broker"
+        # Every surface of both installations shows the thread as asker asking broker, each
+        # side naming the other's role with its connection (issue 30, point 4).
+        thread = at_one["thread_id"]
+        listing = ("agent-conversation", "list")
+        assert _roles_shown(one, thread, *listing, token=ada_token) == ("asker", "broker@two")
+        shown = ("conversation", "show", "asker")
+        assert _roles_shown(one, thread, *shown, token=ada_token) == ("asker", "broker@two")
+        assert _roles_shown(two, thread, *listing) == ("asker@one", "broker")
         # Nothing about one's root crossed: not ada, not her conversation, not its id there.
         everything_at_two = json.dumps(
             [two.get(f"/agent-conversations/{c['thread_id']}") for c in at_two.values()]
@@ -134,5 +150,6 @@ def test_three_installations_relay_and_each_sees_only_its_own_roots(
         assert at_three["root_id"] == at_three["id"]  # two's root stays at two
         at_two = {c["agent"]: c for c in agent_conversations(two)}
         assert at_two["broker"]["root_id"] == at_two["broker"]["id"]
-        (relay,) = [c for c in agent_conversations(two) if c["sender"] == "clerk@three"]
+        (relay,) = [c for c in agent_conversations(two) if c["agent"] == "clerk@three"]
+        assert relay["sender"] == "broker"
         assert relay["root_id"] == at_two["broker"]["id"]

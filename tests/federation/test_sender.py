@@ -69,7 +69,9 @@ def test_a_refused_frame_fails_for_good_with_a_notice_to_its_sender(
         one.ok("say", "sender", "tell listener hello")
         wait_for(lambda: frames(one)[0]["state"] == "failed")
         (failed,) = frames(one)
-        assert failed["last_error"].startswith("unknown_role: no agent listener takes text")
+        assert failed["last_error"] == (
+            "unknown_role: two has no agent listener that takes text from here"
+        )
         (thread,) = agent_conversations(one)
         notices = [m["body"] for m in messages(one, thread["id"]) if m["kind"] == "notice"]
         assert notices == [f"Your text to listener@two was refused: {failed['last_error']}"]

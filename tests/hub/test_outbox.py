@@ -357,7 +357,8 @@ async def test_a_node_answer_for_a_deleted_task_is_noted_in_the_node_s_topic(
     await parley.context.runtime.outbox.start()
     assert await eventually(lambda: _failed(parley))
     [failed] = await _listed(parley, "failed")
-    why = "the topic it answers was closed (task deleted by owner)"
+    # Its reason code beside its words (issue 30, point 17).
+    why = "thread: the topic it answers was closed (task deleted by owner)"
     assert (failed["kind"], failed["last_error"]) == ("node_answer", why)
     exchanges = await get(parley.owner, "/nodes/local/exchanges")
     notices = [m["body"] for m in exchanges["items"] if m["kind"] == "notice"]

@@ -5,6 +5,7 @@ asks its nodes before it marks anything ``interrupted``."""
 
 from __future__ import annotations
 
+import json
 import logging
 import socket
 from collections.abc import AsyncIterator
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from parley.cli.following import node_lost_notice
 from parley.errors import Unauthorized
 from parley.hub.reconciliation import reconcile
 from parley.mesh.join_token import load_or_create_join_token
@@ -34,15 +36,17 @@ async def joined(
     workspaces: Path,
     name: str = "gamma",
     token: str | None = None,
+    replace: bool = False,
     **settings: Any,
 ) -> AsyncIterator[NodeRunner]:
     """Node ``name`` joined to ``parley``'s mesh as a remote machine joins it: its own settings,
     no store; its actions reach the hub's real app over HTTP."""
     node_settings = parley.context.settings.model_copy(update={"node_name": name, **settings})
     token = token or load_or_create_join_token(parley.context.settings.data_dir)
+    broker = parley.context.broker
     async with (
         parley.client() as hub,
-        joining(node_settings, parley.context.broker, token, workspaces, hub=hub) as node,
+        joining(node_settings, broker, token, workspaces, hub=hub, replace=replace) as node,
     ):
         yield node
 
@@ -216,6 +220,14 @@ async def test_a_node_gone_silent_fails_its_turns_as_node_lost_and_its_text_wait
             assert _load(await _nodes(parley), "gamma") == ("offline", 1, 0)
         assert (await _run(parley, lost["run_id"]))["reason"] == "node_lost"
         assert await _state_is(parley, kept["run_id"], "running")  # nothing else is touched
+        # Whoever waited is told where the text is and what to do; the run keeps its input.
+        end = await _end_event(parley, lost["run_id"])
+        assert node_lost_notice(end) == (
+            "node gamma stopped answering; your text waits for it, or move the agent with"
+            " `parley agent reassign worker --node NODE`"
+        )
+        failed = await get(parley.owner, f"/runs/{lost['run_id']}")
+        assert [m["body"] for m in failed["input"]] == ["first"]
         # The text waits for the agent's next run, which runs once the agent can: here on the
         # hub's own node after a reassign.
         quick = script(tmp_path, "slow", "otherwise: [{reply: 'handled {text}'}]")
@@ -228,6 +240,16 @@ async def test_a_node_gone_silent_fails_its_turns_as_node_lost_and_its_text_wait
         assert (await _run(parley, retry["id"]))["output"] == "handled first"
         inputs = (await get(parley.owner, f"/runs/{retry['id']}"))["input"]
         assert [m["body"] for m in inputs] == ["first"]
+        failed = await get(parley.owner, f"/runs/{lost['run_id']}")
+        assert [m["body"] for m in failed["input"]] == ["first"]  # kept, not given twice
+
+
+async def _end_event(parley: Harness, run_id: int) -> dict[str, Any]:
+    """The end of an ended run's events, as ``parley say`` reads it."""
+    response = await parley.owner.get(f"/api/v1/runs/{run_id}/events")
+    *_, end = [json.loads(line) for line in response.text.splitlines()]
+    assert end["kind"] == "end", end
+    return dict(end)
 
 
 async def test_a_hub_back_from_a_stop_keeps_the_turns_its_nodes_still_run(

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from parley.mesh.liveness import NodeLiveness
+from parley.settings import Settings
 from parley.store import Store
 from tests.support import ManualClock
 
@@ -73,5 +74,33 @@ async def test_a_heartbeat_on_time_is_no_news_and_a_loss_seen_is_one_return(
         await _heartbeat(store, liveness, clock)
         await liveness.check()
         assert (returns.back, returns.lost) == (["beta"], ["beta"])
+    finally:
+        await store.close()
+
+
+async def test_by_default_a_silent_node_is_lost_within_seconds(
+    database_url: str, clock: ManualClock
+) -> None:
+    """With the default settings a node is lost (its turns failed, whoever waits told) at most
+    eight seconds after its last heartbeat: silent past the offline time, seen at the next look;
+    and it may miss two heartbeats without being lost."""
+    defaults = Settings()
+    offline_after = timedelta(seconds=defaults.node_offline_after_seconds)
+    store = await Store.open(database_url)
+    try:
+        async with store.transaction() as tx:
+            await tx.nodes.create_with_session("beta", "node:beta", "h", "/tmp/beta", clock.now())
+        returns = Returns()
+        liveness = NodeLiveness(store, clock, offline_after, returns.on_lost, returns.on_back)
+        await liveness.check()
+        two_missed = 2 * defaults.heartbeat_seconds + 0.5
+        last_look = 8 - liveness.interval  # the looks come this often: one falls after this
+        assert two_missed < last_look
+        clock.advance(seconds=two_missed)
+        await liveness.check()
+        assert returns.lost == []
+        clock.advance(seconds=last_look - two_missed)
+        await liveness.check()
+        assert returns.lost == ["beta"]
     finally:
         await store.close()

@@ -7,6 +7,10 @@ answer: none lost, none twice."""
 from __future__ import annotations
 
 import contextlib
+import os
+import socket
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -130,6 +134,56 @@ def test_a_turn_on_a_node_is_stopped_from_the_hub_and_its_process_group_killed(
     assert stopped.status_code == 200, stopped.text
     assert until(lambda: not _alive(pid), within=10)
     assert shared.api.get(f"/runs/{run['run_id']}").json()["run"]["state"] == "stopped"
+
+
+def test_a_second_join_of_a_node_online_is_refused_and_a_replace_takes_it_over(
+    shared: Machines,
+) -> None:
+    first = shared.nodes["n1"]
+    second = shared.join("n1")
+    assert second.wait(timeout=30) == 4  # a conflict
+    log = shared.log("n1")
+    assert f"node 'n1' is online already (host {socket.gethostname()}, pid {first.pid}," in log
+    assert "stop that one first, or join with --replace to take its place" in log
+    assert first.poll() is None
+    # Someone waits on a turn of the first one: they are told what became of their text.
+    shared.hire("napper", "n1", f"scripted:{_write(shared.place / 'nap.yaml', NAP)}")
+    waiting = _say(shared, "napper", "hold on")
+    assert until(lambda: _running(shared, "napper"))
+    third = shared.join("n1", replace=True)  # the shared mesh goes on with this one
+    assert first.wait(timeout=30) == 4
+    assert f"node n1 was taken over by a join on host {socket.gethostname()} (pid {third.pid})" in (
+        shared.log("n1")
+    )
+    _, said = waiting.communicate(timeout=60)
+    assert (waiting.returncode, said) == (
+        7,
+        "error: node n1 stopped answering; your text waits for it, or move the agent with"
+        " `parley agent reassign napper --node NODE`\n",
+    )
+    assert until(lambda: shared.node("n1")["status"] == "online")
+    tasks = relay(shared, 1, "replaced")
+    assert until(all_answered(shared, tasks)), shared.log("hub")
+    assert answers(shared, tasks) == (0, 0)
+
+
+NAP = "otherwise: [{sleep: 60}]"
+
+
+def _say(machines: Machines, agent: str, text: str) -> subprocess.Popen[str]:
+    """``parley say`` as a person runs it against the hub, waiting for the turn's end."""
+    token = (machines.hub_dir / "private" / "owner-token").read_text().strip()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PARLEY_")}
+    env |= {"PARLEY_URL": f"http://127.0.0.1:{machines.port}", "PARLEY_TOKEN": token}
+    argv = [sys.executable, "-m", "parley", "say", agent, text]
+    return subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def _running(machines: Machines, agent: str) -> bool:
+    found = machines.api.get("/runs", params={"agent": agent, "state": "running"}).json()
+    return bool(found["items"])
 
 
 def _run(machines: Machines, run_id: int) -> dict[str, Any]:

@@ -3,11 +3,13 @@ sees only their own conversation; a run's stream and the live part refuse what i
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import httpx
 
 from parley.text import MAX_TEXT
+from tests.runs.test_cut_short import first_chunk
 from tests.served import Served
 from tests.support import Harness, eventually
 from tests.web.support import ORIGIN, signed_in
@@ -125,3 +127,56 @@ async def test_the_home_page_lists_a_bounded_first_page_and_opens_any_chat_by_na
     assert 'href="/agents?lifecycle=active"' in home.text
     assert opened.status_code == 303 and opened.headers["location"] == "/chat/a54"
     assert unnamed.status_code == 400 and "name the agent" in unnamed.text
+
+
+async def test_a_stopped_turn_s_words_stay_on_the_page_marked(
+    parley: Harness, tmp_path: Path
+) -> None:
+    await hire_scripted(parley, "slow", SLOW, tmp_path)
+    async with signed_in(parley) as browser:
+        await browser.post("/chat/slow", {"text": "take your time"})
+        runs = (await parley.owner.get("/api/v1/runs", params={"agent": "slow"})).json()
+        assert await first_chunk(parley, runs["items"][0]["id"]) == "thinking"
+        await browser.post("/chat/slow/stop")
+
+        async def marked() -> str | None:
+            page = (await browser.get("/chat/slow")).text
+            return page if "what it had said so far is kept" in page else None
+
+        page = await eventually_found(marked)
+    assert page is not None
+    reply = page.split('class="message kind-reply from-agent"', 1)[1].split("</li>", 1)[0]
+    assert '<div class="body">thinking</div>' in reply
+    assert (
+        '<p class="ended cut-short"><span class="state state-stopped">stopped</span>'
+        " — what it had said so far is kept</p>"
+    ) in reply
+
+
+async def test_a_refused_turn_says_on_the_page_that_its_reply_was_not_kept(
+    parley: Harness, tmp_path: Path
+) -> None:
+    rules = "otherwise: [{reply: 'on it'}, {send: {to: nobody, text: hi}}]"
+    await hire_scripted(parley, "eager", rules, tmp_path)
+    async with signed_in(parley) as browser:
+        await browser.post("/chat/eager", {"text": "please"})
+
+        async def told() -> str | None:
+            page = (await browser.get("/chat/eager")).text
+            return page if "its reply was not kept" in page else None
+
+        page = await eventually_found(told)
+    assert page is not None
+    assert "kind-reply" not in page  # the reply it streamed is not on the page
+    assert "eager could not finish this turn: " in page
+
+
+async def eventually_found(find: Callable[[], Awaitable[str | None]]) -> str | None:
+    found: list[str] = []
+
+    async def check() -> bool:
+        if (value := await find()) is not None:
+            found.append(value)
+        return bool(found)
+
+    return found[-1] if await eventually(check) else None

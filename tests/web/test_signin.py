@@ -99,6 +99,41 @@ async def test_signing_out_ends_the_cookie(parley: Harness) -> None:
         assert (await browser.get("/")).status_code == 303
 
 
+async def test_signing_out_ends_the_sign_in_wherever_its_cookie_was_copied(
+    parley: Harness,
+) -> None:
+    async with signed_in(parley) as browser:
+        copied = browser.http.cookies["parley_session"]
+        assert (await browser.post("/signout")).status_code == 303
+    async with httpx.AsyncClient(transport=parley.transport, base_url=ORIGIN) as elsewhere:
+        elsewhere.cookies.set("parley_session", copied)
+        assert (await elsewhere.get("/")).status_code == 303  # to the sign-in page
+        posted = await elsewhere.post("/signout", headers={"Origin": ORIGIN})
+        assert posted.status_code == 303 and posted.headers["location"] == "/signin"
+
+
+async def test_a_form_token_is_good_only_with_its_own_sign_in(parley: Harness) -> None:
+    await parley.hire("bob")
+    async with signed_in(parley) as first, signed_in(parley) as second:
+        assert first.form_token and second.form_token
+        assert first.form_token != second.form_token  # the same person, two sign-ins
+        crossed = await second.http.post(
+            "/chat/bob",
+            data={"text": "hi", "form_token": first.form_token},
+            headers={"Origin": ORIGIN},
+        )
+        own = await second.post("/chat/bob", {"text": "hi"})
+    assert crossed.status_code == 403 and "form token" in crossed.text
+    assert own.status_code == 303
+
+
+async def test_signing_out_one_sign_in_leaves_the_others(parley: Harness) -> None:
+    async with signed_in(parley) as first, signed_in(parley) as second:
+        assert (await first.post("/signout")).status_code == 303
+        assert (await first.get("/")).status_code == 303
+        assert (await second.get("/")).status_code == 200
+
+
 async def test_the_sign_in_page_says_what_answers_here(parley: Harness) -> None:
     async with httpx.AsyncClient(transport=parley.transport, base_url=ORIGIN) as client:
         page = await client.get("/signin")

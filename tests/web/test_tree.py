@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from parley.conversations.model import Topic, TopicKind
-from parley.web.tree import Node, build_tree, recipient_of, sender_of, walk
+from parley.web.tree import Node, build_tree, walk
 
 AT = datetime(2026, 11, 1, tzinfo=UTC)
 ROOT = Topic(
@@ -70,8 +70,15 @@ def test_what_no_one_placed_goes_to_the_top_level_with_what_hangs_under_it() -> 
 
 def test_a_peer_s_role_is_named_with_its_connection() -> None:
     sent = to_peer(2, "a", "scribe", "acme")
-    assert (sender_of(sent), recipient_of(sent)) == ("a", "scribe@acme")
+    assert (sent.started_by, sent.asked) == ("a", "scribe@acme")
     assert shape(build_tree(ROOT, [sent])) == [("a>scribe@acme", [])]
+
+
+def test_a_conversation_a_peer_started_is_drawn_from_the_peer_s_role() -> None:
+    started_here = to_peer(2, "a", "clerk", "acme")
+    started_by_peer = replace(started_here, id=3, root_topic_id=3)  # its own root
+    assert (started_by_peer.started_by, started_by_peer.asked) == ("clerk@acme", "a")
+    assert shape(build_tree(ROOT, [started_here])) == [("a>clerk@acme", [])]
 
 
 def test_the_root_itself_is_not_a_node_of_its_tree() -> None:

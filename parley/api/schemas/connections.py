@@ -54,6 +54,9 @@ class ConnectionOut(BaseModel):
     state: str = Field(description="active, paused or revoked")
     queue_limit: int | None
     queued: int = Field(description="text frames waiting to be sent")
+    parked: list[str] = Field(
+        description="threads held after the peer had them sent again too often, each with why"
+    )
     exposed: list[str] = Field(description="local agents the peer may address")
     last_contact_at: datetime | None = Field(description="when the peer last answered")
     failures: int = Field(description="failed attempts to reach the peer in a row")
@@ -70,6 +73,7 @@ class ConnectionOut(BaseModel):
             state=c.state.value,
             queue_limit=c.queue_limit,
             queued=status.queued,
+            parked=status.parked,
             exposed=status.exposed,
             last_contact_at=c.last_contact_at,
             failures=c.failures,

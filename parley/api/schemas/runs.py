@@ -25,7 +25,18 @@ class RunOut(BaseModel):
     topic_id: int
     state: str
     reason: str | None
-    output: str | None
+    output: str | None = Field(
+        description=(
+            "the reply of a finished run; of a stopped, failed or interrupted one, what it had"
+            " said so far (``cut_short``), or null if it said nothing that was kept"
+        )
+    )
+    cut_short: bool = Field(
+        description=(
+            "``output`` is what the turn had said when it was stopped, failed or interrupted,"
+            " not a finished reply (its last 64 KiB, keys and tokens redacted)"
+        )
+    )
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
@@ -40,6 +51,7 @@ class RunOut(BaseModel):
             state=run.state.value,
             reason=run.reason,
             output=run.output,
+            cut_short=run.cut_short,
             created_at=run.created_at,
             started_at=run.started_at,
             finished_at=run.finished_at,

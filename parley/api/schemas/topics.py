@@ -48,6 +48,10 @@ class MessageOut(BaseModel):
     body: str
     run_id: int | None
     created_at: datetime
+    cut_short: bool = Field(
+        description="a reply that is what its turn had said when it was stopped, failed or"
+        " interrupted, not a finished one"
+    )
 
     @classmethod
     def of(cls, message: Message) -> MessageOut:
@@ -59,20 +63,27 @@ class MessageOut(BaseModel):
             body=message.body,
             run_id=message.run_id,
             created_at=message.created_at,
+            cut_short=message.cut_short,
         )
 
 
 class TopicOut(BaseModel):
     id: int
     kind: str
-    agent: str
+    agent: str = Field(
+        description="the agent working on it; in an agent conversation, the role asked (a peer's"
+        " as name@connection)"
+    )
     addressed: str | None
     person: str | None
     text: str | None
     status: str
     result: str | None
     thread_id: str | None
-    sender: str | None
+    sender: str | None = Field(
+        description="in an agent conversation, the role that started it (a peer's as"
+        " name@connection), on both sides of a thread with a peer; else null"
+    )
     root: str
     root_id: int
     created_at: datetime
@@ -85,14 +96,14 @@ class TopicOut(BaseModel):
         return cls(
             id=topic.id,
             kind=topic.kind.value,
-            agent=topic.agent_name,
+            agent=topic.asked or topic.agent_name,
             addressed=topic.addressed_name,
             person=topic.person_name,
             text=topic.text,
             status=topic.status,
             result=topic.result,
             thread_id=topic.thread_id,
-            sender=topic.sender_name,
+            sender=topic.started_by,
             root=describe(root) if root is not None else "gone",
             root_id=topic.root_id,
             created_at=topic.created_at,

@@ -1,3 +1,3 @@
 """The Discord channel: an adapter per bot account, on discord.py (the optional extra
-``parley[discord]``). Only the modules of this package import discord; ``available`` says whether
-it is installed without importing it."""
+``parley-home[discord]``). Only the modules of this package import discord; ``available`` says
+whether it is installed without importing it."""

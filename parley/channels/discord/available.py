@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import importlib.util
 
-INSTALL_HINT = "Discord needs discord.py: pip install 'parley[discord]'"
+from parley.extras import install_command
+
+
+def install_hint() -> str:
+    return f"Discord needs discord.py: {install_command('discord')}"
 
 
 def discord_installed() -> bool:

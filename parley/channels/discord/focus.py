@@ -1,8 +1,9 @@
 """``/focus AGENT-OR-SESSION`` and ``/unfocus``: a person on Discord binds the channel or thread
-they are in to a session (their conversation with an agent, or ``topic:ID`` they may read), so
-that what is said there goes to it and its answers come back there; only who bound it unbinds it
-(an owner can always, with ``parley binding unbind``). Each answers with one sentence, seen by
-the person who asked only."""
+they are in to a session (their conversation with an agent, or ``topic:ID``), so that what is
+said there goes to it and its answers come back there; only who bound it unbinds it (an owner
+can always, with ``parley binding unbind``). The binding service keeps the privacy rule: the
+session's root must be one the person and every person Parley knows there may read. Each
+answers with one sentence, seen by the person who asked only."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from datetime import timedelta
 from parley.channels.bindings import SessionBindingService, topic_of
 from parley.channels.model import BindingTargetKind, BindRequest, ConversationRef, session_key
 from parley.clock import Clock
-from parley.conversations.model import Topic
 from parley.conversations.person import open_or_start
 from parley.errors import Forbidden, NotFound
 from parley.people.model import Person
@@ -34,20 +34,23 @@ async def focus(
     lifetimes: DiscordThreadBindingSettings,
 ) -> str:
     person = await _person(tx, ref, user_id)
-    topic = await _session(tx, clock, person, target.strip())
+    key = await _session(tx, clock, person, target.strip())
     await SessionBindingService(tx, clock).bind(
         BindRequest(
-            target_session_key=session_key(topic.id),
+            target_session_key=key,
             target_kind=BindingTargetKind.SESSION,
             conversation=ref,
             bound_by=bound_by(user_id),
             idle_timeout=_seconds(lifetimes.idle_timeout_seconds),
             max_age=_seconds(lifetimes.max_age_seconds),
-        )
+        ),
+        creator=person,
     )
+    topic = await tx.topics.by_id(topic_of(key))
+    agent = "" if topic is None else f" ({topic.agent_name})"
     return (
-        f"Bound here to {session_key(topic.id)} ({topic.agent_name}): what you write here goes"
-        " to it, and its answers come here. /unfocus ends it."
+        f"Bound here to {key}{agent}: what you write here goes to it, and its answers come"
+        " here. /unfocus ends it."
     )
 
 
@@ -76,18 +79,12 @@ async def _person(tx: Tx, ref: ConversationRef, user_id: str) -> Person:
     return person
 
 
-async def _session(tx: Tx, clock: Clock, person: Person, target: str) -> Topic:
-    """``topic:ID`` the person may read, or their conversation with the agent so named."""
-    if not target.startswith("topic:"):
-        return await open_or_start(tx, clock, person, target)
-    topic = await tx.topics.by_id(topic_of(target))
-    if topic is None or topic.is_closed:
-        raise NotFound(f"no open session {target}")
-    origin = topic if topic.origin_id == topic.id else await tx.topics.by_id(topic.origin_id)
-    owned = origin is not None and origin.person_id == person.id
-    if not (person.is_owner or topic.person_id == person.id or owned):
-        raise Forbidden(f"{target} is not yours to focus on")
-    return topic
+async def _session(tx: Tx, clock: Clock, person: Person, target: str) -> str:
+    """The session key: ``topic:ID`` as given (the binding service checks who may read it),
+    or that of the person's conversation with the agent so named."""
+    if target.startswith("topic:"):
+        return session_key(topic_of(target))
+    return session_key((await open_or_start(tx, clock, person, target)).id)
 
 
 def _seconds(value: float | None) -> timedelta | None:

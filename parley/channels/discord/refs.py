@@ -7,16 +7,19 @@ import hashlib
 
 from parley.channels.model import ConversationRef
 from parley.errors import Invalid
+from parley.numbers import ascii_number
 
 DISCORD = "discord"
 MAX_NONCE = 25  # Discord's limit on a message nonce
+MAX_SNOWFLAKE = 2**64 - 1
 
 
 def snowflake(ref_part: str, what: str = "conversation") -> int:
     """A conversation's Discord id; Invalid (final) for what cannot be one."""
-    if not (ref_part.isascii() and ref_part.isdigit()) or len(ref_part) > 20:
+    number = ascii_number(ref_part, MAX_SNOWFLAKE)
+    if number is None:
         raise Invalid(f"{what}: {ref_part!r} is not a Discord id")
-    return int(ref_part)
+    return number
 
 
 def conversation(account_id: str, channel_id: int, parent_id: int | None) -> ConversationRef:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from parley.channels.model import WEB, ConversationRef, WebConversation
 from parley.clock import Clock
-from parley.errors import NotFound
+from parley.errors import Invalid, NotFound
+from parley.numbers import ascii_number
 from parley.store import Store, Tx
 
 PARLEY = "parley"  # the author of what Parley itself posts
@@ -43,11 +44,18 @@ class WebChannel:
 
 
 async def web_conversation(tx: Tx, ref: ConversationRef) -> WebConversation:
-    """The web conversation ``ref`` names (NotFound, a final verdict, if none)."""
-    number = ref.conversation_id
+    """The web conversation ``ref`` names (NotFound, a final verdict, if none); a parent
+    ``ref`` gives must be its own (Invalid otherwise: a thread is recognised by its parent)."""
+    number = ascii_number(ref.conversation_id)
     found = None
-    if ref.channel == WEB and number.isascii() and number.isdigit() and len(number) < 10:
-        found = await tx.channels.web_conversation(int(number))
+    if ref.channel == WEB and number is not None:
+        found = await tx.channels.web_conversation(number)
     if found is None or found.account_id != ref.account_id:
-        raise NotFound(f"no web conversation {ref}")
+        raise NotFound(f"no web conversation {ref.channel}:{ref.account_id}:{ref.conversation_id}")
+    parent = ref.parent_conversation_id
+    if parent is not None and parent != found.ref.parent_conversation_id:
+        raise Invalid(
+            f"parent_conversation_id: web conversation {number} is not a thread of {parent!r}",
+            field="parent_conversation_id",
+        )
     return found

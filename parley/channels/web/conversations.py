@@ -1,13 +1,15 @@
 """The web channel's conversations, as people use them through the API: a person opens
 conversations on an account, threads under them, and writes in them; what they write goes where
 ``inbound`` says, and what agents post there is read back from the same rows. A conversation is
-its person's (owners read every one)."""
+its person's alone, as a person's conversation is: what comes back there is from their own
+conversations and the sessions bound to it for them, so another person, even an owner, reads
+nothing of it (it is absent for them, as what does not exist)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from parley.channels.inbound import receive_from_person
+from parley.channels.inbound import Refused, receive_from_person
 from parley.channels.model import WEB, ChannelAccount, WebConversation, WebMessage
 from parley.clock import Clock
 from parley.errors import Forbidden, Invalid, NotFound
@@ -50,11 +52,11 @@ async def open_conversation(
 async def readable(
     tx: Tx, person: Person, account_id: str, conversation_id: int
 ) -> WebConversation:
+    """Another person's conversation is absent to a member: the same 404 as none at all, which
+    neither says it exists nor whose it is."""
     found = await tx.channels.web_conversation(conversation_id)
-    if found is None or found.account_id != account_id:
+    if found is None or found.account_id != account_id or found.person_id != person.id:
         raise NotFound(f"no web conversation {conversation_id} on account {account_id!r}")
-    if not person.is_owner and found.person_id != person.id:
-        raise Forbidden(f"web conversation {conversation_id} is another person's")
     return found
 
 
@@ -74,9 +76,9 @@ async def write(
 ) -> Queued:
     """The person writes in their conversation: kept there, and given to its session."""
     conversation = await readable(tx, person, account_id, conversation_id)
-    if conversation.person_id != person.id:
-        raise Forbidden(f"only its person writes in web conversation {conversation_id}")
     queued = await receive_from_person(tx, clock, person, conversation.ref, text)
+    if isinstance(queued, Refused):  # its one person was checked when it was bound
+        raise Forbidden(queued.text)
     await tx.channels.add_web_message(conversation.id, f"person:{person.name}", text, clock.now())
     return queued
 
@@ -92,8 +94,6 @@ async def detail(
 
 
 async def listed(tx: Tx, person: Person, account_id: str) -> list[WebConversation]:
-    """The account's conversations: the person's own (every one, for owners)."""
+    """The account's conversations: the person's own."""
     await web_account(tx, account_id)
-    return await tx.channels.web_conversations(
-        account_id, None if person.is_owner else person.id, None
-    )
+    return await tx.channels.web_conversations(account_id, person.id, None)

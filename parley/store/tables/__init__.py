@@ -7,6 +7,7 @@ from parley.store.tables.channels import (
     channel_accounts,
     channel_bindings,
     channel_identities,
+    channel_people,
     web_conversations,
     web_messages,
 )
@@ -27,9 +28,11 @@ from parley.store.tables.team import (
     agents,
     nodes,
     people,
+    sign_ins,
 )
 from parley.store.tables.work import (
     AGENT_CONVERSATION_KEY,
+    given_inputs,
     hop_counts,
     messages,
     runs,
@@ -47,8 +50,10 @@ __all__ = [
     "channel_accounts",
     "channel_bindings",
     "channel_identities",
+    "channel_people",
     "connections",
     "exposures",
+    "given_inputs",
     "hop_counts",
     "invites",
     "messages",
@@ -59,6 +64,7 @@ __all__ = [
     "received_frames",
     "runs",
     "sessions",
+    "sign_ins",
     "topics",
     "web_conversations",
     "web_messages",

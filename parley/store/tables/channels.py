@@ -86,6 +86,19 @@ channel_identities = Table(
     Column("linked_at", UTCDateTime, nullable=False),
 )
 
+# The people Parley knows in a channel conversation: each person (through a linked identity)
+# who wrote there. A channel whose readers Parley cannot list (Discord) shows a bound session to
+# these; a binding may target only a session every one of them may read.
+channel_people = Table(
+    "channel_people",
+    metadata,
+    Column("channel", String(200), primary_key=True),
+    Column("account_id", String(200), primary_key=True),
+    Column("conversation_id", String(200), primary_key=True),
+    Column("person_id", Integer, ForeignKey("people.id"), primary_key=True),
+    Column("first_at", UTCDateTime, nullable=False),
+)
+
 # The web channel's conversations (a thread has a parent) and what is said in them: Parley's own
 # rows. A key makes a repeated attempt (an outbox retry) make or post nothing twice.
 web_conversations = Table(

@@ -41,6 +41,8 @@ outbox = Table(
     Column("connection", String(64), nullable=True),
     Column("thread_topic_id", Integer, nullable=True),
     Column("seq", Integer, nullable=True),
+    # Times the peer had this frame's thread sent again from an earlier seq (a gap there).
+    Column("resends", Integer, nullable=False, server_default="0"),
     # Where a routed delivery goes and why: bound | fallback (None: not routed), the reason,
     # and the destination in words.
     Column("route_mode", String(16), nullable=True),

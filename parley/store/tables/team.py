@@ -31,6 +31,19 @@ people = Table(
     CheckConstraint("role IN ('owner', 'member')", name="role"),
 )
 
+# A sign-in to the web page, one per cookie given out: signing out deletes it, and so does
+# reissuing its person's token. The cookie carries a random secret; only its hash is kept.
+sign_ins = Table(
+    "sign_ins",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("secret_hash", String(64), nullable=False, unique=True),
+    Column("person_id", Integer, ForeignKey("people.id", ondelete="CASCADE"), nullable=False),
+    Column("signed_in_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False),
+    Index("ix_sign_ins_person_id", "person_id"),
+)
+
 nodes = Table(
     "nodes",
     metadata,

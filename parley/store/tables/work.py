@@ -167,7 +167,7 @@ runs = Table(
     Column("state", String(16), nullable=False),
     Column("reason", Text, nullable=True),
     Column("output", Text, nullable=True),
-    # The last of what a command brain's process wrote on stderr (brains/stderr.py).
+    # The last of what a command brain's process wrote on stderr (brains/tail.py).
     Column("stderr", Text, nullable=True),
     Column("token_hash", String(64), nullable=True, unique=True),
     Column("created_at", UTCDateTime, nullable=False),
@@ -204,6 +204,8 @@ runs = Table(
     ),
 )
 
+_UNCLAIMED = "run_id IS NULL AND recipient_agent_id IS NOT NULL"
+
 # Every piece of text in a topic. A message with a recipient waits for that agent's session in
 # its topic; the run that takes it as input is recorded, so each is handled exactly once.
 messages = Table(
@@ -227,7 +229,27 @@ messages = Table(
     # Text that came in from a channel conversation: that conversation (JSON of its ref), so
     # that the reply and any completion the run waits for know where the person is.
     Column("channel_ref", Text, nullable=True),
+    # A reply that is what its turn had said when it was stopped, failed or interrupted.
+    Column("cut_short", Boolean, nullable=False, server_default=text("false")),
     CheckConstraint("kind IN ('text', 'reply', 'report', 'notice', 'result')", name="message_kind"),
     Index("ix_messages_topic", "topic_id", "id"),
     Index("ix_messages_run", "run_id"),
+    # Notices for an agent that no turn has had yet (``MessagesRepo.claim_notices``).
+    Index(
+        "ix_messages_unclaimed",
+        "topic_id",
+        "recipient_agent_id",
+        sqlite_where=text(_UNCLAIMED),
+        postgresql_where=text(_UNCLAIMED),
+    ),
+)
+
+# The input a run was given when it ended without answering it (its node lost, the hub stopped
+# under it): the text itself moved on to the session's next run (``messages.run_id``), and the
+# failed run still shows what it had.
+given_inputs = Table(
+    "given_inputs",
+    metadata,
+    Column("run_id", Integer, ForeignKey("runs.id"), primary_key=True),
+    Column("message_id", Integer, ForeignKey("messages.id"), primary_key=True),
 )

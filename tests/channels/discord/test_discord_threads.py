@@ -187,3 +187,37 @@ async def test_an_archived_or_deleted_thread_ends_its_binding(
         for b in (await call(parley, "GET", "/bindings"))["items"]
     }
     assert reasons == {str(archived.id): "thread-archived", str(deleted.id): "thread-deleted"}
+
+
+@pytest.mark.parametrize("spawn_threads", [False])
+async def test_focus_keeps_the_privacy_rule(parley: Harness, fake_discord: FakeDiscord) -> None:
+    """ada (an owner) cannot /focus a thread on bea's conversation: to her it does not exist.
+    Her own conversation, yes, while only she writes there; bea writing there ends it."""
+    bea = fake_discord.state.user("bea")
+    async with parley.client(await parley.add_person("bea")) as as_bea:
+        said = await as_bea.post("/api/v1/conversations/bob/messages", json={"text": "secret"})
+    secret = f"topic:{said.json()['topic_id']}"
+    await call(parley, "PUT", f"/channels/discord/accounts/bot/identities/{bea.id}", person="bea")
+    thread = await fake_discord.user_starts_thread(fake_discord.channel.id, "ada", "talk")
+    replies = fake_discord.state.replies
+
+    await fake_discord.user_runs_command(thread.id, "ada", "focus", {"target": secret})
+    await fake_discord.wait_until(lambda: len(replies) == 1)
+    assert f"no open session {secret}" in replies[0].data["content"]
+    assert (await call(parley, "GET", "/bindings"))["items"] == []
+
+    await fake_discord.user_runs_command(thread.id, "ada", "focus", {"target": "manager"})
+    await fake_discord.wait_until(lambda: len(replies) == 2)
+    assert "Bound here to topic:" in replies[1].data["content"]
+    await fake_discord.user_says(thread.id, "bea", "what did ada say?")
+
+    async def ended() -> bool:
+        (binding,) = (await call(parley, "GET", "/bindings"))["items"]
+        return (binding["status"], binding["ended_reason"]) == ("ended", "privacy")
+
+    assert await eventually(ended)
+    await fake_discord.wait_until(lambda: len(fake_discord.state.texts(thread.id)) == 2)
+    notice = fake_discord.state.texts(thread.id)[1]
+    assert notice.startswith("This conversation is no longer bound to a session: bea writes")
+    shown = await call(parley, "GET", "/conversations/manager")
+    assert "what did ada say?" not in [m["body"] for m in shown["messages"]["items"]]

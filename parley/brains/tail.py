@@ -1,20 +1,22 @@
-"""What a brain's process wrote on stderr during one turn: its last ``STDERR_KEPT`` bytes, kept
-on the run whatever the turn's ending (finished, failed, stopped, its process killed), so that
-whoever may read the run can see why a command agent behaved as it did."""
+"""The last ``KEPT`` bytes of what a turn wrote on one of its streams: what a brain's process
+wrote on stderr, and what the turn had said of its reply so far. Both are kept on the run
+whatever the turn's ending (finished, failed, stopped, its process killed), so that whoever may
+read the run can see what the agent said and why it behaved as it did."""
 
 from __future__ import annotations
 
 from parley.text import without_nul
 
-STDERR_KEPT = 64 * 1024
+KEPT = 64 * 1024
 _CONTINUATION = range(0x80, 0xC0)  # a UTF-8 byte that only continues a character
 
 
-class StderrTail:
-    """Filled by the brain as its process writes, read by the node when the turn ends. A tail
-    that was cut says so at its start."""
+class Tail:
+    """Filled as the turn writes, read by the node when the turn ends. A tail that was cut says
+    so at its start, naming ``what`` it holds ("stderr", "its output")."""
 
-    def __init__(self, cap: int = STDERR_KEPT) -> None:
+    def __init__(self, what: str, cap: int = KEPT) -> None:
+        self._what = what
         self._cap = cap
         self._kept = bytearray()
         self._dropped = 0
@@ -39,6 +41,10 @@ class StderrTail:
         if not text.strip():
             return None
         if dropped:
-            note = f"[only the last {self._cap // 1024} KiB of stderr are kept"
+            note = f"[only the last {self._cap // 1024} KiB of {self._what} are kept"
             return f"{note}: {dropped} bytes before them were dropped]\n{text}"
         return text
+
+
+def stderr_tail() -> Tail:
+    return Tail("stderr")
