@@ -92,6 +92,7 @@ def test_say_prints_the_reply(served: Served, tmp_path: Path) -> None:
         "run": answer["run"],
         "state": "finished",
         "reply": "hi owner, you said hello again",
+        "cut_short": False,
         "reason": None,
         "refusals": [],
     }
