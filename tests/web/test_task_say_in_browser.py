@@ -28,6 +28,7 @@ def test_more_text_for_a_task_is_typed_into_its_page_and_answered_there(
         assert hired.status_code == 201, hired.text
     sign_in(page, site)
     page.get_by_role("link", name="Tasks", exact=True).click()
+    expect(page).to_have_url(site.url + "/tasks")  # typed into the page that came, not the last
     page.get_by_label("Agent", exact=True).fill("clerk")
     page.get_by_label("What to do").fill("count the spoons")
     page.get_by_role("button", name="Give the task").click()
