@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from parley.cli.client import ApiClient
-from parley.cli.output import console, errors, say_error
+from parley.cli.output import console, say_error, say_note
 from parley.errors import Conflict, ParleyError, TurnFailed, Unavailable
 from parley.runs.model import NODE_LOST
 
@@ -154,11 +154,11 @@ def stopping_on_interrupt(api: ApiClient, run_id: int) -> Iterator[None]:
             sys.stdout.flush()
             stopped = api.post(f"/runs/{run_id}/stop", {})["stopped"]
         except KeyboardInterrupt:
-            errors.print(f"left without stopping run {run_id}")
+            say_note(f"left without stopping run {run_id}")
         except ParleyError as exc:
             say_error(f"run {run_id} was not stopped: {exc.message}")
         else:
-            errors.print(f"stopped run {run_id}" if stopped else f"run {run_id} had ended")
+            say_note(f"stopped run {run_id}" if stopped else f"run {run_id} had ended")
         raise typer.Exit(INTERRUPTED) from None
 
 
@@ -169,5 +169,5 @@ def leaving_on_interrupt(what_goes_on: str) -> Iterator[None]:
         yield
     except KeyboardInterrupt:
         sys.stdout.write("\n")
-        errors.print(f"stopped waiting; {what_goes_on}", markup=False)
+        say_note(f"stopped waiting; {what_goes_on}")
         raise typer.Exit(INTERRUPTED) from None

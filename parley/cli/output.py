@@ -104,6 +104,13 @@ def reporting_errors() -> Iterator[None]:
         raise typer.Exit(exit_code_of(exc)) from exc
 
 
+def say_note(message: str) -> None:
+    """A line on stderr, as it is and at once: said while a second Ctrl-C may come, it must not
+    wait for rich to load."""
+    sys.stderr.write(f"{message}\n")
+    sys.stderr.flush()
+
+
 def say_error(message: str) -> None:
     """``error: …`` on stderr, as it is (no rich: a failed command need not load it)."""
     sys.stderr.write(f"error: {message}\n")
