@@ -113,8 +113,7 @@ def say_note(message: str) -> None:
 
 def say_error(message: str) -> None:
     """``error: …`` on stderr, as it is (no rich: a failed command need not load it)."""
-    sys.stderr.write(f"error: {message}\n")
-    sys.stderr.flush()
+    say_note(f"error: {message}")
 
 
 def show_json(data: Any) -> None:
