@@ -14,7 +14,14 @@ from parley.api.ids import Id, OptionalId
 from parley.api.paging import DEFAULT_LIMIT, Before, Limit
 from parley.api.schemas.base import Page, page_of
 from parley.api.schemas.runs import StoppedOut
-from parley.api.schemas.topics import QueuedOut, TaskIn, TextIn, TopicDetailOut, TopicOut
+from parley.api.schemas.topics import (
+    QueuedOut,
+    TaskGivenOut,
+    TaskIn,
+    TextIn,
+    TopicDetailOut,
+    TopicOut,
+)
 from parley.context import Context
 from parley.conversations.lifetime import stop_root
 from parley.conversations.model import TaskStatus, Topic
@@ -32,12 +39,13 @@ router = APIRouter(tags=["tasks"])
 
 
 @router.post("/tasks", status_code=201)
-async def create(body: TaskIn, caller: Caller, ctx: Ctx) -> TopicOut:
-    """Give an agent a task; it runs as a topic every member reads."""
+async def create(body: TaskIn, caller: Caller, ctx: Ctx) -> TaskGivenOut:
+    """Give an agent a task; it runs as a topic every member reads. The answer names the run
+    that takes its text."""
     async with ctx.store.transaction() as tx:
-        task = await create_task(tx, ctx.clock, caller, body.agent, body.text)
+        task, queued = await create_task(tx, ctx.clock, caller, body.agent, body.text)
         (view,) = await views(tx, [task])
-    return TopicOut.of_view(view)
+    return TaskGivenOut.given(view, queued)
 
 
 @router.get("/tasks")

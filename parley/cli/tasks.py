@@ -13,7 +13,7 @@ from parley.cli.runs import say_stopped
 from parley.cli.state import BeforeOption, JsonOption, LimitOption, client, given_text
 from parley.cli.talk import TEXT_HELP, converse, render_detail
 from parley.conversations.model import TaskStatus
-from parley.errors import Conflict, ParleyError, TurnFailed, Unavailable
+from parley.errors import Conflict, TurnFailed, Unavailable
 
 app = typer.Typer(help="Tasks: work given to agents.", no_args_is_help=True)
 
@@ -41,23 +41,13 @@ def create(
         api = client(ctx)
         task = api.post("/tasks", {"agent": agent, "text": given_text(text)})
         if not wait:
-            show(task, as_json, lambda row: say_queued(f"task {row['id']}", _run_of(api, row)))
+            show(task, as_json, lambda row: say_queued(f"task {row['id']}", row["run_id"]))
             return
         goes_on = f"task {task['id']} goes on (parley task show {task['id']})"
         with leaving_on_interrupt(goes_on):
             ended = _wait_for_end(api, task["id"], goes_on)
         show(ended, as_json, lambda row: console.print(row["result"] or "(no result)"))
         _refuse_unfinished(ended)
-
-
-def _run_of(api: ApiClient, task: Any) -> int | None:
-    """The run that takes a new task's text: the task's first, queued with it (None if it
-    cannot be read now: the task is made all the same, and says so)."""
-    try:
-        runs = api.get("/runs", topic=task["id"], limit=1)["items"]
-    except ParleyError:
-        return None
-    return int(runs[0]["id"]) if runs else None
 
 
 def _wait_for_end(api: ApiClient, task_id: int, goes_on: str) -> Any:

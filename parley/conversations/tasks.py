@@ -19,7 +19,10 @@ from parley.runs.queueing import Queued, check_text, queue_text
 from parley.store import Tx
 
 
-async def create_task(tx: Tx, clock: Clock, person: Person, agent_name: str, text: str) -> Topic:
+async def create_task(
+    tx: Tx, clock: Clock, person: Person, agent_name: str, text: str
+) -> tuple[Topic, Queued]:
+    """A person's task, and its text as queued for the run that takes it."""
     check_text(text, "task")
     return await _give(
         tx, clock, agent_name, text, {"person_id": person.id}, {"author_person_id": person.id}
@@ -48,7 +51,7 @@ async def spawn_subtask(
         "origin_topic_id": topic.origin_id,
     }
     author = {"author_agent_id": run.agent_id, "from_run_id": run.id}
-    task = await _give(tx, clock, agent_name, text, origin, author)
+    task, _ = await _give(tx, clock, agent_name, text, origin, author)
     if thread:  # a thread may be made and bound to it, once this has committed (channels)
         tx.effects.threads_asked.append(task.id)
     return task
@@ -61,7 +64,7 @@ async def _give(
     text: str,
     origin: dict[str, Any],
     author: dict[str, Any],
-) -> Topic:
+) -> tuple[Topic, Queued]:
     """A new task for ``agent_name`` (a template's goes to a clone), its text queued for it."""
     worker = await pick_for_new_topic(tx, clock, agent_name)
     addressed = await tx.agents.by_name(agent_name)
@@ -73,8 +76,7 @@ async def _give(
         text=text,
         **origin,
     )
-    await queue_text(tx, clock.now(), task, worker, text, **author)
-    return task
+    return task, await queue_text(tx, clock.now(), task, worker, text, **author)
 
 
 async def task_by_id(tx: Tx, task_id: int) -> Topic:

@@ -71,7 +71,7 @@ async def tasks(
 async def give_task(posted: Post, ctx: Ctx) -> Response:
     agent, text = posted.form.required("agent", "Agent"), posted.form.get("text")
     async with ctx.store.transaction() as tx:
-        task = await create_task(tx, ctx.clock, posted.viewer.person, agent, text)
+        task, _ = await create_task(tx, ctx.clock, posted.viewer.person, agent, text)
     return back_to(f"/tasks/{task.id}", f"Task {task.id} given to {agent}.")
 
 

@@ -212,6 +212,7 @@ async def test_tasks_are_listed_shown_cancelled_and_deleted(
     assert cancelled.json()["status"] == "cancelled"
     runs = items((await get(parley.owner, f"/tasks/{task['id']}"))["runs"])
     assert [r["state"] for r in runs] == ["stopped"]
+    assert task["run_id"] == runs[0]["id"]  # giving it named the run that took its text
     again = await parley.owner.post(f"/api/v1/tasks/{task['id']}/cancel")
     assert again.status_code == 409
     assert (await parley.owner.delete(f"/api/v1/tasks/{task['id']}")).status_code == 204

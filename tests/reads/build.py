@@ -134,7 +134,7 @@ class Builder:
     async def _task(self, tx: Tx, step: Step) -> None:
         reader = self._pick(self.world.readers, step.first)
         agent = AGENTS[step.second % len(AGENTS)]
-        task = await create_task(tx, self.parley.clock, self.people[reader.id], agent, "work")
+        task, _ = await create_task(tx, self.parley.clock, self.people[reader.id], agent, "work")
         self._add(Topic(task.id, TASK, agent, None, task.id))
 
     async def _send(self, tx: Tx, step: Step) -> None:

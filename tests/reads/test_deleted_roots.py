@@ -26,7 +26,7 @@ async def _in_root(parley: Harness, starter: str) -> dict[str, Any]:
         person = await tx.people.by_name(starter)
         assert person is not None
         if starter == "owner":
-            task = await create_task(tx, parley.clock, person, "w0", "the secret plan")
+            task, _ = await create_task(tx, parley.clock, person, "w0", "the secret plan")
             topic_id = task.id
         else:
             topic_id = (await say(tx, parley.clock, person, "w0", "the secret plan")).topic_id

@@ -117,6 +117,16 @@ class TopicOut(BaseModel):
         return cls.of(view.topic, view.root)
 
 
+class TaskGivenOut(TopicOut):
+    run_id: int = Field(
+        description="the run that takes the task's text; follow it at /runs/ID/events"
+    )
+
+    @classmethod
+    def given(cls, view: TopicView, queued: Queued) -> TaskGivenOut:
+        return cls(**TopicOut.of_view(view).model_dump(), run_id=queued.run_id)
+
+
 class TopicDetailOut(BaseModel):
     """A topic with the first page (newest first) of each thing in it; each ``next`` continues
     on its own list: /topics/ID/messages, /runs?topic=ID, /tasks?parent=ID&deleted=true,
