@@ -73,7 +73,12 @@ def test_a_reply_streams_in_and_stop_stops_the_turn(
     expect(streaming).to_contain_text("Let me think about that…")  # while the turn still runs
     shot(page, "web-chat.png", tmp_path)
     page.get_by_role("button", name="Stop").click()
-    expect(page.locator(".messages .ended")).to_contain_text("stopped")
+    # The run's end, and (from its node just after) what it had said, kept and marked.
+    expect(page.locator(".messages .ended:not(.cut-short)")).to_contain_text("stopped")
+    expect(page.locator(".messages .ended.cut-short")).to_contain_text(
+        "stopped — what it had said so far is kept"
+    )
+    expect(page.locator(".messages")).to_contain_text("Let me think about that…")
     expect(page.locator(".turn")).to_have_count(0)
     with api(site) as owner:
         runs = owner.get("/runs", params={"agent": "thinker"}).json()["items"]
