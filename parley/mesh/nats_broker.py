@@ -7,9 +7,12 @@ kept forever after: nats-py reconnects by itself, and ``state()`` tells how it i
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import logging
 import ssl
+from collections.abc import Callable
+from typing import TypedDict
 
 import nats.errors
 from nats.aio.client import Client
@@ -25,6 +28,7 @@ from parley.mesh.broker import (
     Handler,
     Status,
 )
+from parley.mesh import nats_jwt
 from parley.mesh.nats_durable import DurableSubjects
 from parley.mesh.nats_url import NatsAddress, parse_nats_url
 from parley.redact import redact
@@ -35,11 +39,21 @@ CONNECT_TIMEOUT = 5.0  # seconds to reach the broker at start, all tries include
 RECONNECT_WAIT = 1  # seconds between tries to reach it again later
 # A request's listener failed: the reply carries the error's code and message.
 ERROR_CODE, ERROR_MESSAGE = "Parley-Error", "Parley-Error-Message"
+FIRST = asyncio.FIRST_COMPLETED
 
 
 class NatsBroker:
-    def __init__(self, address: NatsAddress) -> None:
+    def __init__(
+        self,
+        address: NatsAddress,
+        signer: _Signer | None = None,
+        inbox_prefix: str | None = None,
+    ) -> None:
         self._address = address
+        self._signer: _Signer = signer or {}
+        self._inbox_prefix = inbox_prefix
+        self._refused = asyncio.Event()  # the broker said no to these credentials
+        self._refusal = ""  # in its words
         self._nc = Client()
         self._status: Status = "reconnecting"
         self._last_error: str | None = None
@@ -48,26 +62,54 @@ class NatsBroker:
 
     @classmethod
     async def connect(
-        cls, url: str, *, timeout: float = CONNECT_TIMEOUT, stream: str | None = None
+        cls,
+        url: str,
+        *,
+        timeout: float = CONNECT_TIMEOUT,
+        stream: str | None = None,
+        credentials: str | None = None,
+        inbox_prefix: str | None = None,
+        prepare_stream: bool = True,
     ) -> NatsBroker:
-        """Connected, with its JetStream stream in place; Invalid for a bad URL, Unavailable
-        when the broker cannot be reached, refuses the credentials or has no JetStream."""
-        broker = cls(parse_nats_url(url))
+        """Connected, with its JetStream stream in place (unless not ``prepare_stream``: a
+        node's credentials may not make it); Invalid for a bad URL or bad ``credentials`` (a
+        ``.creds`` text), Unavailable when the broker cannot be reached, refuses the
+        credentials or has no JetStream."""
+        broker = cls(parse_nats_url(url), signer=_signer(credentials), inbox_prefix=inbox_prefix)
         if stream is not None:
             broker._durable.stream = stream
         try:
-            try:
-                await asyncio.wait_for(broker._connect(), timeout)
-            except TimeoutError:
-                why = broker._last_error or "no answer"
-                raise Unavailable(
-                    f"cannot reach the broker at {broker._address.shown}: {why}"
-                ) from None
-            await broker._durable.prepare()
+            await broker._connect_within(timeout)
+            if prepare_stream:
+                await broker._durable.prepare()
         except BaseException:
             await broker.close()
             raise
         return broker
+
+    async def _connect_within(self, timeout: float) -> None:
+        """Connected, or Unavailable after ``timeout`` — at once when the broker refuses the
+        credentials (nats-py would try them again until the timeout)."""
+        connecting = asyncio.ensure_future(self._connect())
+        refused = asyncio.ensure_future(self._refused.wait())
+        try:
+            await asyncio.wait({connecting, refused}, timeout=timeout, return_when=FIRST)
+        finally:
+            refused.cancel()
+            if not connecting.done():
+                connecting.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await connecting
+        if connecting.done() and not connecting.cancelled():
+            connecting.result()  # what failed it (not TLS), or nothing
+            return
+        shown = self._address.shown
+        if self._refused.is_set():
+            raise Unavailable(
+                f"the broker at {shown} refused these credentials ({self._refusal}): check"
+                " they were made for this broker and are not revoked"
+            )
+        raise Unavailable(f"cannot reach the broker at {shown}: {self._last_error or 'no answer'}")
 
     async def _connect(self) -> None:
         address = self._address
@@ -86,6 +128,8 @@ class NatsBroker:
             disconnected_cb=self._on_disconnected,
             reconnected_cb=self._on_reconnected,
             closed_cb=self._on_closed,
+            **self._signer,
+            **({"inbox_prefix": self._inbox_prefix} if self._inbox_prefix else {}),
         )
         if address.tls and not self._nc._server_info.get("tls_required"):
             raise Unavailable(f"the broker at {address.shown} does not speak TLS")
@@ -193,6 +237,9 @@ class NatsBroker:
 
     async def _on_error(self, error: Exception) -> None:
         self._last_error = str(error) or type(error).__name__
+        if _is_refusal(error) and self._status != "connected":
+            self._refusal = self._last_error
+            self._refused.set()
         log.debug("broker: %s", self._last_error)
 
     async def _on_disconnected(self) -> None:
@@ -215,6 +262,63 @@ class _CoreSubscription:
     async def unsubscribe(self) -> None:
         with contextlib.suppress(nats.errors.Error):
             await self._subscription.unsubscribe()
+
+
+class _Signer(TypedDict, total=False):
+    user_jwt_cb: Callable[[], bytes]
+    signature_cb: Callable[[str], bytes]
+
+
+def _signer(credentials: str | None) -> _Signer | None:
+    """nats-py's callbacks that answer the server's challenge with a ``.creds`` text: the
+    seed stays in this process's memory, never in a file of its own."""
+    if credentials is None:
+        return None
+    jwt, seed = nats_jwt.parse_creds(credentials)
+    key = nats_jwt.key_pair(seed)
+    del seed
+
+    def user_jwt() -> bytes:
+        return jwt.encode()
+
+    def signature(nonce: str) -> bytes:
+        return base64.b64encode(key.sign(nonce.encode()))
+
+    return {"user_jwt_cb": user_jwt, "signature_cb": signature}
+
+
+def _is_refusal(error: Exception) -> bool:
+    """The server's "Authorization Violation" (bad, unknown or revoked credentials)."""
+    return isinstance(error, nats.errors.AuthorizationError) or (
+        "authorization violation" in str(error).lower()
+    )
+
+
+async def lets_anyone_in(url: str, timeout: float) -> bool:
+    """Whether the broker at ``url`` lets a client without any credentials connect (those in
+    the URL are left out). A broker that cannot be reached lets nobody in: False."""
+    address = parse_nats_url(url)
+    anonymous = Client()
+    try:
+        await anonymous.connect(
+            list(address.servers),
+            tls=_tls_context() if address.tls else None,
+            name="parley-anonymous-check",
+            allow_reconnect=False,
+            connect_timeout=timeout,
+            max_reconnect_attempts=0,
+            error_cb=_ignored,
+        )
+    except (nats.errors.Error, OSError, TimeoutError):
+        return False
+    finally:
+        with contextlib.suppress(Exception):
+            await anonymous.close()
+    return True
+
+
+async def _ignored(error: Exception) -> None:
+    log.debug("anonymous check: %s", error)
 
 
 def _tls_context() -> ssl.SSLContext:
