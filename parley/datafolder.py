@@ -5,6 +5,8 @@
         parley.db             the SQLite store (0600; -wal and -shm get the same mode)
         owner-token           the first owner's API token (0600)
         join-token            the mesh's join token (0600)
+        broker/               the mesh broker's keys and the hub's credentials (0700, files
+                              0600; parley/mesh/broker_auth.py)
         server.lock           held by the running server: one server per data folder
         server-url            where the running server listens, for the CLI (gone once it stops)
         brains/               process groups of running command brains, one file per turn

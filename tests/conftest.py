@@ -19,11 +19,16 @@ from parley.mesh.join_token import load_or_create_join_token
 from parley.mesh.node_runner import NodeRunner
 from parley.settings import Settings
 from tests.federation.proxy import fault_proxy
-from tests.nats_server import nats_server
+from tests.nats_server import nats_binary, nats_server
 from tests.served import served
 from tests.support import Harness, ManualClock, started
 
-__all__ = ["fault_proxy", "nats_server", "served"]  # fixtures shared by several test folders
+__all__ = [
+    "fault_proxy",
+    "nats_binary",
+    "nats_server",
+    "served",
+]  # fixtures shared by several test folders
 
 ADMIN_URL = os.environ.get("PARLEY_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 TABLES = (

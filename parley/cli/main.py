@@ -26,6 +26,7 @@ class Parley(ParleyGroup):
         "serve": "parley.cli.serve:serve",
         "person": "parley.cli.people:app",
         "node": "parley.cli.nodes:app",
+        "mesh": "parley.cli.mesh:app",
         "agent": _agent_app,
         "say": "parley.cli.talk:say",
         "chat": "parley.cli.talk:chat",

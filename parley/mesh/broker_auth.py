@@ -24,11 +24,11 @@ from typing import Any
 
 from parley.datafolder import PRIVATE_MODE, DataFolder, write_secret
 from parley.errors import Unavailable
-from parley.mesh import nats_jwt
+from parley.mesh import nats_durable, nats_jwt
 from parley.mesh.messages import HEARTBEAT, REGISTER, RUN_EVENTS, RUN_OUTCOMES
-from parley.mesh.nats_durable import STREAM
 from parley.naming import check_name
 
+STREAM = nats_durable.STREAM  # where JetStream stores a node's ends
 OPERATOR_NAME, SYSTEM_ACCOUNT_NAME, ACCOUNT_NAME = "parley", "SYS", "PARLEY"
 # The JWTs the server is configured with are dated at the start of time, so that any account
 # JWT pushed since (a revocation) is newer: the server keeps the newest of both, and writing
@@ -77,7 +77,7 @@ class BrokerKeys:
         for field, name in _FILES.items():
             write_secret(partial / name, getattr(made, field).strip())
         try:
-            partial.rename(_place(folder))
+            partial.rename(keys_folder(folder))
         except OSError:  # another process made them meanwhile: theirs are the keys
             shutil.rmtree(partial, ignore_errors=True)
         keys = cls.load(folder)
@@ -87,7 +87,7 @@ class BrokerKeys:
     @classmethod
     def load(cls, folder: DataFolder) -> BrokerKeys | None:
         """None when ``parley mesh broker-config`` never ran on this data folder."""
-        place = _place(folder)
+        place = keys_folder(folder)
         if not place.is_dir():
             return None
         try:
@@ -197,9 +197,9 @@ async def push_revocations(broker_url: str, keys: BrokerKeys, revoked: Mapping[s
 def _check_update(answer: bytes) -> None:
     with contextlib.suppress(ValueError):
         reply = json.loads(answer)
-        if isinstance(reply, dict) and isinstance(reply.get("data"), dict):
-            if reply["data"].get("code") == 200:
-                return
+        data = reply.get("data") if isinstance(reply, dict) else None
+        if isinstance(data, dict) and data.get("code") == 200:
+            return
         if isinstance(reply, dict) and isinstance(reply.get("error"), dict):
             why = reply["error"].get("description", "no reason given")
             raise Unavailable(f"the broker refused the mesh account's update: {why}")
@@ -211,7 +211,8 @@ def _tidy(text: str) -> str:
     return text.strip() if text.startswith("S") else text.strip() + "\n"
 
 
-def _place(folder: DataFolder) -> Path:
+def keys_folder(folder: DataFolder) -> Path:
+    """Where the broker's keys and the hub's credentials are (private/broker/)."""
     return folder.private / "broker"
 
 

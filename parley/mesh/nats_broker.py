@@ -10,16 +10,18 @@ import asyncio
 import base64
 import contextlib
 import logging
+import math
 import ssl
-from collections.abc import Callable
-from typing import TypedDict
+from dataclasses import dataclass
 
 import nats.errors
-from nats.aio.client import Client
+import nkeys
+from nats.aio.client import DEFAULT_INBOX_PREFIX, Client
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription as NatsSubscription
 
 from parley.errors import ERRORS_BY_CODE, ParleyError, Unavailable
+from parley.mesh import nats_jwt
 from parley.mesh.broker import (
     BrokerState,
     DurableHandler,
@@ -28,7 +30,6 @@ from parley.mesh.broker import (
     Handler,
     Status,
 )
-from parley.mesh import nats_jwt
 from parley.mesh.nats_durable import DurableSubjects
 from parley.mesh.nats_url import NatsAddress, parse_nats_url
 from parley.redact import redact
@@ -50,7 +51,7 @@ class NatsBroker:
         inbox_prefix: str | None = None,
     ) -> None:
         self._address = address
-        self._signer: _Signer = signer or {}
+        self._signer = signer
         self._inbox_prefix = inbox_prefix
         self._refused = asyncio.Event()  # the broker said no to these credentials
         self._refusal = ""  # in its words
@@ -128,8 +129,9 @@ class NatsBroker:
             disconnected_cb=self._on_disconnected,
             reconnected_cb=self._on_reconnected,
             closed_cb=self._on_closed,
-            **self._signer,
-            **({"inbox_prefix": self._inbox_prefix} if self._inbox_prefix else {}),
+            user_jwt_cb=self._signer.user_jwt if self._signer else None,
+            signature_cb=self._signer.signature if self._signer else None,
+            inbox_prefix=self._inbox_prefix or DEFAULT_INBOX_PREFIX,
         )
         if address.tls and not self._nc._server_info.get("tls_required"):
             raise Unavailable(f"the broker at {address.shown} does not speak TLS")
@@ -264,27 +266,26 @@ class _CoreSubscription:
             await self._subscription.unsubscribe()
 
 
-class _Signer(TypedDict, total=False):
-    user_jwt_cb: Callable[[], bytes]
-    signature_cb: Callable[[str], bytes]
+@dataclass(frozen=True)
+class _Signer:
+    """What nats-py calls to answer the server's challenge with a ``.creds`` text: the seed
+    stays in this process's memory, never in a file of its own."""
+
+    jwt: str
+    key: nkeys.KeyPair
+
+    def user_jwt(self) -> bytes:
+        return self.jwt.encode()
+
+    def signature(self, nonce: str) -> bytes:
+        return base64.b64encode(self.key.sign(nonce.encode()))
 
 
 def _signer(credentials: str | None) -> _Signer | None:
-    """nats-py's callbacks that answer the server's challenge with a ``.creds`` text: the
-    seed stays in this process's memory, never in a file of its own."""
     if credentials is None:
         return None
     jwt, seed = nats_jwt.parse_creds(credentials)
-    key = nats_jwt.key_pair(seed)
-    del seed
-
-    def user_jwt() -> bytes:
-        return jwt.encode()
-
-    def signature(nonce: str) -> bytes:
-        return base64.b64encode(key.sign(nonce.encode()))
-
-    return {"user_jwt_cb": user_jwt, "signature_cb": signature}
+    return _Signer(jwt, nats_jwt.key_pair(seed))
 
 
 def _is_refusal(error: Exception) -> bool:
@@ -299,16 +300,17 @@ async def lets_anyone_in(url: str, timeout: float) -> bool:
     the URL are left out). A broker that cannot be reached lets nobody in: False."""
     address = parse_nats_url(url)
     anonymous = Client()
+    attempt = anonymous.connect(
+        list(address.servers),
+        tls=_tls_context() if address.tls else None,
+        name="parley-anonymous-check",
+        allow_reconnect=False,
+        connect_timeout=math.ceil(timeout),
+        max_reconnect_attempts=0,
+        error_cb=_ignored,
+    )
     try:
-        await anonymous.connect(
-            list(address.servers),
-            tls=_tls_context() if address.tls else None,
-            name="parley-anonymous-check",
-            allow_reconnect=False,
-            connect_timeout=timeout,
-            max_reconnect_attempts=0,
-            error_cb=_ignored,
-        )
+        await asyncio.wait_for(attempt, timeout)  # nats-py may try an absent server forever
     except (nats.errors.Error, OSError, TimeoutError):
         return False
     finally:
