@@ -83,8 +83,12 @@ def _written(
     from parley.mesh.broker_config import check_listen, write_server_config
 
     check_listen(listen)
+    folder = DataFolder(data_dir)
     try:
-        keys = BrokerKeys.load_or_create(DataFolder(data_dir))
+        keys = BrokerKeys.load_or_create(folder)
+    except OSError as exc:
+        raise Invalid(f"cannot make the broker's keys in {folder.private}: {exc.strerror}") from exc
+    try:
         return write_server_config(keys, out, listen=listen, tls=tls, jetstream_dir=jetstream_dir)
     except OSError as exc:
         where = exc.filename or out
