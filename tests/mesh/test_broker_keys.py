@@ -96,7 +96,7 @@ def test_revocations_are_in_the_account_and_newer_than_the_configured_one(
 
 
 def test_a_tampered_jwt_is_not_read(keys: BrokerKeys) -> None:
-    header, claims, signature = keys.account_jwt({}).split(".")
+    header, _, signature = keys.account_jwt({}).split(".")
     other = keys.issue_node("gpu1")
     other_claims = nats_jwt.parse_creds(other.creds)[0].split(".")[1]
     with pytest.raises(Invalid):
