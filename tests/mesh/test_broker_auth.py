@@ -317,20 +317,25 @@ def test_the_configuration_holds_no_secret(tmp_path: Path) -> None:
     assert f"system_account: {keys.system_account}" in text
 
 
+@pytest.mark.parametrize("mutual", [False, True], ids=["tls", "mutual-tls"])
 async def test_with_certificates_the_broker_speaks_tls_only(
-    tmp_path: Path, nats_binary: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, nats_binary: str, monkeypatch: pytest.MonkeyPatch, mutual: bool
 ) -> None:
     cert, key = _self_signed(tmp_path)
     keys = BrokerKeys.load_or_create(DataFolder(tmp_path / "hub"))
     port = free_port()
-    config = write_server_config(
-        keys, tmp_path / "broker", listen=f"127.0.0.1:{port}", tls=TlsFiles(cert, key)
-    )
+    tls = TlsFiles(cert, key, cert if mutual else None)
+    config = write_server_config(keys, tmp_path / "broker", listen=f"127.0.0.1:{port}", tls=tls)
     with running_nats_config(config, port, nats_binary):
         assert _server_info(port)["tls_required"] is True
         monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the self-signed certificate is trusted
-        hub = await NatsBroker.connect(f"tls://localhost:{port}", credentials=keys.hub_creds())
-        await hub.close()
+        url = f"tls://localhost:{port}"
+        if mutual:  # --tls-ca: a client without a certificate it signed does not get in
+            with pytest.raises(Unavailable, match="cannot reach the broker"):
+                await NatsBroker.connect(url, credentials=keys.hub_creds(), timeout=2)
+        else:
+            hub = await NatsBroker.connect(url, credentials=keys.hub_creds())
+            await hub.close()
 
 
 def _server_info(port: int) -> dict[str, object]:
