@@ -283,9 +283,11 @@ async def test_a_revoked_node_is_cut_off_at_once_and_the_others_go_on(
 
 
 async def test_a_revocation_outlives_a_restart_and_a_new_configuration(
-    mesh: Mesh, tmp_path: Path
+    mesh: Mesh, hub: NatsBroker, tmp_path: Path
 ) -> None:
     gpu1, gpu2 = mesh.keys.issue_node("gpu1"), mesh.keys.issue_node("gpu2")
+    heard: asyncio.Queue[bytes] = asyncio.Queue()
+    await hub.subscribe("parley.mesh.heartbeat.*", hearing(heard))
     await push_revocations(mesh.url, mesh.keys, {gpu1.public_key: int(time.time())})
     mesh.server.stop()
     # broker-config run again (same keys, read back from the data folder) before the restart
@@ -295,7 +297,11 @@ async def test_a_revocation_outlives_a_restart_and_a_new_configuration(
     mesh.server.start()
     with pytest.raises(Unavailable, match="refused these credentials"):
         await node_broker(mesh, "gpu1", gpu1)
-    await (await node_broker(mesh, "gpu2", gpu2)).close()
+    other = await node_broker(mesh, "gpu2", gpu2)
+    # The hub signed in again by itself (a fresh nonce), its subscription with it.
+    heartbeat = lambda: other.publish("parley.mesh.heartbeat.gpu2", b"back")  # noqa: E731
+    assert await until_heard(heard, heartbeat, tries=60) == b"back"
+    await other.close()
 
 
 async def test_credentials_of_another_operator_are_refused_at_once(
