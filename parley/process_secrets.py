@@ -26,11 +26,12 @@ def protect_process() -> None:
     ``/proc/<pid>/environ``, ``mem``, ``fd/*``, ``maps`` nor attach a debugger to it (the
     kernel's ptrace access check refuses a non-dumpable target), and no core dump of it is
     written. (Run as root, the server holds capabilities a brain lacks, which the same check
-    refuses already; for any other user, this is what does.) It also makes this process's ``/proc/<pid>/`` files owned by root. What it does
-    not hide: ``/proc/<pid>/cmdline``, readable by everyone — so nothing secret is ever put on a
-    Parley command line. Children get their own dumpable flag back at ``exec``: the brains'
-    processes are not affected. Failing, it logs at DEBUG and carries on: it is one layer (the
-    brains' Landlock confinement is another), not a reason to refuse to start.
+    refuses already; for any other user, this is what does.) It also makes this process's
+    ``/proc/<pid>/`` files owned by root. What it does not hide: ``/proc/<pid>/cmdline``,
+    readable by everyone — so nothing secret is ever put on a Parley command line. Children
+    get their own dumpable flag back at ``exec``: the brains' processes are not affected.
+    Failing, it logs at DEBUG and carries on: it is one layer (the brains' Landlock
+    confinement is another), not a reason to refuse to start.
     """
     if not sys.platform.startswith("linux"):
         return
@@ -53,4 +54,3 @@ def take_env_secret(name: str) -> str | None:
     kernel keeps that copy, whatever ``os.environ`` becomes): :func:`protect_process` is what
     keeps other processes of the user from reading it there."""
     return os.environ.pop(name, None)
-
