@@ -1,0 +1,165 @@
+"""The secrets of a real `parley serve`, tried from a command brain as an attacker would: every
+process's command line and environment in /proc, every file of the data folder, the server's
+working folder, $HOME and the system's temporary folder. None of the secrets given to the server
+(in its environment, its parley.toml, its data folder, a credentials file it hides) is found.
+
+The brain writes everything it read into its workspace, where the test reads it: a run's output
+has keys and tokens redacted, which would hide a leak from the assertions."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import make_url
+
+from parley.brains.confinement import landlock_abi
+from tests.cli.test_serve import serving
+from tests.conftest import database_of_its_own
+from tests.runs.test_serve_brains import _hire, _token
+from tests.runs.test_serve_restart import _api, _until
+from tests.served import free_port
+
+NO_SECRET = {"server-url", "server.lock"}
+
+PROBE = """
+import json, os, pathlib, sys
+
+sys.stdin.read()
+me = os.getpid()
+found = {"me": me, "cmdline": {}, "environ": {}, "files": {}, "refused": {}}
+
+def read(path, into, limit=1 << 20):
+    try:
+        with open(path, "rb") as file:
+            into[str(path)] = file.read(limit).decode(errors="replace")
+    except OSError as error:
+        found["refused"][str(path)] = type(error).__name__
+
+for entry in os.listdir("/proc"):
+    if entry.isdigit():
+        read(f"/proc/{entry}/cmdline", found["cmdline"])
+        read(f"/proc/{entry}/environ", found["environ"])
+
+def walk(root, depth):
+    for folder, folders, files in os.walk(root, onerror=lambda e: found["refused"].update(
+            {str(e.filename): type(e).__name__})):
+        if folder.count(os.sep) - root.count(os.sep) >= depth:
+            folders.clear()
+        for name in files:
+            path = os.path.join(folder, name)
+            if not os.path.islink(path) and os.path.isfile(path):
+                read(path, found["files"])
+
+for root, depth in ((DATA, 99), (WORKDIR, 99), (os.environ["HOME"], 99), ("/tmp", 2)):
+    walk(root, depth)
+status = pathlib.Path("/proc/self/status").read_text()
+found["capabilities"] = status.split("CapEff:")[1].split()[0]
+pathlib.Path("found.json").write_text(json.dumps(found))
+print(f"read {len(found['cmdline'])} command lines and {len(found['files'])} files")
+"""
+
+
+@pytest.fixture
+def confined() -> None:
+    if landlock_abi() < 1:
+        reason = "this kernel offers no Landlock: command brains cannot be confined here"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{reason} (CI=true: the brains' confinement must be tested)")
+        pytest.skip(reason)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database(request: pytest.FixtureRequest) -> Iterator[tuple[str, str] | None]:
+    """None (SQLite in the data folder), or a PostgreSQL URL with a password in it (the
+    machine's PostgreSQL trusts local connections: the password is carried, not checked), and
+    that password."""
+    if request.param == "sqlite":
+        yield None
+        return
+    with database_of_its_own("secrets") as url:
+        password = "pw" + secrets.token_hex(12)
+        with_password = make_url(url).set(password=password)
+        yield with_password.render_as_string(hide_password=False), password
+
+
+def test_a_brain_finds_none_of_the_server_s_secrets_wherever_it_looks(
+    tmp_path: Path, confined: None, database: tuple[str, str] | None
+) -> None:
+    home = tmp_path / "home"
+    credentials = home / ".config" / "parley" / "node.creds"
+    credentials.parent.mkdir(parents=True)
+    given = {
+        "PARLEY_OPENAI_API_KEY": "sk-" + secrets.token_hex(16),
+        "PARLEY_NODE_CREDENTIALS": "SUA" + secrets.token_hex(20).upper(),
+        "toml": "sk-ant-" + secrets.token_hex(16),
+        "file": "SUA" + secrets.token_hex(20).upper(),
+    }
+    credentials.write_text(f"-----BEGIN USER NKEY SEED-----\n{given['file']}\n")
+    credentials.chmod(0o600)
+    (tmp_path / "parley.toml").write_text(f'anthropic_api_key = "{given["toml"]}"\n')
+    environment = {
+        "HOME": str(home),
+        "LC_ALL": "C.UTF-8",
+        "PARLEY_OPENAI_API_KEY": given["PARLEY_OPENAI_API_KEY"],
+        "PARLEY_NODE_CREDENTIALS": given["PARLEY_NODE_CREDENTIALS"],
+        "PARLEY_HIDDEN_FROM_BRAINS": json.dumps([str(credentials)]),
+    }
+    if database is not None:
+        environment["PARLEY_DATABASE_URL"], given["database password"] = database
+    port = free_port()
+    data = (tmp_path / "parley-data").resolve()
+    program = tmp_path / "probe.py"
+    program.write_text(f"DATA = {str(data)!r}\nWORKDIR = {str(tmp_path.resolve())!r}\n" + PROBE)
+    with serving(tmp_path, port, environment) as server:
+        token = _token(tmp_path)
+        given |= _private_tokens(data) | {"owner token": token}
+        with _api(port, token) as api:
+            workspace = Path(_hire(api, "prober", program)["workspace"])
+            run_id = api.post("/conversations/prober/messages", json={"text": "go"}).json()[
+                "run_id"
+            ]
+            assert _until(lambda: _run(api, run_id)["state"] not in ("queued", "running"), 60)
+            run = _run(api, run_id)
+    assert run["state"] == "finished", run
+    found: dict[str, Any] = json.loads((workspace / "found.json").read_text())
+
+    # It ran, and looked: its own command line and environment, the server's command line, the
+    # files it may read; and it was refused the server's environment and the hidden files.
+    me = found["me"]
+    assert str(program) in found["cmdline"][f"/proc/{me}/cmdline"]
+    assert "PARLEY_RUN_TOKEN=" in found["environ"][f"/proc/{me}/environ"]
+    assert "serve" in found["cmdline"][f"/proc/{server.pid}/cmdline"]
+    assert f"/proc/{server.pid}/environ" in found["refused"]
+    assert str(program) in found["files"]
+    for hidden in (data / "private" / "owner-token", tmp_path / "parley.toml", credentials):
+        assert str(hidden.resolve()) in found["refused"], hidden
+    if os.geteuid() == 0:
+        assert int(found["capabilities"], 16) == 0  # root, but without any capability
+
+    everything = json.dumps(found) + run["output"] + (run.get("stderr") or "")
+    leaked = {name for name, secret in given.items() if secret in everything}
+    assert leaked == set(), f"the brain read {sorted(leaked)}"
+
+
+def _run(api: httpx.Client, run_id: int) -> dict[str, Any]:
+    run: dict[str, Any] = api.get(f"/runs/{run_id}").json()["run"]
+    return run
+
+
+def _private_tokens(data: Path) -> dict[str, str]:
+    """The secrets the data folder's private part holds as text: all but the store and what
+    is no secret (the server's URL and lock)."""
+    tokens = {}
+    for path in (data / "private").iterdir():
+        if path.is_file() and path.name not in NO_SECRET and not path.name.startswith("parley"):
+            text = path.read_text(errors="replace").strip()
+            if len(text) >= 16:
+                tokens[path.name] = text
+    return tokens
