@@ -1,7 +1,8 @@
-"""The secrets of a real `parley serve`, tried from a command brain as an attacker would: every
-process's command line and environment in /proc, every file of the data folder, the server's
-working folder, $HOME and the system's temporary folder. None of the secrets given to the server
-(in its environment, its parley.toml, its data folder, a credentials file it hides) is found.
+"""The secrets of a real `parley serve` and of a real `parley node join`, tried from a command
+brain as an attacker would: every process's command line and environment in /proc, every file of
+the data folder, the process's working folder, $HOME and the system's temporary folder. None of
+the secrets given to the process (in its environment, its parley.toml, its data folder, a
+credentials file it hides) is found.
 
 The brain writes everything it read into its workspace, where the test reads it: a run's output
 has keys and tokens redacted, which would hide a leak from the assertions."""
@@ -11,6 +12,8 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,9 +22,11 @@ import httpx
 import pytest
 from sqlalchemy import make_url
 
+from bench.machines import HEARTBEAT, Machines, until
 from parley.brains.confinement import landlock_abi
 from tests.cli.test_serve import serving
 from tests.conftest import database_of_its_own
+from tests.nats_server import NatsServer
 from tests.runs.test_serve_brains import _hire, _token
 from tests.runs.test_serve_restart import _api, _until
 from tests.served import free_port
@@ -129,17 +134,84 @@ def test_a_brain_finds_none_of_the_server_s_secrets_wherever_it_looks(
             run = _run(api, run_id)
     assert run["state"] == "finished", run
     found: dict[str, Any] = json.loads((workspace / "found.json").read_text())
+    hidden = (data / "private" / "owner-token", tmp_path / "parley.toml", credentials)
+    _found_none(found, run, given, program, server.pid, hidden)
 
-    # It ran, and looked: its own command line and environment, the server's command line, the
-    # files it may read; and it was refused the server's environment and the hidden files.
+
+def test_a_brain_on_a_joined_node_finds_none_of_the_node_s_secrets(
+    tmp_path: Path, confined: None, nats_server: NatsServer
+) -> None:
+    node_dir, home = tmp_path / "gpu1", tmp_path / "gpu1-home"
+    credentials = home / ".config" / "parley" / "node.creds"
+    credentials.parent.mkdir(parents=True)
+    node_dir.mkdir()
+    given = {
+        "PARLEY_OPENAI_API_KEY": "sk-" + secrets.token_hex(16),
+        "PARLEY_NODE_CREDENTIALS": "SUA" + secrets.token_hex(20).upper(),
+        "toml": "sk-ant-" + secrets.token_hex(16),
+        "file": "SUA" + secrets.token_hex(20).upper(),
+    }
+    credentials.write_text(f"-----BEGIN USER NKEY SEED-----\n{given['file']}\n")
+    credentials.chmod(0o600)
+    (node_dir / "parley.toml").write_text(f'anthropic_api_key = "{given["toml"]}"\n')
+    data = (node_dir / "parley-data").resolve()
+    program = node_dir / "probe.py"  # where the walk finds it
+    program.write_text(f"DATA = {str(data)!r}\nWORKDIR = {str(node_dir.resolve())!r}\n" + PROBE)
+    with database_of_its_own("secrets_node") as database_url:
+        machines = Machines(tmp_path, database_url, nats_server.url)
+        try:
+            machines.start_hub()
+            given["join token"] = machines.join_token
+            environment = {
+                "HOME": str(home),
+                "LC_ALL": "C.UTF-8",
+                "PARLEY_BROKER": nats_server.url,
+                "PARLEY_JOIN_TOKEN": machines.join_token,  # the node's secret: from its env
+                "PARLEY_OPENAI_API_KEY": given["PARLEY_OPENAI_API_KEY"],
+                "PARLEY_NODE_CREDENTIALS": given["PARLEY_NODE_CREDENTIALS"],
+                "PARLEY_HIDDEN_FROM_BRAINS": json.dumps([str(credentials)]),
+            } | HEARTBEAT
+            clean = {k: v for k, v in os.environ.items() if not k.startswith("PARLEY_")}
+            argv = [sys.executable, "-m", "parley", "node", "join", "--name", "gpu1"]
+            with (tmp_path / "gpu1.log").open("ab") as log:
+                node = subprocess.Popen(
+                    argv, cwd=node_dir, env=clean | environment, stdout=log, stderr=log
+                )
+            machines.nodes["gpu1"] = node
+            assert until(lambda: machines.node("gpu1")["status"] == "online"), machines.log("gpu1")
+            machines.hire("prober", "gpu1", f"command:{sys.executable} {program}")
+            asked = machines.api.post("/conversations/prober/messages", json={"text": "go"})
+            run_id = asked.json()["run_id"]
+            assert until(lambda: _run(machines.api, run_id)["state"] not in ("queued", "running"))
+            run = _run(machines.api, run_id)
+        finally:
+            machines.stop_all()
+    assert run["state"] == "finished", (run, machines.log("gpu1"))
+    found: dict[str, Any] = json.loads((data / "workspaces" / "prober" / "found.json").read_text())
+    hidden = (node_dir / "parley.toml", credentials)
+    _found_none(found, run, given, program, node.pid, hidden)
+
+
+def _found_none(
+    found: dict[str, Any],
+    run: dict[str, Any],
+    given: dict[str, str],
+    program: Path,
+    holder: int,
+    hidden: tuple[Path, ...],
+) -> None:
+    """The brain ran and looked, was refused the ``holder``'s environment and the ``hidden``
+    files, and found none of the ``given`` secrets anywhere."""
+    # It ran, and looked: its own command line and environment, the holder's command line, the
+    # files it may read; and it was refused the holder's environment and the hidden files.
     me = found["me"]
     assert str(program) in found["cmdline"][f"/proc/{me}/cmdline"]
     assert "PARLEY_RUN_TOKEN=" in found["environ"][f"/proc/{me}/environ"]
-    assert "serve" in found["cmdline"][f"/proc/{server.pid}/cmdline"]
-    assert f"/proc/{server.pid}/environ" in found["refused"]
+    assert "\0parley\0" in found["cmdline"][f"/proc/{holder}/cmdline"]
+    assert f"/proc/{holder}/environ" in found["refused"]
     assert str(program) in found["files"]
-    for hidden in (data / "private" / "owner-token", tmp_path / "parley.toml", credentials):
-        assert str(hidden.resolve()) in found["refused"], hidden
+    for path in hidden:
+        assert str(path.resolve()) in found["refused"], path
     if os.geteuid() == 0:
         assert int(found["capabilities"], 16) == 0  # root, but without any capability
 
