@@ -94,21 +94,21 @@ def database(request: pytest.FixtureRequest) -> Iterator[tuple[str, str] | None]
         yield with_password.render_as_string(hide_password=False), password
 
 
-def test_a_brain_finds_none_of_the_server_s_secrets_wherever_it_looks(
-    tmp_path: Path, confined: None, database: tuple[str, str] | None
-) -> None:
-    home = tmp_path / "home"
-    credentials = home / ".config" / "parley" / "node.creds"
-    credentials.parent.mkdir(parents=True)
+def _planted(workdir: Path, home: Path) -> tuple[dict[str, str], Path, dict[str, str]]:
+    """Secrets for a process started in ``workdir`` with ``home``: model keys and a stand-in
+    for a node's credentials in its environment, a key in its ``parley.toml``, a credentials
+    file in ``home`` it hides from brains. Returns them by name, that file, the environment."""
     given = {
         "PARLEY_OPENAI_API_KEY": "sk-" + secrets.token_hex(16),
         "PARLEY_NODE_CREDENTIALS": "SUA" + secrets.token_hex(20).upper(),
         "toml": "sk-ant-" + secrets.token_hex(16),
         "file": "SUA" + secrets.token_hex(20).upper(),
     }
+    credentials = home / ".config" / "parley" / "node.creds"
+    credentials.parent.mkdir(parents=True)
     credentials.write_text(f"-----BEGIN USER NKEY SEED-----\n{given['file']}\n")
     credentials.chmod(0o600)
-    (tmp_path / "parley.toml").write_text(f'anthropic_api_key = "{given["toml"]}"\n')
+    (workdir / "parley.toml").write_text(f'anthropic_api_key = "{given["toml"]}"\n')
     environment = {
         "HOME": str(home),
         "LC_ALL": "C.UTF-8",
@@ -116,6 +116,13 @@ def test_a_brain_finds_none_of_the_server_s_secrets_wherever_it_looks(
         "PARLEY_NODE_CREDENTIALS": given["PARLEY_NODE_CREDENTIALS"],
         "PARLEY_HIDDEN_FROM_BRAINS": json.dumps([str(credentials)]),
     }
+    return given, credentials, environment
+
+
+def test_a_brain_finds_none_of_the_server_s_secrets_wherever_it_looks(
+    tmp_path: Path, confined: None, database: tuple[str, str] | None
+) -> None:
+    given, credentials, environment = _planted(tmp_path, tmp_path / "home")
     if database is not None:
         environment["PARLEY_DATABASE_URL"], given["database password"] = database
     port = free_port()
@@ -141,19 +148,9 @@ def test_a_brain_finds_none_of_the_server_s_secrets_wherever_it_looks(
 def test_a_brain_on_a_joined_node_finds_none_of_the_node_s_secrets(
     tmp_path: Path, confined: None, nats_server: NatsServer
 ) -> None:
-    node_dir, home = tmp_path / "gpu1", tmp_path / "gpu1-home"
-    credentials = home / ".config" / "parley" / "node.creds"
-    credentials.parent.mkdir(parents=True)
+    node_dir = tmp_path / "gpu1"
     node_dir.mkdir()
-    given = {
-        "PARLEY_OPENAI_API_KEY": "sk-" + secrets.token_hex(16),
-        "PARLEY_NODE_CREDENTIALS": "SUA" + secrets.token_hex(20).upper(),
-        "toml": "sk-ant-" + secrets.token_hex(16),
-        "file": "SUA" + secrets.token_hex(20).upper(),
-    }
-    credentials.write_text(f"-----BEGIN USER NKEY SEED-----\n{given['file']}\n")
-    credentials.chmod(0o600)
-    (node_dir / "parley.toml").write_text(f'anthropic_api_key = "{given["toml"]}"\n')
+    given, credentials, planted = _planted(node_dir, tmp_path / "gpu1-home")
     data = (node_dir / "parley-data").resolve()
     program = node_dir / "probe.py"  # where the walk finds it
     program.write_text(f"DATA = {str(data)!r}\nWORKDIR = {str(node_dir.resolve())!r}\n" + PROBE)
@@ -162,15 +159,14 @@ def test_a_brain_on_a_joined_node_finds_none_of_the_node_s_secrets(
         try:
             machines.start_hub()
             given["join token"] = machines.join_token
-            environment = {
-                "HOME": str(home),
-                "LC_ALL": "C.UTF-8",
-                "PARLEY_BROKER": nats_server.url,
-                "PARLEY_JOIN_TOKEN": machines.join_token,  # the node's secret: from its env
-                "PARLEY_OPENAI_API_KEY": given["PARLEY_OPENAI_API_KEY"],
-                "PARLEY_NODE_CREDENTIALS": given["PARLEY_NODE_CREDENTIALS"],
-                "PARLEY_HIDDEN_FROM_BRAINS": json.dumps([str(credentials)]),
-            } | HEARTBEAT
+            environment = (
+                planted
+                | HEARTBEAT
+                | {
+                    "PARLEY_BROKER": nats_server.url,
+                    "PARLEY_JOIN_TOKEN": machines.join_token,  # the node's secret: from its env
+                }
+            )
             clean = {k: v for k, v in os.environ.items() if not k.startswith("PARLEY_")}
             argv = [sys.executable, "-m", "parley", "node", "join", "--name", "gpu1"]
             with (tmp_path / "gpu1.log").open("ab") as log:
