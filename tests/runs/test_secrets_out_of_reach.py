@@ -222,12 +222,15 @@ def _run(api: httpx.Client, run_id: int) -> dict[str, Any]:
 
 
 def _private_tokens(data: Path) -> dict[str, str]:
-    """The secrets the data folder's private part holds as text: all but the store and what
-    is no secret (the server's URL and lock)."""
+    """The secrets the data folder's private part holds as text (tokens, keys, credentials,
+    wherever beneath it): all but the store, the brains' own records and what is no secret
+    (the server's URL and lock)."""
     tokens = {}
-    for path in (data / "private").iterdir():
-        if path.is_file() and path.name not in NO_SECRET and not path.name.startswith("parley"):
+    private = data / "private"
+    for path in private.rglob("*"):
+        skipped = path.name in NO_SECRET or path.name.startswith("parley.db")
+        if path.is_file() and not skipped and path.relative_to(private).parts[0] != "brains":
             text = path.read_text(errors="replace").strip()
             if len(text) >= 16:
-                tokens[path.name] = text
+                tokens[str(path.relative_to(data))] = text
     return tokens
