@@ -198,6 +198,11 @@ class Settings(BaseSettings):
         description="run command brains under Landlock, unable to reach data_dir/private"
         " (false: unconfined, for kernels without Landlock)",
     )
+    hidden_from_brains: tuple[Path, ...] = Field(
+        (),
+        description="more files and folders command brains can neither read nor change (~/.ssh,"
+        " a node's credentials), beside data_dir/private and the configuration file",
+    )
     web_session_hours: float = Field(
         168.0,
         gt=0,

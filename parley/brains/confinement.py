@@ -1,6 +1,7 @@
 """What a node's command brains may reach, and how their launcher is started with it.
 
-The node hides its data folder's private part and its configuration file from every brain, and
+The node hides its data folder's private part, its configuration file and the paths its settings
+name (``hidden_from_brains``: a node's credentials file among them) from every brain, and
 keeps Parley's own installation read-only to them (a brain that could rewrite the server's code
 would read everything at the next start). Run as root, a brain also loses every capability and
 cannot read raw disks or memory. The mechanism is in ``launcher.py``.
@@ -70,11 +71,13 @@ class ProcessPolicy:
 
 
 def node_policy(settings: Settings) -> ProcessPolicy:
-    """The policy of the node this process hosts: its data folder, its configuration."""
+    """The policy of the node this process hosts: its data folder, its configuration, and
+    whatever else its settings hide (``hidden_from_brains``)."""
     folder = DataFolder(settings.data_dir)
     folder.run_temp.mkdir(mode=0o700, parents=True, exist_ok=True)
     # Each turn's temporary folder is its own: the others' are hidden from it.
     hidden = [folder.private, config_file(), folder.run_temp]
+    hidden += [path.expanduser() for path in settings.hidden_from_brains]
     if os.geteuid() == 0:
         hidden += _raw_devices()
     return ProcessPolicy(
@@ -85,6 +88,13 @@ def node_policy(settings: Settings) -> ProcessPolicy:
         parley_bin=parley_bin(),
         run_temp=folder.run_temp.resolve(),
     )
+
+
+def hiding_from_brains(settings: Settings, *paths: Path) -> Settings:
+    """``settings`` with ``paths`` hidden from command brains too: a secret this process read
+    from a file of its own choosing (a node's credentials given by path) stays out of reach."""
+    hidden = (*settings.hidden_from_brains, *(path.resolve() for path in paths))
+    return settings.model_copy(update={"hidden_from_brains": hidden})
 
 
 @functools.cache

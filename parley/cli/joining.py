@@ -15,6 +15,7 @@ from parley.errors import Conflict, Unavailable
 from parley.mesh.broker import Broker
 from parley.mesh.nats_broker import NatsBroker
 from parley.mesh.node_runner import NodeRunner, new_instance
+from parley.process_secrets import protect_process
 from parley.settings import Settings
 from parley.startup import joining
 
@@ -26,6 +27,7 @@ RETRY_SECONDS = 2.0  # between tries to register while the hub does not answer
 def run_node(
     settings: Settings, broker_url: str, join_token: str, workspaces: Path, replace: bool
 ) -> None:
+    protect_process()  # its credentials and keys: no brain reads them in /proc
     logging.basicConfig(
         level=settings.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

@@ -72,7 +72,12 @@ def options(
         " folder (./parley-data, or PARLEY_DATA_DIR) wrote in private/server-url, else"
         " http://HOST:PORT of the settings (default http://127.0.0.1:8700)",
     ),
-    token: str | None = typer.Option(None, "--token", help="your API token [PARLEY_TOKEN]"),
+    token: str | None = typer.Option(
+        None,
+        "--token",
+        help="your API token [PARLEY_TOKEN: better there, since command lines are readable by"
+        " every process]",
+    ),
     version: bool = typer.Option(
         False, "--version", callback=_print_version, is_eager=True, help="print the version"
     ),

@@ -16,7 +16,10 @@ def serve(
     host: str | None = typer.Option(None, "--host", help="default 127.0.0.1 [PARLEY_HOST]"),
     port: int | None = typer.Option(None, "--port", help="default 8700 [PARLEY_PORT]"),
     database_url: str | None = typer.Option(
-        None, "--database-url", help="default SQLite in the data dir [PARLEY_DATABASE_URL]"
+        None,
+        "--database-url",
+        help="default SQLite in the data dir [PARLEY_DATABASE_URL: a URL with a password goes"
+        " there or in parley.toml, since command lines are readable by every process]",
     ),
     log_level: str | None = typer.Option(None, "--log-level", help="debug|info|warning|error"),
     access_log: bool | None = typer.Option(

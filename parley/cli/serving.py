@@ -23,6 +23,7 @@ from parley.datafolder import DataFolder, announcing_url, holding_server_lock
 from parley.errors import Unavailable
 from parley.mesh.broker import Broker
 from parley.mesh.nats_url import parse_nats_url
+from parley.process_secrets import protect_process
 from parley.settings import Settings
 from parley.startup import running
 
@@ -30,6 +31,7 @@ SHUTDOWN_GRACE_SECONDS = 2
 
 
 def run_server(settings: Settings) -> None:
+    protect_process()  # its environment holds keys and passwords: no brain reads it in /proc
     if settings.broker is not None:
         parse_nats_url(settings.broker)  # a bad URL is refused before anything starts
     logging.basicConfig(

@@ -16,7 +16,7 @@ import pytest
 
 from parley.brains import groups
 from parley.brains.command import CommandBrain
-from parley.brains.confinement import ProcessPolicy, node_policy
+from parley.brains.confinement import ProcessPolicy, hiding_from_brains, node_policy
 from parley.datafolder import DataFolder
 from parley.settings import Settings
 from tests.brains.test_command_brain import (
@@ -192,6 +192,44 @@ async def test_unconfined_brains_reach_what_confined_ones_cannot(
     policy = ProcessPolicy(confine=False, hidden=(layout["private"],))
     reply, _ = await think(CommandBrain(reader, policy=policy), make_turn(layout["workspace"]))
     assert reply == "pk_the_owner_token"
+
+
+async def test_a_node_hides_the_paths_its_settings_name_and_its_credentials_file(
+    tmp_path: Path,
+) -> None:
+    """``hidden_from_brains`` (~/.ssh, say) and a file the node read a secret from, wherever
+    they are: outside the data folder, the data folder's rules do not cover them."""
+    keys = tmp_path / "home" / ".ssh"
+    keys.mkdir(parents=True)
+    (keys / "id_ed25519").write_text("ssh private key\n")
+    credentials = tmp_path / "etc" / "node.creds"
+    credentials.parent.mkdir()
+    credentials.write_text("node credentials\n")
+    open_file = tmp_path / "open.txt"
+    open_file.write_text("an open file\n")
+    settings = hiding_from_brains(
+        Settings(data_dir=tmp_path / "data", hidden_from_brains=(keys,)), credentials
+    )
+    folder = DataFolder(settings.data_dir)
+    folder.prepare(default_store=False)
+    workspace = folder.workspaces / "ada"
+    workspace.mkdir(parents=True)
+    paths = [str(keys / "id_ed25519"), str(credentials), str(open_file)]
+    reader = script(
+        tmp_path,
+        f"""
+        import pathlib
+        for path in {paths!r}:
+            try:
+                print(pathlib.Path(path).read_text().strip())
+            except OSError as error:
+                print(type(error).__name__)
+        """,
+    )
+    policy = node_policy(settings)
+    reply, _ = await think(CommandBrain(reader, policy=policy), make_turn(workspace))
+    assert reply.splitlines() == ["PermissionError", "PermissionError", "an open file"]
+    assert settings.hidden_from_brains == (keys, credentials.resolve())
 
 
 def _sleeping_group(env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:

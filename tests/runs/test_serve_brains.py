@@ -56,7 +56,11 @@ os.symlink(data / "private", "door")
 attempt("through a symlink", read("door/owner-token"))
 attempt("server's environment", read(f"/proc/{SERVER}/environ"))
 attempt("server's memory", read(f"/proc/{SERVER}/mem"))
-for fd in os.listdir(f"/proc/{SERVER}/fd"):  # the store among them: open it again through one
+try:
+    fds = os.listdir(f"/proc/{SERVER}/fd")
+except OSError:
+    fds = []  # a non-dumpable server's /proc entries are root's: not even listed (not root)
+for fd in fds:  # the store among them: open it again through one
     attempt("server's file " + fd, lambda: open(f"/proc/{SERVER}/fd/{fd}", "rb").read(4096))
 attempt("server's root", read(f"/proc/{SERVER}/root{data}/private/owner-token"))
 attempt("server's cwd", read(f"/proc/{SERVER}/cwd/parley-data/private/owner-token"))
