@@ -26,6 +26,7 @@ from sqlalchemy import (
     select,
 )
 from sqlalchemy.engine import result as sqlalchemy_result
+from sqlalchemy.sql.elements import BindParameter
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +74,7 @@ def lacking(named: Iterable[tuple[str, Any, tuple[str, ...]]]) -> str | None:
 
 def shapes_lack(dialect: Dialect) -> str | None:
     """What shapes.py reads of a statement compiled for ``dialect``, probed on a small one."""
-    names = bindparam("names", expanding=True)
+    names: BindParameter[str] = bindparam("names", expanding=True)
     statement = select(_PROBE_TABLE.c.id).where(_PROBE_TABLE.c.name.in_(names))
     compiled = statement.compile(dialect=dialect)
     return lacking(
