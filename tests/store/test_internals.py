@@ -14,10 +14,12 @@ from sqlalchemy import Engine, event
 from sqlalchemy.dialects.postgresql.asyncpg import AsyncAdapt_asyncpg_connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from parley.settings import Settings
 from parley.store import Store
 from parley.store.internals import DirectDriver
 from tests.conftest import empty_tables
 from tests.store.test_driver import _ADD, _NAMED, _RENAME, person
+from tests.support import ManualClock, started
 
 Hide = Callable[[Store], Awaitable[None]]
 
@@ -165,3 +167,17 @@ def test_the_probe_runs_once_and_a_store_on_this_sqlalchemy_lacks_nothing() -> N
     direct = DirectDriver()
     assert direct.usable(probe) and direct.usable(probe)
     assert probes == ["probed"]
+
+
+async def test_a_server_s_store_takes_the_path_its_settings_say(
+    settings: Settings, clock: ManualClock
+) -> None:
+    """The direct paths tell their statements to listeners without a cursor: none here."""
+    async with started(settings.model_copy(update={"direct_driver": False}), clock) as parley:
+        store = parley.context.store
+        engine = store.engine.sync_engine if isinstance(store.engine, AsyncEngine) else store.engine
+        cursors: list[object] = []
+        event.listen(engine, "before_cursor_execute", lambda _c, cursor, *_: cursors.append(cursor))
+        await parley.hire("scribe")
+        assert not store.direct.enabled
+        assert cursors and None not in cursors
