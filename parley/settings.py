@@ -99,6 +99,11 @@ class Settings(BaseSettings):
         None,
         description="default: SQLite in data_dir/private; postgresql://… for several machines",
     )
+    direct_driver: bool = Field(
+        True,
+        description="run the store's hot statements on sqlite3/asyncpg directly (false: all"
+        " through SQLAlchemy, slower; the tests' check that both paths agree)",
+    )
     log_level: LogLevel = Field("info", description="debug, info, warning or error")
     access_log: bool = Field(
         False, description="log a line for every HTTP request the server answers (uvicorn's)"

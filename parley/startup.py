@@ -55,7 +55,7 @@ async def running(
     in-process one."""
     folder = DataFolder(settings.data_dir)
     folder.prepare(default_store=settings.database_url is None)
-    store = await Store.open(settings.resolved_database_url)
+    store = await Store.open(settings.resolved_database_url, direct_driver=settings.direct_driver)
     broker: Broker = mesh or LocalBroker()
     runtime = Runtime(
         store,

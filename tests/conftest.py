@@ -31,6 +31,9 @@ __all__ = [
 ]  # fixtures shared by several test folders
 
 ADMIN_URL = os.environ.get("PARLEY_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+# What the test run itself chooses: its PostgreSQL, and the store's path (PARLEY_DIRECT_DRIVER=0:
+# SQLAlchemy alone, how `./dev test` runs tests/store a second time).
+KEPT_VARIABLES = ("PARLEY_TEST_POSTGRES_URL", "PARLEY_DIRECT_DRIVER")
 TABLES = (
     "people, nodes, agents, agent_memory, agent_warnings, agent_env, agent_changes, topics,"
     " sessions, runs, messages, given_inputs, outbox, hop_counts, channel_bindings, connections,"
@@ -43,7 +46,7 @@ TABLES = (
 def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No operator settings leak into a test: no PARLEY_* variables, no parley.toml."""
     for name in list(os.environ):
-        if name.startswith("PARLEY_") and name != "PARLEY_TEST_POSTGRES_URL":
+        if name.startswith("PARLEY_") and name not in KEPT_VARIABLES:
             monkeypatch.delenv(name)
     monkeypatch.setenv("PARLEY_CONFIG", str(tmp_path / "absent-parley.toml"))
 
@@ -114,6 +117,12 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     url: str = request.getfixturevalue("postgres_url")
     asyncio.run(empty_tables(url))
     return url
+
+
+@pytest.fixture
+def direct_driver() -> bool:
+    """For a test that opens a store itself: the path the run's settings choose."""
+    return Settings().direct_driver
 
 
 @pytest.fixture

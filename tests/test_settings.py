@@ -77,3 +77,11 @@ def test_database_urls_as_operators_type_them(given: str, used: str) -> None:
 def test_unsupported_database_urls_are_refused(url: str) -> None:
     with pytest.raises(Invalid, match="database URL"):
         normalise_url(url)
+
+
+def test_the_store_s_direct_paths_are_on_unless_the_environment_turns_them_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert load_settings().direct_driver is True
+    monkeypatch.setenv("PARLEY_DIRECT_DRIVER", "0")  # how ./dev test runs tests/store again
+    assert load_settings().direct_driver is False

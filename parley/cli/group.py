@@ -11,7 +11,11 @@ from functools import cache
 from typing import Any, ClassVar, NoReturn
 
 import typer
-from typer import _click as click
+
+try:  # typer 0.28 carries its own click (a private module); a typer without it uses click's
+    from typer import _click as click
+except ImportError:  # pragma: no cover - pyproject bounds typer below 0.29
+    import click  # type: ignore[no-redef]
 from typer.core import TyperGroup
 
 from parley.cli.output import say_error

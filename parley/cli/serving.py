@@ -14,7 +14,6 @@ from types import FrameType
 
 import uvicorn
 from fastapi import FastAPI
-from uvicorn.server import HANDLED_SIGNALS
 
 from parley.app import create_app
 from parley.cli.event_loop import run_long_lived
@@ -27,7 +26,13 @@ from parley.process_secrets import protect_process
 from parley.settings import Settings
 from parley.startup import running
 
+log = logging.getLogger(__name__)
+
 SHUTDOWN_GRACE_SECONDS = 2
+# uvicorn's own list (uvicorn.server.HANDLED_SIGNALS, not promised to stay), else its value.
+HANDLED_SIGNALS = getattr(uvicorn.server, "HANDLED_SIGNALS", (signal.SIGINT, signal.SIGTERM))
+# What _Server overrides of uvicorn's Server: a uvicorn without them would not call Parley's.
+OVERRIDDEN = ("handle_exit", "capture_signals")
 
 
 def run_server(settings: Settings) -> None:
@@ -108,6 +113,7 @@ async def _serve_on(settings: Settings, listener: socket.socket, broker: Broker 
         url = listening_url(settings.host, listener.getsockname()[1])
         with announcing_url(DataFolder(settings.data_dir), url):
             print(f"Parley listens on {url} (the page: {url}/, API docs: {url}/docs)", flush=True)
+            _say_what_uvicorn_lacks()
             await _Server(config, app).serve(sockets=[listener])
 
 
@@ -141,6 +147,18 @@ class _Server(uvicorn.Server):
         finally:
             for sig, handler in handlers.items():
                 signal.signal(sig, handler)
+
+
+def _say_what_uvicorn_lacks() -> None:
+    """A uvicorn without a method _Server overrides serves all the same, but uvicorn's own
+    stop (raising SIGTERM again) may end the process before Parley shut down: said once."""
+    for name in OVERRIDDEN:
+        if not hasattr(uvicorn.Server, name):
+            log.warning(
+                "uvicorn's Server has no %s (a uvicorn Parley was not tested with;"
+                " requirements.lock has the tested one): a stop may not let Parley shut down",
+                name,
+            )
 
 
 def listening_url(host: str, port: int) -> str:

@@ -133,7 +133,7 @@ class NatsBroker:
             signature_cb=self._signer.signature if self._signer else None,
             inbox_prefix=self._inbox_prefix or DEFAULT_INBOX_PREFIX,
         )
-        if address.tls and not self._nc._server_info.get("tls_required"):
+        if address.tls and not _server_requires_tls(self._nc, address):
             raise Unavailable(f"the broker at {address.shown} does not speak TLS")
         self._status, self._last_error = "connected", None
         log.info("broker connected: %s", address.shown)
@@ -326,3 +326,18 @@ async def _ignored(error: Exception) -> None:
 def _tls_context() -> ssl.SSLContext:
     """The system's trust store (``SSL_CERT_FILE`` names another CA file)."""
     return ssl.create_default_context()
+
+
+def _server_requires_tls(nc: Client, address: NatsAddress) -> bool:
+    """Whether the server said it requires TLS (nats-py's private ``_server_info``, its INFO;
+    nats-py otherwise goes on in plain text with a server that does not require it). Where a
+    nats-py lacks it, the check cannot be made: said, and the connection kept."""
+    info = getattr(nc, "_server_info", None)
+    if isinstance(info, dict):
+        return bool(info.get("tls_required"))
+    log.warning(
+        "cannot check that the broker at %s speaks TLS: nats-py's Client has no _server_info"
+        " (a nats-py Parley was not tested with; requirements.lock has the tested one)",
+        address.shown,
+    )
+    return True

@@ -7,7 +7,8 @@ costs ~220 µs of CPU and ~500 µs with SQLAlchemy's async layer, while SQLite i
 ~10 µs: the thread, not the database, was the cost. SQLite has one writer anyway, so the store
 runs one SQLite transaction at a time (an asyncio lock) and its statements inline. A statement
 marked ``once`` (see shapes.py) runs on sqlite3's connection directly, in the same transaction,
-and fails as it would through SQLAlchemy (``IntegrityError`` for a broken rule).
+and fails as it would through SQLAlchemy (``IntegrityError`` for a broken rule), unless the
+setting or a missing internal says otherwise (internals.py).
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from sqlalchemy import Connection as SyncConnection
 from sqlalchemy import CursorResult, Dialect, Executable
 from sqlalchemy.exc import DBAPIError
 
-from parley.store.shapes import Shape, direct_shape
+from parley.store.internals import DirectDriver, sqlite3_path_lacks
+from parley.store.shapes import Shape, direct_shape, marked
 
 T = TypeVar("T")
 
@@ -39,14 +41,17 @@ class Connection(Protocol):
 class InlineConnection:
     """An AsyncConnection look-alike whose statements run at once on a sync connection."""
 
-    def __init__(self, sync: SyncConnection) -> None:
+    def __init__(self, sync: SyncConnection, direct: DirectDriver) -> None:
         self.sync = sync
+        self._direct = direct
 
     @property
     def dialect(self) -> Dialect:
         return self.sync.dialect
 
     async def execute(self, statement: Executable, parameters: Any = None) -> CursorResult[Any]:
+        if not marked(statement) or not self._direct.usable(self._lacks):
+            return self.sync.execute(statement, parameters)
         if isinstance(parameters, list):
             many = _many_shape(statement, parameters, self.dialect)
             if many is None:
@@ -58,6 +63,9 @@ class InlineConnection:
             return self.sync.execute(statement, parameters)
         sql, values = shape.bound(parameters)
         return self._run(shape, sql, tuple(values))
+
+    def _lacks(self) -> str | None:
+        return sqlite3_path_lacks(self.sync)
 
     def _run(self, shape: Shape, sql: str, values: Any, many: bool = False) -> CursorResult[Any]:
         sync = self.sync

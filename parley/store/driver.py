@@ -3,7 +3,8 @@
 A statement through SQLAlchemy's async layer also pays a greenlet hop (see shapes.py for what
 that costs). A statement marked ``once`` runs on the same asyncpg connection and transaction
 SQLAlchemy holds, and fails as it would through SQLAlchemy (``IntegrityError``, a lost
-connection invalidated).
+connection invalidated), unless the setting or a missing internal says otherwise
+(internals.py).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from sqlalchemy import CursorResult, Dialect, Executable
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from parley.store.shapes import Shape, direct_shape
+from parley.store.internals import DirectDriver, asyncpg_path_lacks
+from parley.store.shapes import Shape, direct_shape, marked
 
 T = TypeVar("T")
 
@@ -26,8 +28,9 @@ class DriverConnection:
     """SQLAlchemy's AsyncConnection on asyncpg, with the statements marked ``once`` run on
     asyncpg directly within the same transaction."""
 
-    def __init__(self, connection: AsyncConnection) -> None:
+    def __init__(self, connection: AsyncConnection, direct: DirectDriver) -> None:
         self._sa = connection
+        self._direct = direct
         self._raw: Any = None  # the pool's connection, once looked up
         self._adapted: Any = None  # SQLAlchemy's asyncpg adapter on it
 
@@ -36,8 +39,7 @@ class DriverConnection:
         return self._sa.dialect
 
     async def execute(self, statement: Executable, parameters: Any = None) -> CursorResult[Any]:
-        shape = direct_shape(statement, parameters, self.dialect)
-        if shape is None:
+        if not marked(statement) or not self._direct.enabled:
             return await self._sa.execute(statement, parameters)
         try:
             adapted = await self._adapter()
@@ -46,7 +48,8 @@ class DriverConnection:
         except Exception as error:  # BEGIN failed: said as SQLAlchemy would
             translated = await self._translated(self._adapted, error, "BEGIN", [])
             raise translated from translated.__cause__
-        if adapted is None:
+        shape = None if adapted is None else direct_shape(statement, parameters, self.dialect)
+        if shape is None:
             return await self._sa.execute(statement, parameters)
         sql, values = shape.bound(parameters)
         return await self._run(adapted, shape, sql, values)
@@ -59,13 +62,14 @@ class DriverConnection:
 
     async def _adapter(self) -> Any:
         """SQLAlchemy's asyncpg connection, its transaction begun (it begins at the first
-        statement); None where this SQLAlchemy's adapter is not the one this was written for."""
+        statement); None where this SQLAlchemy lacks an internal the direct path reads
+        (probed at the store's first statement, internals.py)."""
         if self._adapted is None:
-            self._raw = raw = await self._sa.get_raw_connection()
-            adapted = raw.dbapi_connection
-            if not all(hasattr(adapted, a) for a in ("_transaction", "_start_transaction")):
+            raw = await self._sa.get_raw_connection()
+            adapted, pool = raw.dbapi_connection, self._sa.sync_engine.pool
+            if not self._direct.usable(lambda: asyncpg_path_lacks(adapted, pool, self.dialect)):
                 return None
-            self._adapted = adapted
+            self._raw, self._adapted = raw, adapted
         if self._adapted._transaction is None and not self._adapted.autocommit:
             await self._adapted._start_transaction()
         return self._adapted

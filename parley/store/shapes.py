@@ -16,7 +16,7 @@ from typing import Any, TypeVar, cast
 
 from sqlalchemy import CursorResult, Dialect, Executable, all_, any_, literal_column
 from sqlalchemy.dialects.postgresql import ARRAY
-from sqlalchemy.engine.result import IteratorResult, SimpleResultMetaData
+from sqlalchemy.engine import result as sqlalchemy_result
 from sqlalchemy.sql import operators, visitors
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.elements import BinaryExpression, BindParameter, ClauseElement
@@ -55,7 +55,9 @@ class Shape:
         columns = compiled._result_columns
         self.returns_rows = bool(columns)
         self.readers = [column.type._cached_result_processor(dialect, None) for column in columns]
-        self.metadata = SimpleResultMetaData([column.keyname for column in columns])
+        self.metadata = sqlalchemy_result.SimpleResultMetaData(
+            [column.keyname for column in columns]
+        )
 
     def bound(self, parameters: dict[str, Any]) -> tuple[str, list[Any]]:
         """The SQL and its positional values for ``parameters``."""
@@ -82,7 +84,7 @@ class Shape:
             )
             for record in records
         ]
-        result: Any = IteratorResult(self.metadata, iter(rows))
+        result: Any = sqlalchemy_result.IteratorResult(self.metadata, iter(rows))
         result.rowcount = rowcount
         # Rows and a rowcount: what the repositories read of a CursorResult.
         return cast(CursorResult[Any], result)
@@ -137,6 +139,11 @@ def lists_as_arrays(statement: ClauseElement) -> Any:
 
 
 _SHAPES: dict[tuple[int, tuple[str, ...], str], Shape] = {}
+
+
+def marked(statement: Executable) -> bool:
+    """Whether ``statement`` was marked ``once`` (it may run on the driver directly)."""
+    return id(statement) in _ONCE
 
 
 def direct_shape(statement: Executable, parameters: Any, dialect: Dialect) -> Shape | None:

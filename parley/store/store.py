@@ -33,6 +33,7 @@ from parley.store.effects import AfterCommit, Effects
 from parley.store.engine import create_engine
 from parley.store.frames import FramesRepo
 from parley.store.hops import HopsRepo
+from parley.store.internals import DirectDriver
 from parley.store.invites import InvitesRepo
 from parley.store.messages import MessagesRepo
 from parley.store.migrate import upgrade_to_head
@@ -89,8 +90,10 @@ def _why(exc: OSError | DBAPIError, url: URL) -> str:
 
 
 class Store:
-    def __init__(self, engine: AsyncEngine | Engine) -> None:
+    def __init__(self, engine: AsyncEngine | Engine, direct_driver: bool = True) -> None:
         self.engine = engine
+        # Marked statements on sqlite3/asyncpg directly, or all through SQLAlchemy (false).
+        self.direct = DirectDriver(direct_driver)
         # SQLite: one transaction at a time, its statements inline (see connection.py).
         self._inline_lock = asyncio.Lock() if isinstance(engine, Engine) else None
         self._holder: asyncio.Task[object] | None = None
@@ -98,7 +101,7 @@ class Store:
         self.checkpoints = _checkpointer(engine)  # SQLite's log, copied back off the loop
 
     @classmethod
-    async def open(cls, url: str) -> Store:
+    async def open(cls, url: str, *, direct_driver: bool = True) -> Store:
         engine = create_engine(url)
         try:
             await upgrade_to_head(engine)
@@ -107,7 +110,7 @@ class Store:
             raise Unavailable(
                 f"cannot open the store at {engine.url!r}: {_why(exc, engine.url)}"
             ) from exc
-        store = cls(engine)
+        store = cls(engine, direct_driver)
         if store.checkpoints is not None:
             store.checkpoints.start()
         return store
@@ -164,7 +167,7 @@ class Store:
     async def _connection(self) -> AsyncIterator[Connection]:
         if isinstance(self.engine, AsyncEngine):
             async with self.engine.begin() as connection:
-                yield DriverConnection(connection)
+                yield DriverConnection(connection, self.direct)
             return
         assert self._inline_lock is not None
         task = asyncio.current_task()
@@ -175,7 +178,7 @@ class Store:
             self._holder = task
             try:
                 with self.engine.begin() as sync_connection:
-                    yield InlineConnection(sync_connection)
+                    yield InlineConnection(sync_connection, self.direct)
             finally:
                 self._holder = None
 

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 import pytest
+from nats.aio.client import Client
 
 from parley.errors import Unavailable
 from parley.mesh import nats_durable
 from parley.mesh.broker import Broker
-from parley.mesh.nats_broker import NatsBroker
+from parley.mesh.nats_broker import NatsBroker, _server_requires_tls
+from parley.mesh.nats_url import parse_nats_url
 from tests.nats_server import NatsServer, free_port, running_nats
 from tests.support import eventually
 
@@ -247,3 +250,17 @@ async def test_a_stopped_consumer_gives_back_what_it_fetched_at_once(
         assert sorted(applied) == [b"m0", b"m1", b"m2"]
     finally:
         await again.close()
+
+
+def test_a_nats_py_without_server_info_is_said_once_and_its_connection_kept(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The TLS check reads nats-py's private ``_server_info``; a nats-py lacking it cannot be
+    checked: the connection goes on, with a warning that says why."""
+    client = Client()
+    del client._server_info  # a real nats-py client, as a release without it would build one
+    with caplog.at_level(logging.WARNING, "parley.mesh.nats_broker"):
+        assert _server_requires_tls(client, parse_nats_url("tls://broker.example:4222"))
+    assert [r.getMessage() for r in caplog.records if "_server_info" in r.getMessage()]
+    client._server_info = {"tls_required": False}
+    assert not _server_requires_tls(client, parse_nats_url("tls://broker.example:4222"))

@@ -19,8 +19,8 @@ from tests.runs.support import script
 from tests.support import Harness, eventually
 
 
-async def test_subscribers_act_after_commit_only(tmp_path: Path) -> None:
-    store = await Store.open(f"sqlite:///{tmp_path}/commit.db")
+async def test_subscribers_act_after_commit_only(tmp_path: Path, direct_driver: bool) -> None:
+    store = await Store.open(f"sqlite:///{tmp_path}/commit.db", direct_driver=direct_driver)
     seen: list[Effects] = []
 
     async def subscriber(effects: Effects) -> None:
@@ -48,9 +48,9 @@ async def test_subscribers_act_after_commit_only(tmp_path: Path) -> None:
 
 
 async def test_a_failing_subscriber_neither_fails_the_commit_nor_silences_the_others(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, direct_driver: bool
 ) -> None:
-    store = await Store.open(f"sqlite:///{tmp_path}/commit.db")
+    store = await Store.open(f"sqlite:///{tmp_path}/commit.db", direct_driver=direct_driver)
     reached: list[str] = []
 
     async def broken(effects: Effects) -> None:

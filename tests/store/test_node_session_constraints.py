@@ -17,8 +17,8 @@ from tests.support import ManualClock
 
 
 @pytest.fixture
-async def store(database_url: str) -> AsyncIterator[Store]:
-    opened = await Store.open(database_url)
+async def store(database_url: str, direct_driver: bool) -> AsyncIterator[Store]:
+    opened = await Store.open(database_url, direct_driver=direct_driver)
     async with opened.transaction() as tx:
         await register_node(tx, ManualClock(), "alpha", "host-a", "/w/a")
         await register_node(tx, ManualClock(), "beta", "host-b", "/w/b")
