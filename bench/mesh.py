@@ -1,8 +1,9 @@
 """Hops between agents on two machines: hops/s and p50/p99 per hop through NATS, with the hub
 (on PostgreSQL) and two ``parley node join`` processes on loopback, each pair's ping on one node
 and its pong on the other; and the same pairs through the in-process broker, both agents on the
-hub's own node. Target: NATS adds at most 2 ms p50 per hop. Also a turn stopped from the hub: ms
-from the stop's POST to its brain's process gone (target for a remote node: p99 at most 100 ms).
+hub's own node. Target: NATS adds at most 2 ms p50 per hop. Also turns stopped from the hub
+while the pairs play, spread through the windows: ms from the stop's POST to its answer and to
+its brain's process gone (target for a remote node: p99 at most 100 ms, over 200 stops).
 
 The pairs are set off together, by one turn of a starter agent that sends each ping its start:
 their turns then go in one wave (one start and one record a round for all pairs), on both meshes
