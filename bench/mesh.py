@@ -1,8 +1,9 @@
 """Hops between agents on two machines: hops/s and p50/p99 per hop through NATS, with the hub
 (on PostgreSQL) and two ``parley node join`` processes on loopback, each pair's ping on one node
 and its pong on the other; and the same pairs through the in-process broker, both agents on the
-hub's own node. Target: NATS adds at most 2 ms p50 per hop. Also a turn stopped from the hub: ms
-from the stop's POST to its brain's process gone (target for a remote node: p99 at most 100 ms).
+hub's own node. Target: NATS adds at most 2 ms p50 per hop. Also turns stopped from the hub
+while the pairs play, spread through the windows: ms from the stop's POST to its answer and to
+its brain's process gone (target for a remote node: p99 at most 100 ms, over 200 stops).
 
 The pairs are set off together, by one turn of a starter agent that sends each ping its start:
 their turns then go in one wave (one start and one record a round for all pairs), on both meshes
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import subprocess
 import sys
 import tempfile
@@ -56,11 +58,26 @@ class MeshFigures:
     hops_per_s: float
     p50_ms: float
     p99_ms: float
-    stop_p50_ms: float
-    stop_p99_ms: float
+    stops: StopFigures
     round_p50s: tuple[float, ...]
     turns_per_start: float  # the pairs' turns started at once: one wave is all of them
     cpu_ms_per_hop: dict[str, float]  # by kind of process, over every window
+
+
+@dataclass(frozen=True)
+class StopFigures:
+    """Stops of a turn on the pong's node, timed from the stop's POST: to its HTTP answer, and
+    to the brain's process gone."""
+
+    answer_ms: tuple[float, ...]
+    gone_ms: tuple[float, ...]
+
+    def of(self, which: str) -> str:
+        """p50 / p95 / p99 / max of ``which`` (``answer`` or ``gone``), as table cells."""
+        values = list(self.answer_ms if which == "answer" else self.gone_ms)
+        if not values:
+            return " - | - | - | - "
+        return " | ".join(f"{percentile(values, pct):.1f}" for pct in (50, 95, 99, 100))
 
 
 def nats_server(store: Path) -> subprocess.Popen[bytes]:
@@ -112,7 +129,7 @@ class Mesh:
         self.hops: list[int] = []
         self.seconds = 0.0
         self.latencies: list[list[float]] = []
-        self.stop_ms: list[float] = []
+        self.stop_timings: list[tuple[float, float]] = []  # (to the answer, to the process gone)
         self.ping_node = self.pong_node = "local"
 
     def start(self) -> None:
@@ -130,21 +147,28 @@ class Mesh:
             machines.hire(f"pong{n}", self.pong_node, f"scripted:{rules / f'pong{n}.yaml'}")
         (rules / "starter.yaml").write_text(_starter(self.pairs))
         machines.hire("starter", self.ping_node, f"scripted:{rules / 'starter.yaml'}")
+        machines.hire("sleeper", self.pong_node, f"command:{SLEEPER}")
 
-    async def window(self, warmup: float, seconds: float) -> None:
+    async def window(self, warmup: float, seconds: float, stops: int) -> None:
         """The pairs ping-pong for ``warmup`` + ``seconds``; the hops of the last ``seconds``
-        are kept. Their tasks are deleted after: the mesh is idle between windows."""
+        are kept. Meanwhile ``stops`` turns of the sleeper are stopped, spread through the
+        whole window, under the hops' load (the window's hops then wait for the last stop).
+        Their tasks are deleted after: the mesh is idle between windows."""
         api = self.machines.api
         firsts = [f"ping{n}" for n in range(self.pairs)] if self.apart else ["starter"]
         tasks = [
             api.post("/tasks", json={"agent": first, "text": "start"}).json()["id"]
             for first in firsts
         ]
+        stopping = asyncio.create_task(
+            asyncio.to_thread(self._stop_spread, stops, time.monotonic() + warmup + seconds)
+        )
         await asyncio.sleep(warmup)
         clock = SystemClock()
         started, cpu_before = clock.now(), cpu_seconds(self._pids())
         await asyncio.sleep(seconds)
         ended, cpu_after = clock.now(), cpu_seconds(self._pids())
+        await stopping
         for kind, used in cpu_after.items():
             self.cpu[kind] = self.cpu.get(kind, 0.0) + used - cpu_before[kind]
         for task in tasks:
@@ -168,15 +192,20 @@ class Mesh:
             "nats-server": [self.nats.pid] if self.nats else [],
         }
 
-    def stops(self, count: int) -> None:
+    def _stop_spread(self, count: int, until_: float) -> None:
+        """``count`` stops, one every (time left) / ``count`` s: a turn of the sleeper started,
+        then stopped (``_stop_once``)."""
         machines = self.machines
         workspaces = (
             machines.place / self.pong_node
             if self.broker == NATS
             else machines.hub_dir / "workspaces"
         )
-        machines.hire("sleeper", self.pong_node, f"command:{SLEEPER}")
-        self.stop_ms = [_stop_once(machines, workspaces / "sleeper") for _ in range(count)]
+        every = max(0.0, until_ - time.monotonic()) / max(1, count)
+        began = time.monotonic()
+        for number in range(count):
+            time.sleep(max(0.0, began + number * every - time.monotonic()))
+            self.stop_timings.append(_stop_once(machines, workspaces / "sleeper"))
 
     def figures(self) -> MeshFigures:
         every = [ms for window in self.latencies for ms in window]
@@ -186,8 +215,10 @@ class Mesh:
             hops_per_s=sum(self.hops) / self.seconds,
             p50_ms=percentile(every, 50),
             p99_ms=percentile(every, 99),
-            stop_p50_ms=percentile(self.stop_ms, 50) if self.stop_ms else float("nan"),
-            stop_p99_ms=percentile(self.stop_ms, 99) if self.stop_ms else float("nan"),
+            stops=StopFigures(
+                tuple(answer for answer, _ in self.stop_timings),
+                tuple(gone for _, gone in self.stop_timings),
+            ),
             round_p50s=tuple(percentile(window, 50) for window in self.latencies),
             turns_per_start=sum(self.starts) / len(self.starts),
             cpu_ms_per_hop={
@@ -235,13 +266,13 @@ async def measure(
                 meshes.append(await stack.enter_async_context(mesh_of(broker, place, pairs, apart)))
                 _progress(f"{broker}: up in {time.monotonic() - began:.0f}s")
             for number in range(1, rounds + 1):
+                # The stops shared out between the windows, the first ones taking what is left.
+                share = stops // rounds + (1 if number <= stops % rounds else 0)
                 for mesh in meshes:
-                    _progress(f"round {number}/{rounds}, {mesh.broker}: {seconds:g}s…")
-                    await mesh.window(warmup, seconds)
-            for mesh in meshes:
-                if stops:
-                    _progress(f"{mesh.broker}: {stops} stops…")
-                    mesh.stops(stops)
+                    _progress(
+                        f"round {number}/{rounds}, {mesh.broker}: {seconds:g}s, {share} stops…"
+                    )
+                    await mesh.window(warmup, seconds, share)
             return [mesh.figures() for mesh in meshes]
 
 
@@ -270,9 +301,9 @@ def _pong(n: int) -> str:
 """
 
 
-def _stop_once(machines: Machines, workspace: Path) -> float:
+def _stop_once(machines: Machines, workspace: Path) -> tuple[float, float]:
     """A turn of the sleeper on the pong's node, stopped from the hub: ms from the stop's POST
-    to its process gone."""
+    to its answer, and to its process gone."""
     run_id = machines.api.post("/conversations/sleeper/messages", json={"text": "z"}).json()[
         "run_id"
     ]
@@ -282,11 +313,12 @@ def _stop_once(machines: Machines, workspace: Path) -> float:
     pid = int(pid_file.read_text())
     sent = time.perf_counter()
     stopped = machines.api.post(f"/runs/{run_id}/stop").json()
+    answered = time.perf_counter()
     if stopped["stopped"] != [run_id]:
         raise RuntimeError(f"stopping run {run_id} stopped {stopped['stopped']}")
     while not _gone(pid):
         time.sleep(0.0005)
-    return 1000 * (time.perf_counter() - sent)
+    return 1000 * (answered - sent), 1000 * (time.perf_counter() - sent)
 
 
 def _gone(pid: int) -> bool:
@@ -297,20 +329,28 @@ def _gone(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
 
 
-def report(rows: list[MeshFigures], pairs: int, rounds: int) -> None:
+def report(rows: list[MeshFigures], pairs: int, rounds: int, load: Load) -> None:
     print(f"\n## Hops between two agents, {pairs} pair(s) at once, {rounds} window(s) each\n")
     print(
         "| broker | hops | hops/s | p50 ms per hop | p99 ms per hop | p50 by window |"
-        " turns per start | stop p50 ms | stop p99 ms |"
+        " turns per start |"
     )
-    print("|---|---:|---:|---:|---:|---|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---|---:|")
     for row in rows:
         windows = " ".join(f"{p50:.1f}" for p50 in row.round_p50s)
         print(
             f"| {row.broker} | {row.hops} | {row.hops_per_s:.0f} | {row.p50_ms:.2f} |"
             f" {row.p99_ms:.2f} | {windows} | {row.turns_per_start:.2f} |"
-            f" {row.stop_p50_ms:.1f} | {row.stop_p99_ms:.1f} |"
         )
+    print("\nStops of a turn on the pong's node, in the windows (ms from the stop's POST):\n")
+    print("| broker | stops | answer p50 | p95 | p99 | max | process gone p50 | p95 | p99 | max |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for row in rows:
+        print(
+            f"| {row.broker} | {len(row.stops.answer_ms)} | {row.stops.of('answer')} |"
+            f" {row.stops.of('gone')} |"
+        )
+    print(f"\n{load}")
     kinds = ["hub", "nodes", "nats-server", POSTGRES]
     print("\nCPU ms per hop, by process (steadier than the p50s on a shared machine):\n")
     print(f"| broker | {' | '.join(kinds)} | all |")
@@ -325,8 +365,29 @@ def report(rows: list[MeshFigures], pairs: int, rounds: int) -> None:
         verdict = "within" if added <= 2.0 else "over"
         print(f"\nNATS adds {added:.2f} ms p50 per hop ({verdict} the 2 ms target).")
         print(f"Window by window: {', '.join(f'{d:+.2f}' for d in paired)} ms.")
-        stop = by[NATS].stop_p99_ms
-        print(f"A remote stop: p99 {stop:.1f} ms ({'within' if stop <= 100 else 'over'} 100 ms).")
+        gone = list(by[NATS].stops.gone_ms)
+        if gone:
+            stop = percentile(gone, 99)
+            verdict = "within" if stop <= 100 else "over"
+            print(f"A remote stop: p99 {stop:.1f} ms to the process gone ({verdict} 100 ms).")
+
+
+@dataclass(frozen=True)
+class Load:
+    """The machine's load average (1, 5, 15 min) before and after the run, and its CPUs."""
+
+    before: tuple[float, float, float]
+    after: tuple[float, float, float]
+    cpus: int
+
+    def __str__(self) -> str:
+        def shown(load: tuple[float, float, float]) -> str:
+            return " / ".join(f"{value:.2f}" for value in load)
+
+        return (
+            f"Load average (1 / 5 / 15 min): {shown(self.before)} before,"
+            f" {shown(self.after)} after, on {self.cpus} CPU(s)."
+        )
 
 
 def main() -> None:
@@ -336,7 +397,10 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="per window")
     parser.add_argument("--rounds", type=int, default=3, help="windows per broker, in turn")
     parser.add_argument(
-        "--stops", type=int, default=100, help="stops to time per broker (a p99 needs 100)"
+        "--stops",
+        type=int,
+        default=200,
+        help="stops to time per broker, shared out between its windows (a p99 needs 100)",
     )
     parser.add_argument(
         "--apart", action="store_true", help="set the pairs off one task at a time (see above)"
@@ -344,7 +408,7 @@ def main() -> None:
     options = parser.parse_args()
     if options.pairs < 1 or options.rounds < 1 or options.seconds <= 0 or options.stops < 0:
         parser.error("pairs and rounds are at least 1, seconds above 0, stops at least 0")
-    began = time.monotonic()
+    began, load_before = time.monotonic(), os.getloadavg()
     rows = asyncio.run(
         measure(
             options.pairs,
@@ -356,7 +420,8 @@ def main() -> None:
         )
     )
     _progress(f"done in {time.monotonic() - began:.0f}s")
-    report(rows, options.pairs, options.rounds)
+    load = Load(load_before, os.getloadavg(), os.cpu_count() or 0)
+    report(rows, options.pairs, options.rounds, load)
 
 
 def _progress(line: str) -> None:

@@ -41,8 +41,7 @@ async def stop_topic(tx: Tx, now: datetime, topic: Topic, reason: str) -> list[R
 
 async def stop_run(tx: Tx, now: datetime, run: Run, reason: str) -> list[Run]:
     """Stop one run (if still open)."""
-    topic = await tx.topics.by_id(run.topic_id)
-    await tx.topics.lock([topic.root_id if topic else run.topic_id])
+    await tx.topics.lock_root_of(run.topic_id)
     return await stop_runs(tx, [run], now, reason)
 
 

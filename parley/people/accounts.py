@@ -53,7 +53,7 @@ async def reissue_token(tx: Tx, name: str, by: Person) -> NewPerson:
 async def authenticate(store: Store, token: str | None) -> Person:
     if not token:
         raise Unauthorized("no API token: send 'Authorization: Bearer <token>'")
-    async with store.transaction() as tx:
+    async with store.single_read() as tx:
         person = await tx.people.by_token_hash(hash_token(token))
     if person is None:
         raise Unauthorized("this API token is not known here")

@@ -14,9 +14,8 @@ async def stop_runs(tx: Tx, runs: Sequence[Run], now: datetime, reason: str) -> 
     """Stop those of ``runs`` still open; returns the ones this call stopped."""
     stopped = []
     for run in runs:
-        if not await tx.runs.finish(run.id, RunState.STOPPED, now, reason=reason):
+        if not await tx.runs.stop(run.id, run.session_id, now, reason):
             continue  # already final: stopping again changes nothing
-        await tx.runs.update_session(run.session_id, was_stopped=True)
         stopped.append(run)
         tx.effects.changed.append(RunChange(run, RunState.STOPPED, now, reason))
     if stopped:

@@ -5,13 +5,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import bindparam, func, insert, select, update
 
 from parley.people.model import Person, Role
 from parley.reads.model import Slice, Window
 from parley.store.connection import Connection
 from parley.store.keyset import sliced
+from parley.store.shapes import once
 from parley.store.tables import people
+
+# Every API call's first statement: run on the driver directly (shapes.py).
+_BY_TOKEN_HASH = once(select(people).where(people.c.token_hash == bindparam("token_hash")))
 
 
 def person_of_row(row: Any) -> Person:
@@ -39,8 +43,7 @@ class PeopleRepo:
         return person_of_row(row) if row else None
 
     async def by_token_hash(self, token_hash: str) -> Person | None:
-        query = select(people).where(people.c.token_hash == token_hash)
-        row = (await self._c.execute(query)).first()
+        row = (await self._c.execute(_BY_TOKEN_HASH, {"token_hash": token_hash})).first()
         return person_of_row(row) if row else None
 
     async def replace_token_hash(self, person_id: int, token_hash: str) -> None:

@@ -259,6 +259,23 @@ _FINISH = once(
         stderr=func.coalesce(bindparam("stderr"), runs.c.stderr),
     )
 )
+# PostgreSQL stops a run and marks its session in one statement: a stop's answer waits for
+# each round trip, behind whatever else the hub's loop has to do meanwhile (bench/mesh.py).
+_STOPPED = (
+    update(runs)
+    .where(runs.c.id == bindparam("run_id"), runs.c.state.in_(_OPEN))
+    .values(state=RunState.STOPPED.value, finished_at=bindparam("now"), reason=bindparam("why"))
+    .returning(runs.c.id, runs.c.session_id)
+    .cte("stopped")
+)
+_STOP = once(
+    select(_STOPPED.c.id).add_cte(
+        update(sessions)
+        .where(sessions.c.id == _STOPPED.c.session_id)
+        .values(was_stopped=True)
+        .cte("told")
+    )
+)
 # PostgreSQL finishes a batch in one statement: each run with its own output and stderr.
 _ENDING = unnested(
     run_id=("run_ids", Integer), output=("outputs", String), stderr=("stderrs", String)
@@ -507,6 +524,17 @@ class RunsRepo:
             "stderr": stderr,
         }
         return (await self._c.execute(_FINISH, parameters)).rowcount == 1
+
+    async def stop(self, run_id: int, session_id: int, now: datetime, reason: str) -> bool:
+        """Stop the run if still open, and mark its session as told of a stop at its next
+        turn; False if the run was already final (nothing changes then)."""
+        if self._c.dialect.name == "postgresql":  # one round trip
+            values = {"run_id": run_id, "now": now, "why": reason}
+            return (await self._c.execute(_STOP, values)).first() is not None
+        if not await self.finish(run_id, RunState.STOPPED, now, reason=reason):
+            return False
+        await self.update_session(session_id, was_stopped=True)
+        return True
 
     async def finish_many(
         self, endings: Mapping[int, tuple[str, str | None]], now: datetime

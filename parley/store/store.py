@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -129,13 +129,35 @@ class Store:
     async def transaction(self) -> AsyncIterator[Tx]:
         """Commit on success, roll back on any error; constraint violations become Conflict.
         Once committed, the subscribers act on what the transaction set in motion."""
-        try:
+        with self._said_plainly():
             async with self._connection() as connection:
                 tx = Tx(connection)
                 try:
                     yield tx
                 except IntegrityError as exc:
                     raise explain(exc, at_commit=False) from exc
+        await self._committed(tx.effects)
+
+    @asynccontextmanager
+    async def single_read(self) -> AsyncIterator[Tx]:
+        """For one statement that only reads (the person behind a token): on PostgreSQL outside
+        any transaction, one round trip where BEGIN, the read and COMMIT take three (every API
+        call's answer waited for them, behind whatever else the hub's loop did meanwhile);
+        elsewhere a transaction. Each statement sees its own moment: use it for one only."""
+        if not isinstance(self.engine, AsyncEngine):
+            async with self.transaction() as tx:
+                yield tx
+            return
+        with self._said_plainly():
+            async with self.engine.connect() as connection:
+                await connection.execution_options(isolation_level="AUTOCOMMIT")
+                yield Tx(DriverConnection(connection))
+
+    @contextmanager
+    def _said_plainly(self) -> Iterator[None]:
+        """The driver's errors as ours: a violation as Conflict, an outage as Unavailable, …"""
+        try:
+            yield
         except IntegrityError as exc:
             raise explain(exc, at_commit=True) from exc
         except OverflowError as exc:
@@ -152,7 +174,6 @@ class Store:
             if isinstance(exc, DataError) or "out of int" in str(exc.orig):
                 raise _unstorable(exc) from exc
             raise
-        await self._committed(tx.effects)
 
     async def _committed(self, effects: Effects) -> None:
         if effects.empty:

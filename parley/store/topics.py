@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, bindparam, insert, select, update
+from sqlalchemy import ColumnElement, Select, bindparam, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from parley.conversations.model import LOCAL, ThreadEnd, Topic, TopicKind
@@ -128,6 +128,19 @@ _LOCK = once(
     .with_for_update(key_share=True)
 )
 
+_OF = topics.alias("of_topic")
+# A topic's root, found and locked in one statement (a stop waits for each round trip).
+_LOCK_ROOT_OF = once(
+    select(topics.c.id, topics.c.closed_at, topics.c.closed_reason)
+    .where(
+        topics.c.id
+        == select(func.coalesce(_OF.c.root_topic_id, _OF.c.id))
+        .where(_OF.c.id == bindparam("topic_id"))
+        .scalar_subquery()
+    )
+    .with_for_update(of=topics, key_share=True)
+)
+
 
 class TopicsRepo:
     def __init__(self, connection: Connection) -> None:
@@ -171,6 +184,11 @@ class TopicsRepo:
         if wanted:
             for row in await self._c.execute(_LOCK, {"topic_ids": wanted}):
                 self._hold(row)
+
+    async def lock_root_of(self, topic_id: int) -> None:
+        """Lock the root of ``topic_id`` (itself, if it is a root) as ``lock`` does."""
+        for row in await self._c.execute(_LOCK_ROOT_OF, {"topic_id": topic_id}):
+            self._hold(row)
 
     def _hold(self, row: Any) -> None:
         self._held[row.id] = None if row.closed_at is None else (row.closed_reason or "closed")

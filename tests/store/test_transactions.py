@@ -1,13 +1,16 @@
-"""Store transactions: SQLite's run one at a time, inline; a nested one is a clear error."""
+"""Store transactions: SQLite's run one at a time, inline; a nested one is a clear error. A
+single read (outside any transaction on PostgreSQL) leaves its connection as it found it."""
 
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from sqlalchemy import text
 
+from parley.people.model import Role
 from parley.store import Store
 
 
@@ -41,3 +44,26 @@ async def test_concurrent_sqlite_transactions_take_turns(tmp_path: Path) -> None
     finally:
         await store.close()
     assert most == 1
+
+
+async def test_a_single_read_leaves_the_next_transaction_on_its_connection_whole(
+    database_url: str,
+) -> None:
+    """On PostgreSQL a single read runs in autocommit, on a connection of the pool: the
+    transaction that takes that connection next must still roll back as a whole."""
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    store = await Store.open(database_url)
+    try:
+        async with store.transaction() as tx:
+            await tx.people.add("ann", Role.OWNER, "hash-ann", now)
+        async with store.single_read() as tx:
+            ann = await tx.people.by_token_hash("hash-ann")
+        assert ann is not None and ann.name == "ann"
+        with pytest.raises(RuntimeError, match="undone"):
+            async with store.transaction() as tx:
+                await tx.people.add("bob", Role.MEMBER, "hash-bob", now)
+                raise RuntimeError("undone")
+        async with store.single_read() as tx:
+            assert await tx.people.by_token_hash("hash-bob") is None
+    finally:
+        await store.close()
