@@ -28,7 +28,13 @@ from parley.hub.recorder import OutcomeRecorder
 from parley.hub.turns import Starting, build_turns
 from parley.hub.turns_out import GATHER_SECONDS, TurnsOut
 from parley.hub.watch import RunWatch
-from parley.mesh.broker import Broker, DurableSubscription, Gathering, Subscription
+from parley.mesh.broker import (
+    Broker,
+    Delivered,
+    DurableSubscription,
+    Gathering,
+    Subscription,
+)
 from parley.mesh.messages import (
     HUB_CONSUMER,
     RUN_EVENTS,
@@ -209,10 +215,10 @@ class Scheduler:
             self._watch.chunk(event.run_id, event.text)
         return None
 
-    async def _on_ends(self, batch: Sequence[bytes]) -> None:
+    async def _on_ends(self, batch: Sequence[Delivered]) -> None:
         """Recorded in one transaction (the recorder's fallbacks included) before the broker
         is told: a hub that dies meanwhile gets the batch again, and records nothing twice."""
-        outcomes = [outcome for data in batch if (outcome := _outcome(data)) is not None]
+        outcomes = [outcome for m in batch if (outcome := _outcome(m.data)) is not None]
         if outcomes:
             await self._recorder.record(outcomes)
         self._out.ended(outcome.run_id for outcome in outcomes)
