@@ -13,6 +13,8 @@ import json
 import logging
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from enum import Enum
 from typing import Any, Literal
 
 import pytest
@@ -27,8 +29,9 @@ from parley.mesh.messages import (
     run_events_subject,
     run_outcomes_subject,
 )
+from parley.mesh.nats_broker import NatsBroker
 from parley.people.tokens import hash_token
-from parley.runs.model import Run, RunState
+from parley.runs.model import INTERRUPTED, Run, RunState
 from parley.runs.tokens import new_run_token
 from parley.settings import Settings
 from tests.agents.support import queue_task
@@ -45,12 +48,24 @@ async def hub(
     request: pytest.FixtureRequest, settings: Settings, clock: ManualClock
 ) -> AsyncIterator[Harness]:
     """A hub on the in-process broker, or on a real nats-server (both stores, as ``parley``)."""
-    if request.param == "nats":
-        server: NatsServer = request.getfixturevalue("nats_server")
-        settings = settings.model_copy(update={"broker": server.url})
-    async with started(settings, clock) as harness:
+    if request.param == "in-process":
+        async with started(settings, clock) as harness:
+            await harness.hire("scribe", max_sessions=100)
+            yield harness
+        return
+    server: NatsServer = request.getfixturevalue("nats_server")
+    async with on_nats(server) as broker, started(settings, clock, broker) as harness:
         await harness.hire("scribe", max_sessions=100)
         yield harness
+
+
+@asynccontextmanager
+async def on_nats(server: NatsServer) -> AsyncIterator[NatsBroker]:
+    broker = await NatsBroker.connect(server.url)
+    try:
+        yield broker
+    finally:
+        await broker.close()
 
 
 @pytest.fixture(autouse=True)
@@ -67,16 +82,20 @@ async def running(parley: Harness, agent: str = "scribe") -> tuple[int, str]:
     return run_id, token
 
 
+class Start(Enum):
+    OF_ITS_TOKEN = "the start its token was given"
+
+
 def end(
     run_id: int,
     token: str | None,
     kind: Kind = "finished",
     text: str = "done",
-    started_as: str | None = "",
+    started_as: str | Start | None = Start.OF_ITS_TOKEN,
 ) -> RunEvent:
     """An end of ``run_id`` showing ``token`` and naming ``started_as`` (by default, the start
     ``token`` was given)."""
-    if started_as == "":
+    if started_as is Start.OF_ITS_TOKEN:
         started_as = None if token is None else hash_token(token)
     return RunEvent(run_id=run_id, kind=kind, text=text, run_token=token, started_as=started_as)
 
@@ -362,3 +381,25 @@ def _forged(choice: str | None, right: str, tokens: list[str]) -> str | None:
     if choice == "other-run":
         return next(token for token in tokens if token != right)
     return choice
+
+
+async def test_a_hub_upgraded_with_an_end_on_the_old_subject_drops_it_and_the_turn_waits_again(
+    settings: Settings,
+    clock: ManualClock,
+    nats_server: NatsServer,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A turn ended while its hub was being upgraded: its end was stored on the subject every
+    node shared. The upgraded hub cannot tell which node sent it: it drops it, and the turn, which
+    no node holds, fails as interrupted at the start; its text waits for the next turn."""
+    async with on_nats(nats_server) as broker, started(settings, clock, broker) as before:
+        await before.hire("scribe", max_sessions=100)
+        run_id, token = await running(before)
+    async with on_nats(nats_server) as left:  # what the node of before stored meanwhile
+        data = end(run_id, token, text="from before").model_dump_json().encode()
+        await left.send_durable(RUN_OUTCOMES_OF_NO_NODE, data, "before")
+    async with on_nats(nats_server) as broker, started(settings, clock, broker) as after:
+        run = await run_of(after, run_id)
+        assert (run.state, run.reason, run.output) == (RunState.FAILED, INTERRUPTED, None)
+    [warning] = dropped(caplog)
+    assert f"on {RUN_OUTCOMES_OF_NO_NODE} claiming run {run_id}: it names no node" in warning
