@@ -15,7 +15,7 @@ TOKENS = ["a", "b"]
 # Every subject of up to five tokens of TOKENS: enough to find what two patterns of up to four
 # tokens share.
 SUBJECTS = [
-    ".".join(tokens) for size in range(1, 5) for tokens in itertools.product(TOKENS, repeat=size)
+    ".".join(tokens) for size in range(1, 6) for tokens in itertools.product(TOKENS, repeat=size)
 ]
 _pattern = st.lists(st.sampled_from([*TOKENS, "*"]), min_size=1, max_size=3).flatmap(
     lambda tokens: st.sampled_from([".".join(tokens), ".".join([*tokens, ">"])])
