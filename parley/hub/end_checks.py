@@ -34,7 +34,7 @@ from parley.hub.outcomes import Outcome
 from parley.mesh.broker import Delivered
 from parley.mesh.messages import RUN_OUTCOMES_OF_NO_NODE, RunEvent, node_of, run_outcomes_subject
 from parley.people.tokens import hash_token
-from parley.runs.model import Run
+from parley.runs.model import RUN_IDS, Run
 from parley.store import Store
 
 log = logging.getLogger(__name__)
@@ -71,8 +71,11 @@ async def accepted(store: Store, claims: Sequence[Claim]) -> list[Outcome]:
     """The outcomes of the ``claims`` that pass, in their order; the runs read at once."""
     if not claims:
         return []
+    # A run id past what the store holds names no run (and would fail the read, and the batch
+    # with it, again and again).
+    run_ids = sorted({claim.run_id for claim in claims if claim.run_id in RUN_IDS})
     async with store.transaction() as tx:
-        runs = await tx.runs.by_ids(sorted({claim.run_id for claim in claims}))
+        runs = await tx.runs.by_ids(run_ids)
     outcomes = []
     for claim in claims:
         refused = refusal(claim, runs.get(claim.run_id))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from parley.runs.model import RunState
+from parley.runs.model import RUN_IDS, RunState
 from parley.store import Store
 
 
@@ -27,6 +27,8 @@ class RunNodes:
     async def runs_on(self, run_id: int, node: str) -> bool:
         """Whether ``run_id`` is a running turn of ``node``'s."""
         known = self._nodes.get(run_id)
+        if known is None and run_id not in RUN_IDS:
+            return False
         if known is None:
             async with self._store.transaction() as tx:
                 run = await tx.runs.by_id(run_id)

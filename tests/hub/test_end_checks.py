@@ -221,6 +221,7 @@ async def test_a_batch_of_forged_and_genuine_ends_records_the_genuine_ones(
         (end(two, two_token, text="genuine two"), "local"),
         (end(three, three_token, started_as=None, text="forged"), "local"),
         (end(four, one_token, text="forged with another run's token"), "local"),
+        (end(2**70, one_token, text="of no run a store could hold"), "local"),
         (end(one, one_token, text="genuine one"), "local"),
         (end(three, three_token, "failed", "genuine three"), "local"),
     ]
@@ -234,7 +235,12 @@ async def test_a_batch_of_forged_and_genuine_ends_records_the_genuine_ones(
         (RunState.FAILED, "genuine three"),
         (RunState.RUNNING, None),
     ]
-    assert len(dropped(caplog)) == 3
+    assert [w.split(": ")[1] for w in dropped(caplog)] == [
+        "wrong node",
+        "no start",
+        "stale start",
+        "no such run",
+    ]
 
 
 async def test_a_batch_s_checks_read_the_runs_once_and_keep_the_genuine_ones_in_order(
@@ -289,21 +295,25 @@ async def test_an_end_on_the_subject_of_earlier_versions_is_dropped_with_a_warni
     )
 
 
-async def test_a_chunk_from_another_node_never_reaches_a_watcher(hub: Harness) -> None:
+async def test_a_chunk_from_another_node_never_reaches_a_watcher(
+    hub: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
     run_id, _ = await running(hub)
     broker = hub.context.broker
 
-    def chunk(text: str) -> bytes:
-        return RunEvent(run_id=run_id, kind="chunk", text=text).model_dump_json().encode()
+    def chunk(text: str, of: int = run_id) -> bytes:
+        return RunEvent(run_id=of, kind="chunk", text=text).model_dump_json().encode()
 
     with hub.context.runtime.watch.watching(run_id) as watched:
-        # One publisher, one subscription: the genuine chunk comes after the forged one.
+        # One publisher, one subscription: the genuine chunk comes after the forged ones.
         await broker.publish(run_events_subject("gpu1"), chunk("forged"))
+        await broker.publish(run_events_subject("local"), chunk("of no run", of=2**70))
         await broker.publish(run_events_subject("local"), chunk("genuine"))
         first = await asyncio.wait_for(watched.get(), 10)
         assert (first.kind, first.text) == ("chunk", "genuine")
     with hub.context.runtime.watch.watching(run_id) as later:  # what a late watcher is shown
         assert [later.get_nowait().text for _ in range(later.qsize())] == ["genuine"]
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
 # Random ends, forged in every way, mixed with the genuine ones: only the genuine ones change
