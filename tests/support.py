@@ -10,11 +10,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
+from fastapi import FastAPI
 
 from parley.app import create_app
 from parley.context import Context
+from parley.mesh.broker import Broker
 from parley.people.bootstrap import owner_token_path
 from parley.settings import Settings
+from parley.startup import running
 
 
 class ManualClock:
@@ -87,15 +90,30 @@ async def lifecycle_is(parley: Harness, name: str, state: str) -> bool:
 
 
 @asynccontextmanager
-async def started(settings: Settings, clock: ManualClock) -> AsyncIterator[Harness]:
-    app = create_app(settings, clock)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        token = owner_token_path(settings.data_dir).read_text().strip()
-        async with httpx.AsyncClient(
-            transport=transport, base_url="http://parley", headers=bearer(token)
-        ) as owner:
-            yield Harness(app.state.context, transport, owner, clock)
+async def started(
+    settings: Settings, clock: ManualClock, mesh: Broker | None = None
+) -> AsyncIterator[Harness]:
+    """A hub in this process, on ``mesh`` (a broker the caller opened and closes) or the
+    in-process broker."""
+    if mesh is None:
+        app = create_app(settings, clock)
+        async with app.router.lifespan_context(app), _harness(app, settings, clock) as harness:
+            yield harness
+        return
+    async with running(settings, clock, mesh) as context:
+        app = create_app(settings, clock, context)
+        async with app.router.lifespan_context(app), _harness(app, settings, clock) as harness:
+            yield harness
+
+
+@asynccontextmanager
+async def _harness(app: FastAPI, settings: Settings, clock: ManualClock) -> AsyncIterator[Harness]:
+    transport = httpx.ASGITransport(app=app)
+    token = owner_token_path(settings.data_dir).read_text().strip()
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://parley", headers=bearer(token)
+    ) as owner:
+        yield Harness(app.state.context, transport, owner, clock)
 
 
 def items(page: Any) -> list[Any]:

@@ -1,7 +1,9 @@
 """The scheduler: starts queued runs in arrival order on their agents' nodes, at most
 ``max_sessions`` running per agent and one per session, and hands what the nodes report to the
 outcome recorder: reply chunks as they come (core), turns' ends from the broker's durable
-subject, each batch acknowledged once recorded.
+subjects, each batch acknowledged once recorded. Each node reports on subjects of its own: a
+chunk or an end is taken only from the node its turn was sent to (``end_checks``,
+``run_nodes``).
 
 Starts are batched: one transaction starts every run that may start now (and the recorder
 records every end stored meanwhile in one), so a busy hub pays a commit per batch, not per run
@@ -12,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from collections.abc import Sequence
@@ -23,18 +24,35 @@ from parley.agents.model import Modality
 from parley.clock import Clock
 from parley.conversations.model import HopBudget
 from parley.errors import ParleyError
-from parley.hub.outcomes import Outcome
+from parley.hub.end_checks import (
+    accepted,
+    claimed,
+    drop_ends_of_no_node,
+    run_of,
+    validation_errors,
+)
 from parley.hub.recorder import OutcomeRecorder
+from parley.hub.run_nodes import RunNodes
 from parley.hub.turns import Starting, build_turns
 from parley.hub.turns_out import GATHER_SECONDS, TurnsOut
 from parley.hub.watch import RunWatch
-from parley.mesh.broker import Broker, DurableSubscription, Gathering, Subscription
+from parley.mesh.broker import (
+    Broker,
+    Delivered,
+    DurableSubscription,
+    Gathering,
+    Subscription,
+)
 from parley.mesh.messages import (
+    EARLIER_HUB_CONSUMER,
     HUB_CONSUMER,
-    RUN_EVENTS,
-    RUN_OUTCOMES,
+    RUN_EVENTS_OF_EVERY_NODE,
+    RUN_OUTCOMES_OF_EVERY_NODE,
+    RUN_OUTCOMES_OF_NO_NODE,
     RunEvent,
     TurnStart,
+    node_of,
+    run_events_subject,
     turn_subject,
 )
 from parley.people.tokens import hash_token
@@ -67,25 +85,34 @@ class Scheduler:
         self._task: asyncio.Task[None] | None = None
         self._subscription: Subscription | None = None
         self._outcomes: DurableSubscription | None = None
+        self._outcomes_of_no_node: DurableSubscription | None = None
         self._unreachable: dict[str, float] = {}
         # Nodes lost to silence: nothing starts there until they are heard again.
         self._lost: set[str] = set()
         self._recorder = OutcomeRecorder(store, clock, budget)
         self._dispatching: set[asyncio.Task[None]] = set()  # turns on their way to nodes
         self._out = TurnsOut(time.monotonic)
+        self._run_nodes = RunNodes(store)
 
     async def start(self) -> None:
-        self._subscription = await self._broker.subscribe(RUN_EVENTS, self._on_chunk)
+        self._subscription = await self._broker.subscribe_with_subject(
+            RUN_EVENTS_OF_EVERY_NODE, self._on_chunk
+        )
         gathering = Gathering(self._more_due, GATHER_SECONDS)
         self._outcomes = await self._broker.consume(
-            RUN_OUTCOMES, HUB_CONSUMER, self._on_ends, gathering
+            RUN_OUTCOMES_OF_EVERY_NODE, HUB_CONSUMER, self._on_ends, gathering
+        )
+        # What an upgraded hub's broker still holds on the subject every node shared: dropped.
+        self._outcomes_of_no_node = await self._broker.consume(
+            RUN_OUTCOMES_OF_NO_NODE, EARLIER_HUB_CONSUMER, self._on_ends_of_no_node
         )
         self._task = asyncio.create_task(self._loop())
         self.wake()
 
     async def stop(self) -> None:
-        if self._outcomes is not None:
-            await self._outcomes.unsubscribe()  # a batch being recorded comes again next start
+        for outcomes in (self._outcomes, self._outcomes_of_no_node):
+            if outcomes is not None:
+                await outcomes.unsubscribe()  # a batch being recorded comes again next start
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -100,8 +127,9 @@ class Scheduler:
 
     async def caught_up(self) -> None:
         """Once every turn's end the broker stored before this call is recorded."""
-        assert self._outcomes is not None, "started first"
+        assert self._outcomes and self._outcomes_of_no_node, "started first"
         await self._outcomes.caught_up()
+        await self._outcomes_of_no_node.caught_up()
 
     def wake(self) -> None:
         self._wakeup.set()
@@ -115,6 +143,7 @@ class Scheduler:
         self.wake()
 
     async def on_commit(self, effects: Effects) -> None:
+        self._run_nodes.ended(change.run.id for change in effects.changed if change.is_end)
         if effects.wake:
             self.wake()
 
@@ -173,6 +202,7 @@ class Scheduler:
         ]
         self._out.sent([turn.run_id for _, turn in sent])
         for node, turn in sent:
+            self._run_nodes.sent(turn.run_id, node)
             self._send_off(node, turn)
         return len(candidates)
 
@@ -192,75 +222,40 @@ class Scheduler:
         except ParleyError as exc:
             log.warning("node %s did not take run %s: %s; it waits", node, turn.run_id, exc)
             self._out.ended([turn.run_id])
+            self._run_nodes.ended([turn.run_id])
             self._unreachable[node] = asyncio.get_running_loop().time() + NODE_RETRY_SECONDS
             async with self._store.transaction() as tx:
                 await tx.runs.requeue(turn.run_id)
             asyncio.get_running_loop().call_later(NODE_RETRY_SECONDS, self.wake)
 
-    async def _on_chunk(self, data: bytes) -> bytes | None:
+    async def _on_chunk(self, message: Delivered) -> bytes | None:
         try:
-            event = RunEvent.model_validate_json(data)
+            event = RunEvent.model_validate_json(message.data)
         except ValidationError as exc:
-            log.warning("ignored a malformed reply chunk: %s", _errors(exc))
+            log.warning("ignored a malformed reply chunk: %s", validation_errors(exc))
             return None
+        node = node_of(message.subject, run_events_subject)
         if event.is_end:
             log.warning("ignored the end of run %s sent as a chunk", event.run_id)
+        elif node is None or not await self._run_nodes.runs_on(event.run_id, node):
+            log.debug("dropped a chunk on %s: run %s is not on it", message.subject, event.run_id)
         else:
             self._watch.chunk(event.run_id, event.text)
         return None
 
-    async def _on_ends(self, batch: Sequence[bytes]) -> None:
-        """Recorded in one transaction (the recorder's fallbacks included) before the broker
-        is told: a hub that dies meanwhile gets the batch again, and records nothing twice."""
-        outcomes = [outcome for data in batch if (outcome := _outcome(data)) is not None]
+    async def _on_ends(self, batch: Sequence[Delivered]) -> None:
+        """Checked (``end_checks``), then recorded in one transaction (the recorder's fallbacks
+        included) before the broker is told: a hub that dies meanwhile gets the batch again,
+        and records nothing twice. What fails the checks is dropped, and acknowledged."""
+        claims = [claim for message in batch if (claim := claimed(message)) is not None]
+        outcomes = await accepted(self._store, claims)
         if outcomes:
             await self._recorder.record(outcomes)
         self._out.ended(outcome.run_id for outcome in outcomes)
 
+    async def _on_ends_of_no_node(self, batch: Sequence[Delivered]) -> None:
+        drop_ends_of_no_node(batch)
+
     def _more_due(self, batch: Sequence[bytes]) -> bool:
         """Whether turns sent off with those whose ends are at hand are still out."""
-        return self._out.more_due([r for data in batch if (r := _run_of(data)) is not None])
-
-
-def _outcome(data: bytes) -> Outcome | None:
-    """A turn's end that cannot be read still ends the turn, if it says which: failed, saying
-    why."""
-    try:
-        event = RunEvent.model_validate_json(data)
-    except ValidationError as exc:
-        run_id = _ended_run(data)
-        if run_id is None:
-            log.warning("ignored a malformed turn's end: %s", _errors(exc))
-            return None
-        why = f"its node reported this turn's end in a form the hub cannot take: {_errors(exc)}"
-        return Outcome(run_id, False, why)
-    if not event.is_end:
-        log.warning("ignored a chunk of run %s sent as an end", event.run_id)
-        return None
-    return Outcome.of(event)
-
-
-def _run_of(data: bytes, kinds: tuple[str, ...] | None = None) -> int | None:
-    """The run an event is about, if it can be read (and is of one of ``kinds``, if given);
-    nothing more is checked here."""
-    try:
-        event = json.loads(data)
-    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
-        return None
-    if not isinstance(event, dict) or (kinds is not None and event.get("kind") not in kinds):
-        return None
-    run_id = event.get("run_id")
-    return run_id if isinstance(run_id, int) and not isinstance(run_id, bool) else None
-
-
-def _ended_run(data: bytes) -> int | None:
-    """The run a malformed event ends, if it says that much."""
-    return _run_of(data, ("finished", "failed"))
-
-
-def _errors(error: ValidationError) -> str:
-    return "; ".join(
-        f"{'.'.join(str(part) for part in e['loc']) or 'event'}: "
-        + e["msg"].removeprefix("Value error, ")
-        for e in error.errors()
-    )
+        return self._out.more_due([r for data in batch if (r := run_of(data)) is not None])

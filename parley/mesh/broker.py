@@ -26,6 +26,12 @@ Two kinds of delivery, and a subject belongs to one of them:
 
 Durable subjects are a namespace of their own: ``send_durable`` reaches consumers only, never
 subscribers, and ``publish`` never reaches consumers.
+
+A subscription's or a consumer's subject may hold wildcards, as in NATS (``*``: any one token;
+``>``, last: one or more). Handlers learn the subject each message came on (``Delivered``;
+``subscribe_with_subject`` for core subjects): one subject per node where a node speaks, and
+the broker's permissions on each, are how the hub knows which node said what. A durable
+subject's messages go to one consumer only: two consumers whose subjects overlap are refused.
 """
 
 from __future__ import annotations
@@ -34,10 +40,22 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+
+@dataclass(frozen=True)
+class Delivered:
+    """A message as its handler gets it: the subject it came on (wildcards resolved) and its
+    bytes."""
+
+    subject: str
+    data: bytes
+
+
 # A handler gets a message's bytes; for a request it returns the reply's bytes.
 Handler = Callable[[bytes], Awaitable[bytes | None]]
+# The same, told the subject each message came on.
+SubjectHandler = Callable[[Delivered], Awaitable[bytes | None]]
 # A durable handler gets a batch of stored messages, oldest first; returning acknowledges them.
-DurableHandler = Callable[[Sequence[bytes]], Awaitable[None]]
+DurableHandler = Callable[[Sequence[Delivered]], Awaitable[None]]
 
 DEDUP_WINDOW = 120.0  # seconds during which a message id is remembered
 DURABLE_BATCH = 256
@@ -87,6 +105,10 @@ class Broker(Protocol):
         """Ask one subscriber of ``subject`` and wait for its reply; Unavailable if none answers."""
 
     async def subscribe(self, subject: str, handler: Handler) -> Subscription: ...
+
+    async def subscribe_with_subject(self, subject: str, handler: SubjectHandler) -> Subscription:
+        """``subscribe``, the handler told the subject each message came on (``subject`` may
+        hold wildcards)."""
 
     async def send_durable(self, subject: str, data: bytes, message_id: str) -> None:
         """Store ``data`` for the consumer of ``subject``; return once stored. Unavailable if

@@ -8,8 +8,16 @@ import random
 from collections import defaultdict
 
 from parley.errors import Unavailable
-from parley.mesh.broker import BrokerState, DurableHandler, Gathering, Handler
-from parley.mesh.local_durable import DurableQueue, LocalConsumer
+from parley.mesh.broker import (
+    BrokerState,
+    Delivered,
+    DurableHandler,
+    Gathering,
+    Handler,
+    SubjectHandler,
+)
+from parley.mesh.local_durable import LocalConsumer, LocalDurable
+from parley.mesh.subjects import has_wildcards, matches
 
 log = logging.getLogger(__name__)
 
@@ -18,15 +26,15 @@ class LocalSubscription:
     """Delivers published messages to its handler one at a time, in publishing order (as a NATS
     subscription does), from a task of its own so that publishers never wait for handlers."""
 
-    def __init__(self, broker: LocalBroker, subject: str, handler: Handler) -> None:
+    def __init__(self, broker: LocalBroker, subject: str, handler: SubjectHandler) -> None:
         self._broker = broker
-        self.subject = subject
+        self.subject = subject  # may hold wildcards
         self.handler = handler
-        self._inbox: asyncio.Queue[bytes] = asyncio.Queue()
+        self._inbox: asyncio.Queue[Delivered] = asyncio.Queue()
         self._pump: asyncio.Task[None] | None = None
 
-    def put(self, data: bytes) -> None:
-        self._inbox.put_nowait(data)
+    def put(self, message: Delivered) -> None:
+        self._inbox.put_nowait(message)
         if self._pump is None:
             self._pump = asyncio.create_task(self._deliver_in_order())
 
@@ -42,35 +50,38 @@ class LocalSubscription:
 
     async def _deliver_in_order(self) -> None:
         while True:
-            data = await self._inbox.get()
+            message = await self._inbox.get()
             try:
-                await self.handler(data)
+                await self.handler(message)
             except Exception:  # a subscriber's failure must not reach the publisher
                 log.exception("handler on %s failed", self.subject)
 
 
 class LocalBroker:
     def __init__(self) -> None:
+        # By subject; those with wildcards apart, matched against each subject published on.
         self._subscriptions: dict[str, list[LocalSubscription]] = defaultdict(list)
-        self._durable: dict[str, DurableQueue] = {}
+        self._patterns: set[str] = set()
+        self._durable = LocalDurable()
         self._closed = False
 
     async def publish(self, subject: str, data: bytes) -> None:
         self._ensure_open()
         log.debug("publish %s bytes=%d", subject, len(data))
-        for subscription in list(self._subscriptions.get(subject, ())):
-            subscription.put(data)
+        message = Delivered(subject, data)
+        for subscription in self._listeners(subject):
+            subscription.put(message)
 
     async def request(self, subject: str, data: bytes, timeout: float) -> bytes:
         self._ensure_open()
-        listeners = self._subscriptions.get(subject)
+        listeners = self._listeners(subject)
         if not listeners:
             raise Unavailable(f"nobody listens on {subject}", subject=subject)
         # Like a NATS queue group: one listener answers.
         subscription = random.choice(listeners)
         log.debug("request %s bytes=%d", subject, len(data))
         try:
-            reply = await asyncio.wait_for(subscription.handler(data), timeout)
+            reply = await asyncio.wait_for(subscription.handler(Delivered(subject, data)), timeout)
         except TimeoutError as exc:
             raise Unavailable(
                 f"no answer on {subject} within {timeout:g}s", subject=subject
@@ -81,15 +92,25 @@ class LocalBroker:
         return reply
 
     async def subscribe(self, subject: str, handler: Handler) -> LocalSubscription:
+        async def bytes_only(message: Delivered) -> bytes | None:
+            return await handler(message.data)
+
+        return await self.subscribe_with_subject(subject, bytes_only)
+
+    async def subscribe_with_subject(
+        self, subject: str, handler: SubjectHandler
+    ) -> LocalSubscription:
         self._ensure_open()
         subscription = LocalSubscription(self, subject, handler)
         self._subscriptions[subject].append(subscription)
+        if has_wildcards(subject):
+            self._patterns.add(subject)
         return subscription
 
     async def send_durable(self, subject: str, data: bytes, message_id: str) -> None:
         self._ensure_open()
         log.debug("send_durable %s id=%s bytes=%d", subject, message_id, len(data))
-        self._queue(subject).store(data, message_id)
+        self._durable.store(subject, data, message_id)
 
     async def consume(
         self,
@@ -99,7 +120,7 @@ class LocalBroker:
         gathering: Gathering | None = None,
     ) -> LocalConsumer:
         self._ensure_open()
-        subscription = LocalConsumer(self._queue(subject), consumer, handler, gathering)
+        subscription = LocalConsumer(self._durable.queue(subject), consumer, handler, gathering)
         subscription.start()
         return subscription
 
@@ -108,23 +129,27 @@ class LocalBroker:
 
     async def close(self) -> None:
         self._closed = True
-        for queue in self._durable.values():
-            if queue.active is not None:
-                await queue.active.unsubscribe()
+        await self._durable.close()
         subscriptions = [s for listeners in self._subscriptions.values() for s in listeners]
         self._subscriptions.clear()
+        self._patterns.clear()
         for subscription in subscriptions:
             await subscription.close()
 
-    def _queue(self, subject: str) -> DurableQueue:
-        if subject not in self._durable:
-            self._durable[subject] = DurableQueue(subject)
-        return self._durable[subject]
+    def _listeners(self, subject: str) -> list[LocalSubscription]:
+        listeners = list(self._subscriptions.get(subject, ()))
+        for pattern in self._patterns:
+            if matches(pattern, subject):
+                listeners += self._subscriptions[pattern]
+        return listeners
 
     def _remove(self, subscription: LocalSubscription) -> None:
         listeners = self._subscriptions.get(subscription.subject, [])
         if subscription in listeners:
             listeners.remove(subscription)
+        if not listeners:
+            self._subscriptions.pop(subscription.subject, None)
+            self._patterns.discard(subscription.subject)
 
     def _ensure_open(self) -> None:
         if self._closed:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from parley.actions.arguments import bind
 from parley.errors import Invalid
+from parley.naming import is_name
 
 REGISTER = "parley.mesh.register"
 HEARTBEAT = "parley.mesh.heartbeat"
@@ -94,13 +96,39 @@ class BrainCheckReply(Message):
 # Turns: the hub starts a turn on the agent's node, the node reports its events back, the hub
 # stops a turn by run id.
 
-# Reply chunks, on a core subject: they are for whoever watches the turn live, and the whole
-# reply comes with the turn's end; a chunk lost while the broker is away costs nothing else.
-RUN_EVENTS = "parley.hub.run-events"
-# How turns ended, on a durable subject (read by the hub's one consumer, ``HUB_CONSUMER``):
-# an ending must be recorded once, however the hub, the broker or the node fared meanwhile.
-RUN_OUTCOMES = "parley.hub.run-outcomes"
-HUB_CONSUMER = "hub"
+# A node reports on subjects of its own, which only it may publish on (the broker's
+# permissions): the subject an end or a chunk came on names the node that sent it.
+
+
+def run_events_subject(node: str) -> str:
+    """Reply chunks, on a core subject: they are for whoever watches the turn live, and the
+    whole reply comes with the turn's end; a chunk lost while the broker is away costs nothing
+    else."""
+    return f"parley.hub.run-events.{node}"
+
+
+def run_outcomes_subject(node: str) -> str:
+    """How turns ended, on a durable subject (read by the hub's one consumer of every node's,
+    ``HUB_CONSUMER``): an ending must be recorded once, however the hub, the broker or the node
+    fared meanwhile."""
+    return f"parley.hub.run-outcomes.{node}"
+
+
+RUN_EVENTS_OF_EVERY_NODE = run_events_subject("*")
+RUN_OUTCOMES_OF_EVERY_NODE = run_outcomes_subject("*")
+HUB_CONSUMER = "hub-by-node"
+# Where every node stored its ends before each had a subject of its own, read by the consumer
+# that read it then: what an upgraded hub finds stored there names no node, and is dropped.
+RUN_OUTCOMES_OF_NO_NODE = "parley.hub.run-outcomes"
+EARLIER_HUB_CONSUMER = "hub"
+
+
+def node_of(subject: str, per_node: Callable[[str], str]) -> str | None:
+    """The node whose ``per_node`` subject ``subject`` is (``per_node`` makes one of that kind
+    from a node's name, as ``run_outcomes_subject``); None if it is no such subject."""
+    prefix = per_node("")
+    node = subject.removeprefix(prefix)
+    return node if subject.startswith(prefix) and is_name(node) else None
 
 
 def turn_subject(node: str) -> str:
@@ -180,12 +208,13 @@ class RunEvent(Message):
     said_so_far: str | None = None
     brain_session_id: str | None = None
     # Actions the brain deferred to the end of its turn, applied with the outcome under the
-    # authority of the run's token, which comes with them.
+    # authority of the run's token.
     actions: list[ActionCall] = []
+    # On an ending: the run's token, proof that its node held the turn (hub/end_checks.py).
     run_token: str | None = None
     # On an ending: the hash of the run token this start of the run was given. A run its node
     # did not take in time goes back to waiting and starts again with another token; a late end
-    # of the earlier start must not end the later one.
+    # of the earlier start must not end the later one. The hub takes no end without it.
     started_as: str | None = None
 
     @property

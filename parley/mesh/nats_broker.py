@@ -24,11 +24,13 @@ from parley.errors import ERRORS_BY_CODE, ParleyError, Unavailable
 from parley.mesh import nats_jwt
 from parley.mesh.broker import (
     BrokerState,
+    Delivered,
     DurableHandler,
     DurableSubscription,
     Gathering,
     Handler,
     Status,
+    SubjectHandler,
 )
 from parley.mesh.nats_durable import DurableSubjects
 from parley.mesh.nats_url import NatsAddress, parse_nats_url
@@ -169,6 +171,14 @@ class NatsBroker:
         return reply.data
 
     async def subscribe(self, subject: str, handler: Handler) -> _CoreSubscription:
+        async def bytes_only(message: Delivered) -> bytes | None:
+            return await handler(message.data)
+
+        return await self.subscribe_with_subject(subject, bytes_only)
+
+    async def subscribe_with_subject(
+        self, subject: str, handler: SubjectHandler
+    ) -> _CoreSubscription:
         self._ensure_open()
 
         async def deliver(msg: Msg) -> None:
@@ -176,10 +186,10 @@ class NatsBroker:
 
         return _CoreSubscription(await self._nc.subscribe(subject, cb=deliver))
 
-    async def _handle(self, subject: str, handler: Handler, msg: Msg) -> None:
+    async def _handle(self, subject: str, handler: SubjectHandler, msg: Msg) -> None:
         """nats-py calls this for one subscription's messages one at a time, in order."""
         try:
-            reply = await handler(msg.data)
+            reply = await handler(Delivered(msg.subject, msg.data))
         except ParleyError as exc:
             await self._reply_error(msg, exc)
             return

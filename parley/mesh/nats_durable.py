@@ -2,7 +2,9 @@
 consumer acknowledged it; ``Nats-Msg-Id`` drops what is sent twice within the duplicate window.
 
 Each durable subject ``s`` is stored as ``<stream>.s`` (a namespace apart from core subjects)
-and read by one durable pull consumer, acknowledged batch by batch once the handler returned.
+and read by one durable pull consumer (whose subject may hold wildcards), acknowledged batch by
+batch once the handler returned; the handler is told each message's subject without the
+stream's prefix.
 Its next batch is fetched while the handler works on one (``PREFETCHED`` batches wait at
 most): what arrives meanwhile is at hand when the handler is free, not a fetch's round trip
 away — under load the handler is busy most of the time, and that wait was most of what a hop
@@ -31,7 +33,13 @@ from nats.js.api import (
 from nats.js.client import JetStreamContext
 
 from parley.errors import Invalid, Unavailable
-from parley.mesh.broker import DEDUP_WINDOW, DURABLE_BATCH, DurableHandler, Gathering
+from parley.mesh.broker import (
+    DEDUP_WINDOW,
+    DURABLE_BATCH,
+    Delivered,
+    DurableHandler,
+    Gathering,
+)
 from parley.mesh.gathering import gathered
 from parley.mesh.redelivery import hand_over
 
@@ -64,6 +72,10 @@ class DurableSubjects:
 
     def stored_subject(self, subject: str) -> str:
         return f"{self.stream}.{subject}"
+
+    def sent_subject(self, stored: str) -> str:
+        """The subject a stored message was sent on."""
+        return stored.removeprefix(f"{self.stream}.")
 
     async def prepare(self) -> None:
         """Create the stream, or bring an existing one to this configuration."""
@@ -283,7 +295,8 @@ class _Consumer:
     async def _handle(self, batch: list[Msg]) -> None:
         working = asyncio.create_task(self._still_working())
         try:
-            await hand_over(self._handler, [msg.data for msg in batch], self._subject)
+            delivered = [Delivered(self._subjects.sent_subject(m.subject), m.data) for m in batch]
+            await hand_over(self._handler, delivered, self._subject)
         finally:
             working.cancel()
             await asyncio.gather(working, return_exceptions=True)

@@ -7,14 +7,14 @@ import asyncio
 import logging
 from collections.abc import Sequence
 
-from parley.mesh.broker import DurableHandler
+from parley.mesh.broker import Delivered, DurableHandler
 
 log = logging.getLogger(__name__)
 
 FIRST_PAUSE, LONGEST_PAUSE = 0.05, 5.0  # seconds
 
 
-async def hand_over(handler: DurableHandler, batch: Sequence[bytes], where: str) -> None:
+async def hand_over(handler: DurableHandler, batch: Sequence[Delivered], where: str) -> None:
     pause = FIRST_PAUSE
     while True:
         try:

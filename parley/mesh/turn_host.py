@@ -20,14 +20,14 @@ from parley.brains.tail import Tail
 from parley.errors import Invalid, ParleyError
 from parley.mesh.broker import Broker, Subscription
 from parley.mesh.messages import (
-    RUN_EVENTS,
-    RUN_OUTCOMES,
     ActionCall,
     HeldTurns,
     RunEvent,
     StopTurn,
     TurnStart,
     held_subject,
+    run_events_subject,
+    run_outcomes_subject,
     stop_subject,
     turn_subject,
 )
@@ -109,6 +109,7 @@ class TurnHost:
                 text=text,
                 stderr=turn.stderr.text(),
                 said_so_far=said.text(),
+                run_token=start.run_token,
                 started_as=started_as,
             )
 
@@ -138,7 +139,7 @@ class TurnHost:
                 stderr=turn.stderr.text(),
                 brain_session_id=outcome.brain_session_id,
                 actions=[ActionCall(name=n, arguments=a) for n, a in deferred.calls],
-                run_token=start.run_token if deferred.calls else None,
+                run_token=start.run_token,
                 started_as=started_as,
             )
             await self._report(event)
@@ -163,19 +164,21 @@ class TurnHost:
         killed after that has still reported it)."""
         data = event.model_dump_json().encode()
         if not event.is_end:
-            await self._broker.publish(RUN_EVENTS, data)
+            await self._broker.publish(run_events_subject(self._node), data)
             return
+        outcomes = run_outcomes_subject(self._node)
         try:
-            await self._broker.send_durable(RUN_OUTCOMES, data, event.message_id)
+            await self._broker.send_durable(outcomes, data, event.message_id)
         except Invalid as exc:  # too big for the broker, say: the turn still ends, failed
             failed = RunEvent(
                 run_id=event.run_id,
                 kind="failed",
                 text=f"the node could not report this turn's end: {exc.message}",
+                run_token=event.run_token,
                 started_as=event.started_as,
             )
             data, message_id = failed.model_dump_json().encode(), f"{failed.message_id}-unsent"
-            await self._broker.send_durable(RUN_OUTCOMES, data, message_id)
+            await self._broker.send_durable(outcomes, data, message_id)
 
 
 def _turn(start: TurnStart) -> Turn:

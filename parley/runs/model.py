@@ -19,6 +19,9 @@ class RunState(StrEnum):
 
 OPEN_STATES = (RunState.QUEUED, RunState.RUNNING)
 
+# What a run's id may be: a 64-bit integer of the store's. A message may claim any other.
+RUN_IDS = range(1, 2**63)
+
 # Why a run failed with its turn gone (``runs/recovery.py``): its text waits for the next run.
 INTERRUPTED = "interrupted"
 NODE_LOST = "node_lost"

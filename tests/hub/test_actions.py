@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
-from tests.runs.support import get, script
+from tests.runs.support import get, say, script
 from tests.support import Harness, eventually, items
 
 HOLDER = (
@@ -162,11 +163,12 @@ async def test_a_scripted_turn_s_actions_apply_all_or_none_with_its_outcome(
 
 
 async def test_deferred_actions_without_the_run_s_token_are_refused(
-    parley: Harness, tmp_path: Path
+    parley: Harness, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """What a node reports for a turn acts with that run's token, like any action."""
-    from parley.mesh.messages import RUN_OUTCOMES, ActionCall, RunEvent
-    from tests.runs.support import follow, say
+    """What a node reports for a turn acts with that run's token, like any action: an end
+    with another token is not the run's end at all (hub/end_checks.py), and changes nothing."""
+    from parley.mesh.messages import ActionCall, RunEvent, run_outcomes_subject
+    from parley.people.tokens import hash_token
 
     await parley.hire("napper", brain=script(tmp_path, "napper", "otherwise: [{sleep: 30}]"))
     queued = await say(parley.owner, "napper", "zzz")
@@ -177,13 +179,14 @@ async def test_deferred_actions_without_the_run_s_token_are_refused(
         text="done",
         actions=[ActionCall(name="remember", arguments={"note": "planted"})],
         run_token="prt_not-this-run",
+        started_as=hash_token("prt_not-this-run"),
     )
     data = forged.model_dump_json().encode()
-    await parley.context.broker.send_durable(RUN_OUTCOMES, data, forged.message_id)
-    _, end = await follow(parley.owner, queued["run_id"])
-    assert end["state"] == "failed"
-    assert "a role token without a run has no topic" in end["reason"]
+    await parley.context.broker.send_durable(run_outcomes_subject("local"), data, "forged")
+    await parley.context.runtime.scheduler.caught_up()
+    assert await _running(parley, queued["run_id"])
     assert items(await get(parley.owner, "/agents/napper/memory")) == []
+    assert f"claiming run {queued['run_id']}: " in caplog.text
 
 
 async def _running(parley: Harness, run_id: int) -> bool:

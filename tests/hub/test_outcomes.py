@@ -20,7 +20,7 @@ from sqlalchemy import Connection
 
 from parley.hub.outcomes import Outcome, record_loaded_outcome
 from parley.hub.recorder import UNRECORDED, OutcomeRecorder
-from parley.mesh.messages import RUN_OUTCOMES, ActionCall, RunEvent
+from parley.mesh.messages import ActionCall, RunEvent, run_outcomes_subject
 from parley.people.tokens import hash_token
 from parley.runs.recovery import fail_and_requeue
 from parley.store.effects import Effects
@@ -43,10 +43,13 @@ async def ended(parley: Harness, run_id: int) -> dict[str, Any]:
     return await run_of(parley, run_id)
 
 
-async def report(parley: Harness, event: dict[str, Any]) -> None:
-    """What a node (perhaps an old or faulty one) reports of a turn's end, as raw JSON."""
+async def report(parley: Harness, event: dict[str, Any], token: str | None = None) -> None:
+    """What the turn's node (perhaps an old or faulty one) reports of its end, as raw JSON:
+    with ``token``, the run's token and the start it answers, as any end must show."""
+    if token is not None:
+        event = {"run_token": token, "started_as": hash_token(token), **event}
     data = json.dumps(event).encode()
-    await parley.context.broker.send_durable(RUN_OUTCOMES, data, uuid.uuid4().hex)
+    await parley.context.broker.send_durable(run_outcomes_subject("local"), data, uuid.uuid4().hex)
 
 
 async def test_a_deferred_action_with_an_unexpected_argument_fails_its_turn(
@@ -63,8 +66,8 @@ async def test_a_deferred_action_with_an_unexpected_argument_fails_its_turn(
                 {"name": "remember", "arguments": {"note": "first"}},
                 {"name": "remember", "arguments": {"note": "planted", "bogus": "x"}},
             ],
-            "run_token": token,
         },
+        token,
     )
     run = await ended(parley, run_id)
     assert run["state"] == "failed"
@@ -84,13 +87,11 @@ async def test_an_end_is_recorded_once_and_only_for_the_start_it_ends(
     run_id, token = await hold_a_turn(parley, tmp_path, "holder")
     earlier = hash_token("prt_an-earlier-start")
     current = hash_token(token)
-    await report(
-        parley, {"run_id": run_id, "kind": "finished", "text": "stale", "started_as": earlier}
-    )
+    stale = {"run_id": run_id, "kind": "finished", "text": "stale", "started_as": earlier}
+    await report(parley, stale, token)
     for _ in range(2):
-        await report(
-            parley, {"run_id": run_id, "kind": "finished", "text": "fresh", "started_as": current}
-        )
+        fresh = {"run_id": run_id, "kind": "finished", "text": "fresh", "started_as": current}
+        await report(parley, fresh, token)
     assert (await ended(parley, run_id))["output"] == "fresh"
     again = await say(parley.owner, "holder", "still there?")  # ends after both copies
     assert (await ended(parley, again["run_id"]))["output"] == "back again"
@@ -129,8 +130,8 @@ async def test_a_nul_byte_in_a_deferred_argument_fails_its_turn_saying_where(
 ) -> None:
     run_id, token = await hold_a_turn(parley, tmp_path, "holder")
     remember = {"name": "remember", "arguments": {"note": "a\x00b"}}
-    event = {"run_id": run_id, "kind": "finished", "actions": [remember], "run_token": token}
-    await report(parley, event)
+    event = {"run_id": run_id, "kind": "finished", "actions": [remember]}
+    await report(parley, event, token)
     run = await ended(parley, run_id)
     assert run["state"] == "failed"
     assert "remember: note contains a NUL byte" in run["reason"]
@@ -142,16 +143,18 @@ async def test_an_end_nested_past_the_parser_s_depth_is_ignored_and_later_ends_r
 ) -> None:
     """A node's report nested deeper than a JSON parser goes: it names no run, so it is
     ignored, and it holds up no other end (it used to fail its batch again and again)."""
-    run_id, _ = await hold_a_turn(parley, tmp_path, "holder")
-    await parley.context.broker.send_durable(RUN_OUTCOMES, b"[" * 100_000, "deep")
-    await report(parley, {"run_id": run_id, "kind": "finished", "text": "after"})
+    run_id, token = await hold_a_turn(parley, tmp_path, "holder")
+    outcomes = run_outcomes_subject("local")
+    await parley.context.broker.send_durable(outcomes, b"[" * 100_000, "deep")
+    await report(parley, {"run_id": run_id, "kind": "finished", "text": "after"}, token)
     run = await ended(parley, run_id)
     assert (run["state"], run["output"]) == ("finished", "after")
 
 
 async def test_a_malformed_report_that_names_no_run_is_ignored(parley: Harness) -> None:
     await report(parley, {"kind": "finished", "text": "whose?"})
-    await parley.context.broker.send_durable(RUN_OUTCOMES, b"not json at all", "garbage")
+    outcomes = run_outcomes_subject("local")
+    await parley.context.broker.send_durable(outcomes, b"not json at all", "garbage")
     agents = items(await get(parley.owner, "/agents"))
     assert [agent["name"] for agent in agents] == ["node:local"]  # the hub goes on
 

@@ -11,10 +11,19 @@ from pathlib import Path
 import httpx
 import pytest
 
-from parley.mesh.messages import RUN_OUTCOMES, ActionCall, RunEvent
+from parley.mesh.messages import ActionCall, RunEvent
+from parley.people.tokens import hash_token
 from parley.runs.stop import stop_runs
 from parley.settings import Settings
-from tests.runs.support import follow, get, say, script
+from tests.runs.support import (
+    end_as_node,
+    follow,
+    get,
+    holding_brain,
+    say,
+    script,
+    token_of,
+)
 from tests.support import Harness, ManualClock, eventually, started
 
 LOGGER = "parley.hub.run_log"
@@ -126,24 +135,24 @@ async def test_a_batch_rolled_back_for_a_refused_action_logs_each_outcome_once(
 ) -> None:
     """The recorder rolls a batch back when one turn's actions are refused and records it
     again: the outcomes of the first try were never committed and are not logged."""
-    await parley.hire("slow", brain=script(tmp_path, "slow", SLOW), max_sessions=2)
+    hired = await parley.hire("slow", brain=holding_brain(tmp_path), max_sessions=2)
     first = (await say(parley.owner, "slow", "one"))["run_id"]
     ada = parley.client(await parley.add_person("ada"))
     second = (await say(ada, "slow", "two"))["run_id"]
-    assert await eventually(lambda: _running(parley, first))
-    assert await eventually(lambda: _running(parley, second, ada))
+    tokens = [await token_of(hired["workspace"], run_id) for run_id in (first, second)]
+    proofs = [{"run_token": token, "started_as": hash_token(token)} for token in tokens]
     # As a node would report them, back to back: they are recorded in one batch. The second
-    # carries an action without the run's token, which is refused.
-    fine = RunEvent(run_id=first, kind="finished", text="done")
+    # sends to an agent there is none of, which is refused.
+    fine = RunEvent(run_id=first, kind="finished", text="done", **proofs[0])
     refused = RunEvent(
         run_id=second,
         kind="finished",
         text="done too",
-        actions=[ActionCall(name="remember", arguments={"note": "x"})],
+        actions=[ActionCall(name="send", arguments={"to": "ghost", "text": "hi"})],
+        **proofs[1],
     )
     for event in (fine, refused):
-        data = event.model_dump_json().encode()
-        await parley.context.broker.send_durable(RUN_OUTCOMES, data, event.message_id)
+        await end_as_node(parley, event)
     _, end = await follow(ada, second)
     assert end["state"] == "failed"
     await follow(parley.owner, first)

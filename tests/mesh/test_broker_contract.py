@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Sequence
 import pytest
 
 from parley.errors import Invalid, Unavailable
-from parley.mesh.broker import Broker, Gathering
+from parley.mesh.broker import Broker, Delivered, Gathering
 from parley.mesh.local_broker import LocalBroker
 from parley.mesh.nats_broker import NatsBroker
 from tests.nats_server import NatsServer
@@ -135,14 +135,16 @@ class Collector:
 
     def __init__(self) -> None:
         self.batches: list[list[bytes]] = []
+        self.subjects: list[str] = []  # each message's, in order
         self._changed = asyncio.Event()
 
     @property
     def received(self) -> list[bytes]:
         return [data for batch in self.batches for data in batch]
 
-    async def __call__(self, batch: Sequence[bytes]) -> None:
-        self.batches.append(list(batch))
+    async def __call__(self, batch: Sequence[Delivered]) -> None:
+        self.batches.append([message.data for message in batch])
+        self.subjects += [message.subject for message in batch]
         self._changed.set()
 
     async def until(self, count: int) -> list[bytes]:
@@ -188,8 +190,8 @@ async def test_a_handler_that_raises_gets_the_same_messages_again(broker: Broker
     collector = Collector()
     tries: list[list[bytes]] = []
 
-    async def fails_once(batch: Sequence[bytes]) -> None:
-        tries.append(list(batch))
+    async def fails_once(batch: Sequence[Delivered]) -> None:
+        tries.append([message.data for message in batch])
         if len(tries) == 1:
             raise RuntimeError("the store is away")
         await collector(batch)
@@ -206,7 +208,7 @@ async def test_a_batch_is_acknowledged_only_once_its_handler_returned(broker: Br
     stored: the next consumer of that name gets it."""
     started, never = asyncio.Event(), asyncio.Event()
 
-    async def stuck(batch: Sequence[bytes]) -> None:
+    async def stuck(batch: Sequence[Delivered]) -> None:
         started.set()
         await never.wait()
 
@@ -223,9 +225,9 @@ async def test_caught_up_returns_once_what_was_stored_before_is_handled(broker: 
     handled: list[bytes] = []
     release = asyncio.Event()
 
-    async def slow(batch: Sequence[bytes]) -> None:
+    async def slow(batch: Sequence[Delivered]) -> None:
         await release.wait()
-        handled.extend(batch)
+        handled.extend(message.data for message in batch)
 
     for n in range(3):
         await broker.send_durable("d.catch", f"m{n}".encode(), str(n))
@@ -250,7 +252,7 @@ async def test_caught_up_waits_for_a_batch_a_stopped_consumer_left(broker: Broke
     the next consumer of the name is caught up only once it handled it."""
     started, never = asyncio.Event(), asyncio.Event()
 
-    async def stuck(batch: Sequence[bytes]) -> None:
+    async def stuck(batch: Sequence[Delivered]) -> None:
         started.set()
         await never.wait()
 
@@ -382,3 +384,150 @@ async def test_a_gathering_that_fails_hands_the_batch_over_as_it_is(broker: Brok
     assert await collector.until(1) == [b"first"]
     await broker.send_durable("d.gather-broken", b"second", "2")
     assert await collector.until(2) == [b"first", b"second"]
+
+
+# Wildcards, and the subject each message came on: how the hub knows which node said what.
+
+
+async def test_a_wildcard_subscriber_learns_each_message_s_subject(broker: Broker) -> None:
+    heard: list[Delivered] = []
+    done = asyncio.Event()
+
+    async def listen(message: Delivered) -> None:
+        heard.append(message)
+        if len(heard) == 3:
+            done.set()
+
+    await broker.subscribe_with_subject("w.events.*", listen)
+    await broker.publish("w.events.alpha", b"a")
+    await broker.publish("w.events", b"none: one token short")
+    await broker.publish("w.events.alpha.deeper", b"none: one token too many")
+    await broker.publish("w.events.beta", b"b")
+    await broker.publish("w.other.gamma", b"none: another subject")
+    await broker.publish("w.events.gamma", b"c")
+    await asyncio.wait_for(done.wait(), WAIT)
+    assert heard == [
+        Delivered("w.events.alpha", b"a"),
+        Delivered("w.events.beta", b"b"),
+        Delivered("w.events.gamma", b"c"),
+    ]
+
+
+async def test_a_tail_wildcard_stands_for_one_token_or_more(broker: Broker) -> None:
+    heard: list[str] = []
+    done = asyncio.Event()
+
+    async def listen(message: Delivered) -> None:
+        heard.append(message.subject)
+        if len(heard) == 2:
+            done.set()
+
+    await broker.subscribe_with_subject("w.tail.>", listen)
+    await broker.publish("w.tail", b"none")
+    await broker.publish("w.tail.one", b"x")
+    await broker.publish("w.tail.one.two", b"x")
+    await asyncio.wait_for(done.wait(), WAIT)
+    assert heard == ["w.tail.one", "w.tail.one.two"]
+
+
+async def test_a_plain_subscriber_of_a_wildcard_gets_the_bytes(broker: Broker) -> None:
+    heard = asyncio.Queue[bytes]()
+
+    async def listen(data: bytes) -> None:
+        heard.put_nowait(data)
+
+    await broker.subscribe("w.plain.*", listen)
+    await broker.publish("w.plain.node", b"chunk")
+    assert await asyncio.wait_for(heard.get(), WAIT) == b"chunk"
+
+
+async def test_a_request_on_a_wildcard_is_answered_knowing_its_subject(broker: Broker) -> None:
+    async def answer(message: Delivered) -> bytes:
+        return message.subject.encode()
+
+    await broker.subscribe_with_subject("w.ask.*", answer)
+    assert await broker.request("w.ask.gpu1", b"?", timeout=WAIT) == b"w.ask.gpu1"
+
+
+async def test_an_unsubscribed_wildcard_hears_nothing(broker: Broker) -> None:
+    heard: list[bytes] = []
+
+    async def listen(message: Delivered) -> None:
+        heard.append(message.data)
+
+    subscription = await broker.subscribe_with_subject("w.gone.*", listen)
+    await subscription.unsubscribe()
+    await broker.publish("w.gone.node", b"x")
+    with pytest.raises(Unavailable):
+        await broker.request("w.gone.node", b"x", timeout=0.1)
+    assert heard == []
+
+
+async def test_a_durable_consumer_of_a_wildcard_gets_every_node_s_messages_in_order(
+    broker: Broker,
+) -> None:
+    """Each node stores on a subject of its own; the one consumer gets them all, in the order
+    they were stored, each with the subject it was sent on — what was sent before it came
+    included."""
+    await broker.send_durable("w.ends.alpha", b"early", "0")
+    collector = Collector()
+    await broker.consume("w.ends.*", "hub", collector)
+    sent = [(f"w.ends.{'alpha' if n % 2 else 'beta'}", f"m{n}".encode()) for n in range(20)]
+    for n, (subject, data) in enumerate(sent):
+        await broker.send_durable(subject, data, f"id-{n + 1}")
+    await broker.send_durable("w.ends", b"not one of them", "other")
+    assert await collector.until(21) == [b"early"] + [data for _, data in sent]
+    assert collector.subjects == ["w.ends.alpha"] + [subject for subject, _ in sent]
+
+
+async def test_a_durable_wildcard_and_a_subject_it_stands_for_are_not_both_consumed(
+    broker: Broker,
+) -> None:
+    """A stored message goes to one consumer only (a work queue)."""
+    await broker.consume("w.taken.*", "hub", Collector())
+    with pytest.raises(Invalid):
+        await broker.consume("w.taken.gpu1", "another", Collector())
+
+
+async def test_a_durable_wildcard_and_the_subject_one_token_short_are_apart(
+    broker: Broker,
+) -> None:
+    """What was stored on a subject before it had one per node is still read, by a consumer of
+    its own, and never by the wildcard's."""
+    await broker.send_durable("w.split", b"before", "1")
+    per_node, earlier = Collector(), Collector()
+    await broker.consume("w.split.*", "hub-by-node", per_node)
+    await broker.consume("w.split", "hub", earlier)
+    await broker.send_durable("w.split.alpha", b"after", "2")
+    assert await earlier.until(1) == [b"before"]
+    assert await per_node.until(1) == [b"after"]
+    assert (earlier.subjects, per_node.subjects) == (["w.split"], ["w.split.alpha"])
+
+
+async def test_a_message_id_is_stored_once_whatever_its_subject(broker: Broker) -> None:
+    """The duplicate window holds across a consumer's subjects (one JetStream stream)."""
+    collector = Collector()
+    await broker.consume("w.dedup.*", "hub", collector)
+    await broker.send_durable("w.dedup.alpha", b"first", "same")
+    await broker.send_durable("w.dedup.beta", b"copy", "same")
+    await broker.send_durable("w.dedup.beta", b"marker", "marker")
+    assert await collector.until(2) == [b"first", b"marker"]
+
+
+async def test_caught_up_covers_every_subject_of_a_wildcard(broker: Broker) -> None:
+    handled: list[bytes] = []
+    release = asyncio.Event()
+
+    async def slow(batch: Sequence[Delivered]) -> None:
+        await release.wait()
+        handled.extend(message.data for message in batch)
+
+    await broker.send_durable("w.catch.alpha", b"a", "1")
+    await broker.send_durable("w.catch.beta", b"b", "2")
+    consumer = await broker.consume("w.catch.*", "hub", slow)
+    waiting = asyncio.create_task(consumer.caught_up())
+    await asyncio.sleep(0.2)
+    assert not waiting.done()  # the handler holds the batch
+    release.set()
+    await asyncio.wait_for(waiting, WAIT)
+    assert sorted(handled) == [b"a", b"b"]

@@ -12,7 +12,7 @@ from nats.aio.client import Client
 
 from parley.errors import Unavailable
 from parley.mesh import nats_durable
-from parley.mesh.broker import Broker
+from parley.mesh.broker import Broker, Delivered
 from parley.mesh.nats_broker import NatsBroker, _server_requires_tls
 from parley.mesh.nats_url import parse_nats_url
 from tests.nats_server import NatsServer, free_port, running_nats
@@ -28,9 +28,9 @@ async def holds(check: Callable[[], bool], what: str) -> None:
     assert await eventually(now, WAIT), f"never: {what}"
 
 
-def recorder(applied: list[bytes]) -> Callable[[Sequence[bytes]], Awaitable[None]]:
-    async def apply(batch: Sequence[bytes]) -> None:
-        applied.extend(batch)
+def recorder(applied: list[bytes]) -> Callable[[Sequence[Delivered]], Awaitable[None]]:
+    async def apply(batch: Sequence[Delivered]) -> None:
+        applied.extend(message.data for message in batch)
 
     return apply
 
@@ -191,8 +191,8 @@ async def test_what_comes_while_the_handler_works_is_fetched_meanwhile_and_handl
     release = asyncio.Event()
     batches: list[list[bytes]] = []
 
-    async def slow(batch: Sequence[bytes]) -> None:
-        batches.append(list(batch))
+    async def slow(batch: Sequence[Delivered]) -> None:
+        batches.append([message.data for message in batch])
         if len(batches) == 1:
             await release.wait()
 
@@ -230,8 +230,8 @@ async def test_a_stopped_consumer_gives_back_what_it_fetched_at_once(
     stuck = asyncio.Event()
     held: list[bytes] = []
 
-    async def never(batch: Sequence[bytes]) -> None:
-        held.extend(batch)
+    async def never(batch: Sequence[Delivered]) -> None:
+        held.extend(message.data for message in batch)
         stuck.set()
         await asyncio.Event().wait()  # until cancelled
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 
+from parley.mesh.messages import RunEvent, run_outcomes_subject
 from tests.support import Harness, eventually
 
 
@@ -81,6 +82,35 @@ async def hold_a_turn(parley: Harness, tmp_path: Path, agent: str) -> tuple[int,
 
 async def _written(path: Path) -> bool:
     return path.exists() and bool(path.read_text())
+
+
+# Every turn hands its run token over (a file named after its run) and holds the turn open.
+HOLD_EACH = (
+    "import os, pathlib, time\n"
+    "token = pathlib.Path(f\"token-{os.environ['PARLEY_RUN_ID']}\")\n"
+    "token.write_text(os.environ['PARLEY_RUN_TOKEN'])\n"
+    "time.sleep(60)\n"
+)
+
+
+def holding_brain(tmp_path: Path) -> str:
+    """A command brain that holds each of its turns open, its token at hand (``token_of``)."""
+    program = tmp_path / "hold_each.py"
+    program.write_text(HOLD_EACH)
+    return f"command:{sys.executable} {program}"
+
+
+async def token_of(workspace: str, run_id: int) -> str:
+    """The token of run ``run_id`` of an agent of ``holding_brain``, once its turn began."""
+    path = Path(workspace) / f"token-{run_id}"
+    assert await eventually(lambda: _written(path)), f"run {run_id} never began"
+    return path.read_text()
+
+
+async def end_as_node(parley: Harness, event: RunEvent, node: str = "local") -> None:
+    """Store a turn's end as ``node`` does (its TurnHost), on the node's own subject."""
+    data = event.model_dump_json().encode()
+    await parley.context.broker.send_durable(run_outcomes_subject(node), data, event.message_id)
 
 
 async def get_all(client: httpx.AsyncClient, path: str) -> list[Any]:

@@ -8,8 +8,9 @@ import os
 import sys
 from pathlib import Path
 
-from parley.mesh.messages import RUN_OUTCOMES, RunEvent
-from tests.runs.support import follow, get, say, script
+from parley.mesh.messages import RunEvent, run_outcomes_subject
+from parley.people.tokens import hash_token
+from tests.runs.support import follow, get, holding_brain, say, script, token_of
 from tests.support import Harness, eventually, items
 
 SLEEPER = """\
@@ -83,16 +84,24 @@ async def _async(value: bool) -> bool:
 async def test_rule_8_a_late_finish_never_overwrites_stopped(
     parley: Harness, tmp_path: Path
 ) -> None:
-    await parley.hire("napper", brain=script(tmp_path, "napper", "otherwise: [{sleep: 30}]"))
+    hired = await parley.hire("napper", brain=holding_brain(tmp_path))
     queued = await say(parley.owner, "napper", "zzz")
     run_id = queued["run_id"]
-    assert await eventually(lambda: _is(parley, run_id, "running"))
+    token = await token_of(hired["workspace"], run_id)
     response = await parley.owner.post("/api/v1/conversations/napper/stop")
     assert response.json() == {"stopped": [run_id]}
-    late = RunEvent(run_id=run_id, kind="finished", text="done after all")
+    # Its node's own end, with the run's token: too late all the same.
+    late = RunEvent(
+        run_id=run_id,
+        kind="finished",
+        text="done after all",
+        run_token=token,
+        started_as=hash_token(token),
+    )
     for copy in ("1", "2"):  # two copies the broker does not take for one: recorded twice
         data = late.model_dump_json().encode()
-        await parley.context.broker.send_durable(RUN_OUTCOMES, data, f"late-{copy}")
+        await parley.context.broker.send_durable(run_outcomes_subject("local"), data, copy)
+    await parley.context.runtime.scheduler.caught_up()
     follow_up = await say(parley.owner, "napper", "next")  # a turn after the late event
     assert await eventually(lambda: _is(parley, follow_up["run_id"], "running"))
     shown = await get(parley.owner, f"/runs/{run_id}")
