@@ -25,7 +25,12 @@ from typing import Any
 from parley.datafolder import PRIVATE_MODE, DataFolder, write_secret
 from parley.errors import Unavailable
 from parley.mesh import nats_durable, nats_jwt
-from parley.mesh.messages import HEARTBEAT, REGISTER, RUN_EVENTS, RUN_OUTCOMES
+from parley.mesh.messages import (
+    HEARTBEAT,
+    REGISTER,
+    run_events_subject,
+    run_outcomes_subject,
+)
 from parley.naming import check_name
 
 STREAM = nats_durable.STREAM  # where JetStream stores a node's ends
@@ -169,8 +174,8 @@ def node_permissions(node: str, stream: str = STREAM) -> dict[str, Any]:
             "allow": [
                 f"{REGISTER}.{node}",
                 f"{HEARTBEAT}.{node}",
-                f"{RUN_EVENTS}.{node}",
-                f"{stream}.{RUN_OUTCOMES}.{node}",
+                run_events_subject(node),
+                f"{stream}.{run_outcomes_subject(node)}",
             ]
         },
         "sub": {"allow": [f"parley.node.{node}.>", f"{node_inbox_prefix(node)}.>"]},

@@ -151,7 +151,7 @@ class Store:
         with self._said_plainly():
             async with self.engine.connect() as connection:
                 await connection.execution_options(isolation_level="AUTOCOMMIT")
-                yield Tx(DriverConnection(connection))
+                yield Tx(DriverConnection(connection, self.direct))
 
     @contextmanager
     def _said_plainly(self) -> Iterator[None]:

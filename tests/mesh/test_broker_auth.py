@@ -23,6 +23,7 @@ from nats.aio.msg import Msg
 
 from parley.datafolder import DataFolder
 from parley.errors import Unavailable
+from parley.mesh.broker import Delivered
 from parley.mesh.broker_auth import (
     STREAM,
     BrokerKeys,
@@ -151,8 +152,8 @@ async def test_the_hub_makes_its_stream_and_reads_a_node_s_durable_end(
 ) -> None:
     got: asyncio.Queue[list[bytes]] = asyncio.Queue()
 
-    async def handle(batch: Sequence[bytes]) -> None:
-        await got.put(list(batch))
+    async def handle(batch: Sequence[Delivered]) -> None:
+        await got.put([delivered.data for delivered in batch])
 
     await hub.consume("parley.hub.run-outcomes.*", "hub", handle)
     node = await node_broker(mesh, "gpu1")
