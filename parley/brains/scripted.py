@@ -13,7 +13,8 @@ demos. Rules are tried in order for each piece of new text; the first that match
     otherwise:
       - reply: "I only know about status."
 
-Acts: reply, sleep SECONDS, and each action of ``parley.actions.table`` with its parameters:
+Acts: reply, sleep SECONDS, wait_for FILE (holds the turn until FILE exists: a gate a test or a
+demo opens), and each action of ``parley.actions.table`` with its parameters:
 send {to, text}, report, spawn {agent, text, thread}, complete (text, or {result, failed}),
 remember, ask_node {node, text}. A single value instead of a mapping is the action's first
 parameter (``report: TEXT``). Text may use {text}, {sender}, {agent}, {root} and the named groups
@@ -67,7 +68,8 @@ class Script(_Model):
     otherwise: list[dict[str, Any]] = []
 
 
-ACTS = ("reply", *ACTIONS, "sleep")
+ACTS = ("reply", *ACTIONS, "sleep", "wait_for")
+GATE_LOOK_SECONDS = 0.01
 
 
 MAX_SCRIPT_BYTES = 256 * 1024
@@ -229,6 +231,10 @@ async def _perform(
     fill = _Filler(values)
     if name == "sleep":
         await asyncio.sleep(float(argument))
+    elif name == "wait_for":
+        gate = Path(str(argument))
+        while not gate.exists():
+            await asyncio.sleep(GATE_LOOK_SECONDS)
     elif name == "reply":
         text = fill(argument)  # goes where every brain's reply goes (hub/outcomes.py)
         if not turn.counterpart:  # a person may be following; another agent reads it once sent
