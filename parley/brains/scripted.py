@@ -232,9 +232,7 @@ async def _perform(
     if name == "sleep":
         await asyncio.sleep(float(argument))
     elif name == "wait_for":
-        gate = Path(str(argument))
-        while not gate.exists():
-            await asyncio.sleep(GATE_LOOK_SECONDS)
+        await _wait_for(Path(str(argument)))
     elif name == "reply":
         text = fill(argument)  # goes where every brain's reply goes (hub/outcomes.py)
         if not turn.counterpart:  # a person may be following; another agent reads it once sent
@@ -242,6 +240,13 @@ async def _perform(
         replies.append(text)
     else:
         await actions.act(name, _arguments(ACTIONS[name], argument, fill))
+
+
+async def _wait_for(gate: Path) -> None:
+    """Until the file ``gate`` exists; it is looked at off the event loop."""
+    # A file another process may create is the gate, not an event of ours.
+    while not await asyncio.to_thread(gate.exists):  # noqa: ASYNC110
+        await asyncio.sleep(GATE_LOOK_SECONDS)
 
 
 def _given(action: Action, argument: Any) -> dict[str, Any]:
