@@ -13,7 +13,8 @@ demos. Rules are tried in order for each piece of new text; the first that match
     otherwise:
       - reply: "I only know about status."
 
-Acts: reply, sleep SECONDS, and each action of ``parley.actions.table`` with its parameters:
+Acts: reply, sleep SECONDS, wait_for FILE (holds the turn until FILE exists: a gate a test or a
+demo opens), and each action of ``parley.actions.table`` with its parameters:
 send {to, text}, report, spawn {agent, text, thread}, complete (text, or {result, failed}),
 remember, ask_node {node, text}. A single value instead of a mapping is the action's first
 parameter (``report: TEXT``). Text may use {text}, {sender}, {agent}, {root} and the named groups
@@ -67,7 +68,8 @@ class Script(_Model):
     otherwise: list[dict[str, Any]] = []
 
 
-ACTS = ("reply", *ACTIONS, "sleep")
+ACTS = ("reply", *ACTIONS, "sleep", "wait_for")
+GATE_LOOK_SECONDS = 0.01
 
 
 MAX_SCRIPT_BYTES = 256 * 1024
@@ -229,6 +231,8 @@ async def _perform(
     fill = _Filler(values)
     if name == "sleep":
         await asyncio.sleep(float(argument))
+    elif name == "wait_for":
+        await _wait_for(Path(str(argument)))
     elif name == "reply":
         text = fill(argument)  # goes where every brain's reply goes (hub/outcomes.py)
         if not turn.counterpart:  # a person may be following; another agent reads it once sent
@@ -236,6 +240,13 @@ async def _perform(
         replies.append(text)
     else:
         await actions.act(name, _arguments(ACTIONS[name], argument, fill))
+
+
+async def _wait_for(gate: Path) -> None:
+    """Until the file ``gate`` exists; it is looked at off the event loop."""
+    # A file another process may create is the gate, not an event of ours.
+    while not await asyncio.to_thread(gate.exists):  # noqa: ASYNC110
+        await asyncio.sleep(GATE_LOOK_SECONDS)
 
 
 def _given(action: Action, argument: Any) -> dict[str, Any]:

@@ -3,6 +3,7 @@ arguments filled in and checked again as every action's are."""
 
 from __future__ import annotations
 
+import asyncio
 import textwrap
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from parley.brains.deferred import DeferredActions
 from parley.brains.scripted import ScriptedBrain, load_script
 from parley.errors import Invalid
 from tests.brains.support import Chunks, a_turn
+from tests.support import eventually
 
 
 def _rules(tmp_path: Path, text: str) -> Path:
@@ -27,7 +29,8 @@ def _rules(tmp_path: Path, text: str) -> Path:
         ("remember: {note: x, colour: red}", "remember takes no argument 'colour'"),
         (
             "shout: hello",
-            "each act is one of reply, send, report, spawn, complete, remember, ask_node, sleep",
+            "each act is one of reply, send, report, spawn, complete, remember, ask_node, sleep,"
+            " wait_for",
         ),
     ],
 )
@@ -69,3 +72,21 @@ async def test_a_flag_that_is_not_a_boolean_fails_the_turn_saying_so(tmp_path: P
     with pytest.raises(Invalid) as refused:
         await ScriptedBrain(path).think(a_turn(), DeferredActions(), Chunks())
     assert refused.value.message == 'spawn: thread must be a boolean, not "yes"'
+
+
+async def test_wait_for_holds_the_turn_until_its_file_exists(tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    rules = f"otherwise: [{{reply: before}}, {{wait_for: '{gate}'}}, {{reply: through}}]"
+    chunks = Chunks()
+    brain = ScriptedBrain(_rules(tmp_path, rules))
+    thinking = asyncio.create_task(brain.think(a_turn(), DeferredActions(), chunks))
+
+    async def reached_the_gate() -> bool:
+        return chunks.pieces == ["before"]
+
+    assert await eventually(reached_the_gate)
+    # Nothing between the first reply and the gate waits: a turn past it would have ended.
+    assert not thinking.done()
+    gate.touch()
+    outcome = await asyncio.wait_for(thinking, 10)
+    assert (outcome.reply, chunks.pieces) == ("before\nthrough", ["before", "\nthrough"])

@@ -120,13 +120,15 @@ async def _only_run(parley: Harness, task_id: object) -> object:
 async def test_a_completion_for_a_deleted_task_is_not_delivered_and_says_why(
     parley: Harness, tmp_path: Path
 ) -> None:
-    slow_worker = "otherwise: [{sleep: 0.3}, {complete: 'late'}]"
+    gate = tmp_path / "worker may end"
+    slow_worker = f"otherwise: [{{wait_for: '{gate}'}}, {{complete: 'late'}}]"
     await parley.hire("manager", brain=script(tmp_path, "manager", MANAGER))
     await parley.hire("worker", brain=script(tmp_path, "worker", slow_worker))
     task = await _create(parley, "manager", "x")
     assert await eventually(lambda: _has_subtask(parley, task["id"]))
     subtask_id = items((await get(parley.owner, f"/tasks/{task['id']}"))["subtasks"])[0]["id"]
     assert (await parley.owner.delete(f"/api/v1/tasks/{task['id']}")).status_code == 204
+    gate.touch()  # the worker completes only now, for a task deleted
     assert await eventually(lambda: _status(parley, subtask_id, "done"))
     key = f"task:{subtask_id}:run:{await _only_run(parley, subtask_id)}"
     assert await eventually(lambda: _delivery_state(parley, key, DeliveryState.FAILED))
@@ -145,7 +147,8 @@ async def test_a_completion_for_a_deleted_task_is_not_delivered_and_says_why(
 async def test_a_completion_for_a_retired_spawner_fails_visibly(
     parley: Harness, tmp_path: Path
 ) -> None:
-    slow_worker = "otherwise: [{sleep: 0.3}, {complete: 'late'}]"
+    gate = tmp_path / "worker may end"
+    slow_worker = f"otherwise: [{{wait_for: '{gate}'}}, {{complete: 'late'}}]"
     await parley.hire("manager", brain=script(tmp_path, "manager", MANAGER))
     await parley.hire("worker", brain=script(tmp_path, "worker", slow_worker))
     task = await _create(parley, "manager", "x")
@@ -153,6 +156,7 @@ async def test_a_completion_for_a_retired_spawner_fails_visibly(
     subtask_id = items((await get(parley.owner, f"/tasks/{task['id']}"))["subtasks"])[0]["id"]
     retired = await parley.owner.post("/api/v1/agents/manager/retire", json={"force": True})
     assert retired.status_code == 200, retired.text
+    gate.touch()  # the worker completes only now, for a spawner retired
     assert await eventually(lambda: _status(parley, subtask_id, "done"))
     key = f"task:{subtask_id}:run:{await _only_run(parley, subtask_id)}"
     assert await eventually(lambda: _delivery_state(parley, key, DeliveryState.FAILED))

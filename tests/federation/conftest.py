@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import create_database, drop_database, empty_tables
+from tests.conftest import create_database, drop_database, empty_tables, sqlite_copy
 
 PEERS = 3  # the most installations one test starts
 
@@ -30,7 +30,9 @@ def peer_postgres_urls(postgres_url: str) -> Iterator[list[str]]:
 def store_urls(request: pytest.FixtureRequest, database_url: str, tmp_path: Path) -> list[str]:
     """One store URL per installation, on the backend of ``database_url``."""
     if database_url.startswith("sqlite"):
-        return [database_url] + [f"sqlite:///{tmp_path / f'peer{i}.db'}" for i in range(1, PEERS)]
+        template: Path = request.getfixturevalue("sqlite_template")
+        peers = [sqlite_copy(template, tmp_path / f"peer{i}.db") for i in range(1, PEERS)]
+        return [database_url, *peers]
     others: list[str] = request.getfixturevalue("peer_postgres_urls")
     for url in others:
         asyncio.run(empty_tables(url))

@@ -28,11 +28,12 @@ async def _states(parley: Harness, agent: str) -> list[str]:
 async def test_text_arriving_while_busy_is_given_to_the_next_run_together(
     parley: Harness, tmp_path: Path
 ) -> None:
-    rules = """
+    gate = tmp_path / "first may end"
+    rules = f"""
         rules:
-          - when: {text: "^first$"}
-            do: [{sleep: 0.3}, {reply: "done first"}]
-        otherwise: [{reply: "got {text}"}]
+          - when: {{text: "^first$"}}
+            do: [{{wait_for: "{gate}"}}, {{reply: "done first"}}]
+        otherwise: [{{reply: "got {{text}}"}}]
     """
     await parley.hire("busy", brain=script(tmp_path, "busy", rules))
     first = await say(parley.owner, "busy", "first")
@@ -40,6 +41,7 @@ async def test_text_arriving_while_busy_is_given_to_the_next_run_together(
     second = await say(parley.owner, "busy", "second")
     third = await say(parley.owner, "busy", "third")
     assert second["run_id"] == third["run_id"] != first["run_id"]
+    gate.touch()
     _, end = await follow(parley.owner, third["run_id"])
     assert end["output"] == "got second\ngot third"
     shown = await get(parley.owner, f"/runs/{third['run_id']}")
@@ -146,25 +148,27 @@ async def _clone_active(parley: Harness, name: str) -> bool:
 async def test_a_draining_agent_finishes_its_topics_then_retires(
     parley: Harness, tmp_path: Path
 ) -> None:
-    rules = """
+    gate = tmp_path / "long may end"
+    rules = f"""
         rules:
-          - when: {text: "^long$"}
-            do: [{sleep: 0.3}, {reply: "long done"}]
-        otherwise: [{reply: "got {text}"}]
+          - when: {{text: "^long$"}}
+            do: [{{wait_for: "{gate}"}}, {{reply: "long done"}}]
+        otherwise: [{{reply: "got {{text}}"}}]
     """
     await parley.hire("leaver", brain=script(tmp_path, "leaver", rules))
     first = await say(parley.owner, "leaver", "long")
     assert await eventually(lambda: _running(parley, first["run_id"]))
     await parley.owner.post("/api/v1/agents/leaver/retire", json={"reason": "bye"})
     later = await say(parley.owner, "leaver", "still there?")  # a topic it holds: delivered
-    _, end = await follow(parley.owner, later["run_id"])
-    assert end["output"] == "got still there?"
     task = await parley.owner.post("/api/v1/tasks", json={"agent": "leaver", "text": "new"})
     assert task.status_code == 409
     assert "agent leaver is draining (bye) and takes no new work" in task.json()["message"]
     ada = parley.client(await parley.add_person("ada"))
     refused = await ada.post("/api/v1/conversations/leaver/messages", json={"text": "hi"})
     assert refused.status_code == 409
+    gate.touch()  # the long turn ends; the topic it held is still answered
+    _, end = await follow(parley.owner, later["run_id"])
+    assert end["output"] == "got still there?"
 
 
 async def test_200_messages_over_20_topics_with_max_sessions_3(

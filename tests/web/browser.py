@@ -13,6 +13,7 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from parley.settings import Settings
+from tests.conftest import sqlite_copy
 from tests.served import Served, serving
 
 CHROMIUM = os.environ.get("PARLEY_TEST_CHROMIUM") or shutil.which("chromium") or ""
@@ -53,11 +54,11 @@ def chromium() -> Iterator[Browser]:
 
 
 @pytest.fixture
-def site(tmp_path: Path) -> Iterator[Served]:
+def site(tmp_path: Path, sqlite_template: Path) -> Iterator[Served]:
     """Parley served on a loopback port, on its embedded store, for a browser to reach."""
     settings = Settings(
         data_dir=tmp_path / "data",
-        database_url=f"sqlite:///{tmp_path / 'parley.db'}",
+        database_url=sqlite_copy(sqlite_template, tmp_path / "parley.db"),
         heartbeat_seconds=3600,
         sweep_seconds=3600,
     )
