@@ -60,11 +60,11 @@ class Example:
 _ends = st.builds(
     End,
     pair=st.integers(0, PAIRS - 1),
-    text=st.sampled_from(["the answer", "another answer", "", "   ", "x" * 70_000]),
-    succeeded=st.booleans(),
-    stopped=st.sampled_from([False, False, True]),
-    stale=st.sampled_from([False, False, True]),
-    brain_session=st.sampled_from([None, None, "s-1"]),
+    text=st.sampled_from(["the answer", "the answer", "another answer", "", "x" * 70_000]),
+    succeeded=st.sampled_from([True, True, True, False]),
+    stopped=st.sampled_from([False] * 5 + [True]),
+    stale=st.sampled_from([False] * 5 + [True]),
+    brain_session=st.sampled_from([None, "s-1"]),
     stderr=st.sampled_from([None, "warned"]),
 )
 EXAMPLES = st.builds(
