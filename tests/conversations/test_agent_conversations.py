@@ -256,10 +256,10 @@ async def test_rule_7_deleting_a_root_closes_its_agent_conversations(
     assert len(items(kept["messages"])) == 2
     with pytest.raises(Conflict) as refused:
         async with parley.context.store.transaction() as tx:
-            closed = await tx.topics.by_thread("local", before[0]["thread_id"])
+            conversation = await tx.topics.by_thread("local", before[0]["thread_id"])
             recipient = await tx.agents.by_name("b")
-            assert closed is not None and recipient is not None
-            await queue_text(tx, parley.clock.now(), closed, recipient, "late")
+            assert conversation is not None and recipient is not None
+            await queue_text(tx, parley.clock.now(), conversation, recipient, "late")
     assert refused.value.fields["reason"] == "thread"
     # The next send from a new root opens new conversations with new thread IDs.
     await say(parley.owner, "a", "second")
