@@ -14,10 +14,12 @@ from fastapi import FastAPI
 
 from parley.app import create_app
 from parley.context import Context
+from parley.deliveries.model import Delivery
 from parley.mesh.broker import Broker
 from parley.people.bootstrap import owner_token_path
 from parley.settings import Settings
 from parley.startup import running
+from parley.store import Tx
 
 
 class ManualClock:
@@ -127,3 +129,9 @@ def items(page: Any) -> list[Any]:
 def oldest_first(page: Any) -> list[Any]:
     """A page of a list that comes newest first (a topic's messages, its runs), in reading order."""
     return list(reversed(items(page)))
+
+
+async def delivery_by_key(tx: Tx, key: str) -> Delivery | None:
+    """The outbox item with idempotency key ``key``, as the deliveries list shows it."""
+    listed = await tx.outbox.listed([], None, 10_000)
+    return next((item for item in listed if item.key == key), None)

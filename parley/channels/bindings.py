@@ -95,10 +95,6 @@ class SessionBindingService:
         expires_at = now + min(lifetimes) if lifetimes else None
         return await self._tx.bindings.insert(request, now, expires_at, metadata)
 
-    async def list_by_session(self, target_session_key: str) -> list[SessionBindingRecord]:
-        """The session's active (and ending) bindings."""
-        return await self._tx.bindings.live_by_session(target_session_key)
-
     async def resolve_by_conversation(self, ref: ConversationRef) -> SessionBindingRecord | None:
         return await self._tx.bindings.live_by_conversation(ref)
 

@@ -43,9 +43,6 @@ class AdapterRegistry:
         """Add or replace: the newest adapter of an account is the one used from now on."""
         self._adapters[(channel, account_id)] = adapter
 
-    def unregister(self, channel: str, account_id: str | None = None) -> None:
-        self._adapters.pop((channel, account_id), None)
-
     def speaks_for(self, ref: ConversationRef) -> bool:
         return ref.account in self._adapters or (ref.channel, None) in self._adapters
 

@@ -17,7 +17,7 @@ from parley.agents.selection import pick_for_held_topic, pick_for_new_topic
 from parley.clock import Clock
 from parley.conversations.hops import pass_hop
 from parley.conversations.model import LOCAL, HopBudget, Role, Topic, TopicKind, pair_key
-from parley.errors import Conflict, Invalid, NotFound
+from parley.errors import Conflict, Invalid
 from parley.runs.model import Run
 from parley.runs.queueing import Queued, check_text, queue_text
 from parley.store import Tx
@@ -110,41 +110,6 @@ def _answering_in(topic: Topic, key: str) -> Topic | None:
     ):
         return topic
     return None
-
-
-async def receive_text(
-    tx: Tx, clock: Clock, connection: str, thread_id: str, sender: str, recipient: str, text: str
-) -> Queued:
-    """The receiving side of an agent conversation, keyed by (connection, thread ID): a known
-    thread continues (if its roles match), a closed one is refused with reason ``thread``.
-    Federation starts unknown threads rooted in themselves; locally every thread is known."""
-    conversation = await tx.topics.by_thread(connection, thread_id)
-    if conversation is None:
-        raise TextRefused(f"no agent conversation {thread_id}", Refusal.THREAD)
-    if conversation.is_closed:
-        raise TextRefused(
-            f"agent conversation {thread_id} is closed ({conversation.closed_reason})",
-            Refusal.THREAD,
-        )
-    roles = {conversation.agent_name, conversation.sender_name}
-    if {sender, recipient} != roles or sender == recipient:
-        raise TextRefused(
-            f"agent conversation {thread_id} is between {' and '.join(sorted(map(str, roles)))}",
-            Refusal.ROLES,
-        )
-    try:
-        target = await pick_for_held_topic(tx, recipient)
-    except NotFound as exc:
-        raise TextRefused(str(exc), Refusal.UNKNOWN_ROLE) from exc
-    author = await tx.agents.by_name(sender)
-    return await queue_text(
-        tx,
-        clock.now(),
-        conversation,
-        target,
-        check_text(text),
-        author_agent_id=author.id if author else None,
-    )
 
 
 async def _start(

@@ -150,6 +150,24 @@ class Role:
 
 
 @dataclass(frozen=True)
+class NewText:
+    """Text queued for ``recipient_agent_id``'s run ``run_id`` in ``topic_id``, and who wrote
+    it: a local agent (from its run), a person, or a peer's role."""
+
+    topic_id: int
+    recipient_agent_id: int
+    run_id: int
+    body: str
+    author_agent_id: int | None = None
+    author_person_id: int | None = None
+    author_role: str | None = None
+    from_run_id: int | None = None
+    channel_ref: str | None = None  # the channel conversation it came in from
+    reply_agent_id: int | None = None  # whose run a node session's answer goes back to
+    reply_topic_id: int | None = None
+
+
+@dataclass(frozen=True)
 class Message:
     id: int
     topic_id: int

@@ -195,40 +195,43 @@ async def receive_from_peer(
     ``backlog_full``, text is refused as ``queue_full``."""
     conversation = await tx.topics.by_thread(connection.name, text.thread_id)
     if conversation is None:
-        if text.seq != 1:
-            check_open(connection)
-            raise SeqAhead(1, text.seq)
+        check_seq(connection, 1, text.seq)
         _check_taken(connection, backlog_full)
         return await _start_from_peer(tx, clock, connection, text)
     await tx.topics.lock([conversation.id])
     locked = await tx.topics.by_id(conversation.id)
     assert locked is not None
-    expected = locked.seq_received + 1
-    if text.seq != expected:
-        check_open(connection)
-        raise SeqAhead(expected, text.seq) if text.seq > expected else SeqTaken(text.seq)
+    check_seq(connection, locked.seq_received + 1, text.seq)
     # The frame is applied from here on, taken or refused: either way its seq is used.
     await tx.topics.received_seq(locked.id, text.seq)
     _check_taken(connection, backlog_full)
     return await _continue(tx, clock, connection, locked, text)
 
 
-def check_open(connection: Connection) -> None:
+def check_seq(connection: Connection, expected: int, seq: int) -> None:
+    """A text frame's seq against the one its thread expects next (1 for a new thread): the
+    one rule of both receiving paths. Out of order, it is refused without being applied
+    (``NotApplied``), or as ``paused`` on a connection that is not active."""
+    if seq == expected:
+        return
+    _check_open(connection)
+    raise SeqAhead(expected, seq) if seq > expected else SeqTaken(seq)
+
+
+def _check_open(connection: Connection) -> None:
     """A paused connection refuses every text as ``paused``, whatever else is wrong with it (a
     seq out of order included: the sender learns why nothing it sends is taken, not a symptom).
     Worded for the peer, who names us: the sender says who paused in its own words."""
     if connection.state is not ConnectionState.ACTIVE:
-        raise paused()
-
-
-def paused() -> TextRefused:
-    return TextRefused("the receiving side paused the connection: no text is taken", Refusal.PAUSED)
+        raise TextRefused(
+            "the receiving side paused the connection: no text is taken", Refusal.PAUSED
+        )
 
 
 def _check_taken(connection: Connection, backlog_full: bool) -> None:
     """Refused, with its seq used (no gap): the peer's thread goes on once we unpause, or
     once our agents have taken up what waits."""
-    check_open(connection)
+    _check_open(connection)
     if backlog_full:
         raise TextRefused(
             "queue_full: your text waiting here is at the connection's limit; send again later",

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from parley.agents.model import HELD_TOPIC_STATES
 from parley.clock import Clock
-from parley.deliveries.deliverers import Deliverers
 from parley.deliveries.model import NodeAnswer, SessionText, TaskCompletion
 from parley.errors import Conflict
 from parley.runs.queueing import queue_text
@@ -56,13 +55,3 @@ class NodeAnswerDeliverer:
     async def undeliverable(self, tx: Tx, clock: Clock, payload: NodeAnswer, reason: str) -> None:
         if payload.node_topic_id is not None:
             await _note(tx, clock, payload.node_topic_id, payload.agent_id, "The answer", reason)
-
-
-def local_deliverers() -> Deliverers:
-    """The kinds this installation delivers to itself; remote kinds are added by what sends
-    them (channels, federation)."""
-    return (
-        Deliverers()
-        .add_local(TaskCompletion, TaskCompletionDeliverer())
-        .add_local(NodeAnswer, NodeAnswerDeliverer())
-    )

@@ -20,15 +20,14 @@ from parley.agents.model import Agent
 from parley.conversations.agent_conversations import TextRefused
 from parley.conversations.model import ThreadEnd
 from parley.conversations.peer_conversations import (
+    NotApplied,
     PeerText,
-    SeqAhead,
-    SeqTaken,
     check_known,
-    paused,
+    check_seq,
 )
 from parley.federation.frames import CloseFrame, DroppedFrame, FrameVerdict, TextFrame, WireFrame
-from parley.federation.model import Connection, ConnectionState
-from parley.federation.verdicts import accepted, duplicate_of, kept, refused
+from parley.federation.model import Connection
+from parley.federation.verdicts import accepted, duplicate_of, kept, not_applied, refused
 from parley.runs.queueing import Waiting, queue_texts
 from parley.store import Tx
 
@@ -73,17 +72,14 @@ class KnownThreads:
         if seen is not None:
             return duplicate_of(frame, seen)
         topic = self._threads[frame.thread_id]
-        expected = self._next_seq[topic.id]
-        if frame.seq != expected and self._connection.state is not ConnectionState.ACTIVE:
-            verdict = refused(frame, paused())  # as the one-by-one path: kept, seq unused
+        try:
+            check_seq(self._connection, self._next_seq[topic.id], frame.seq)
+        except NotApplied as exc:  # a seq taken is another message's: this one's is in _seen
+            return not_applied(frame, exc)
+        except TextRefused as exc:  # paused: kept, as the one-by-one path keeps it
+            verdict = refused(frame, exc)
             self._verdicts.append(kept(verdict))
             return verdict
-        if frame.seq > expected:
-            return refused(frame, SeqAhead(expected, frame.seq)).model_copy(
-                update={"expected_seq": expected}
-            )
-        if frame.seq < expected:  # another message's: this one's would be in _seen
-            return refused(frame, SeqTaken(frame.seq))
         # Applied from here on, taken or refused: either way its seq is used.
         self._seqs[topic.id], self._next_seq[topic.id] = frame.seq, frame.seq + 1
         verdict = self._apply(frame, topic, backlog_full)

@@ -18,7 +18,6 @@ from parley.conversations.lifetime import close_root
 from parley.conversations.peer_conversations import (
     NotApplied,
     PeerText,
-    SeqAhead,
     SeqTaken,
     receive_from_peer,
 )
@@ -35,7 +34,7 @@ from parley.federation.frames import (
 )
 from parley.federation.known_threads import KnownThreads
 from parley.federation.model import REVOKED, Connection, ConnectionState, queue_limit
-from parley.federation.verdicts import accepted, duplicate_of, refused
+from parley.federation.verdicts import accepted, duplicate_of, not_applied, refused
 from parley.runs.stop import stop_topics
 from parley.store import Store, Tx
 
@@ -106,11 +105,9 @@ async def _receive(
     except SeqTaken as exc:
         # Looked up again under the thread's lock: a concurrent copy of this same batch (the
         # sender retried a batch still being applied) took the seq and committed meanwhile.
-        return await _seen(tx, connection, frame) or refused(frame, exc)
-    except SeqAhead as exc:
-        return refused(frame, exc).model_copy(update={"expected_seq": exc.expected})
+        return await _seen(tx, connection, frame) or not_applied(frame, exc)
     except NotApplied as exc:
-        return refused(frame, exc)
+        return not_applied(frame, exc)
     except TextRefused as exc:
         verdict = refused(frame, exc)
     else:

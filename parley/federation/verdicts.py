@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from parley.conversations.agent_conversations import TextRefused
+from parley.conversations.peer_conversations import NotApplied, SeqAhead
 from parley.federation.frames import FrameVerdict, TextFrame, Verdict
 
 
@@ -20,6 +21,14 @@ def refused(frame: TextFrame, refusal: TextRefused) -> FrameVerdict:
         reason=refusal.reason.value,
         detail=refusal.message,
     )
+
+
+def not_applied(frame: TextFrame, refusal: NotApplied) -> FrameVerdict:
+    """Refused and not kept; one from the future says the seq its thread goes on from."""
+    verdict = refused(frame, refusal)
+    if isinstance(refusal, SeqAhead):
+        return verdict.model_copy(update={"expected_seq": refusal.expected})
+    return verdict
 
 
 def duplicate_of(frame: TextFrame, seen: Any) -> FrameVerdict:

@@ -112,26 +112,27 @@ async def record_loaded_outcome(
     if run is None or topic is None or not outcome.ends(run):
         return None
     stderr, said = outcome.shown_stderr(), outcome.shown_said_so_far()
-    if run.state is not RunState.RUNNING or outcome.stopped:
-        # Stopped meanwhile, or by its node's own stop: nothing applies, what it wrote is kept.
-        if stderr is not None:
-            await tx.runs.keep_stderr(run.id, stderr)
-        if said is not None:
-            await keep_said_so_far(tx, clock, run, said)
-        return None
     now = clock.now()
     text = outcome.text
     # The run ends first, if it is still running: its UPDATE waits for whoever else is ending it
-    # (a lost node's runs failed, a hub back from a stop failing what no node holds), and a run
-    # ended by them has its text queued again already: none of this outcome may apply then.
-    if outcome.succeeded:
+    # (a lost node's runs failed, a hub back from a stop failing what no node holds, an earlier
+    # end of the same batch), and a run ended by them has its text queued again already: none
+    # of this outcome may apply then.
+    ended = False
+    if run.state is not RunState.RUNNING or outcome.stopped:
+        pass  # stopped meanwhile, or by its node's own stop
+    elif outcome.succeeded:
         ended = await tx.runs.finish(run.id, RunState.FINISHED, now, output=text, stderr=stderr)
     else:
         # The reason is shown to people and logged: whatever a brain quoted (a provider's error,
         # a command's stderr) loses its keys and tokens here, whichever node it came from.
         reason = redact(text)
         ended = await tx.runs.finish(run.id, RunState.FAILED, now, reason=reason, stderr=stderr)
-    if not ended:
+    if not ended:  # nothing applies; what it wrote is kept, as it is once a run has ended
+        if stderr is not None:
+            await tx.runs.keep_stderr(run.id, stderr)
+        if said is not None:
+            await keep_said_so_far(tx, clock, run, said)
         return None
     tx.effects.wake = True
     if not outcome.succeeded:

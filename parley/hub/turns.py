@@ -48,18 +48,6 @@ async def build_turns(tx: Tx, starting: list[Starting], parley_url: str) -> list
     ]
 
 
-async def build_turn(
-    tx: Tx, run: Run, agent: Agent, session: Session, token: str, parley_url: str
-) -> TurnStart:
-    """One run's turn (as the scheduler builds it), for inspection."""
-    topics = await tx.topics.with_roots({run.topic_id})
-    inputs = await tx.messages.inputs(run.id)
-    variables = (await _variables(tx, [agent])).get(agent.id, [])
-    return await _turn(
-        tx, Starting(run, agent, token), topics, session, inputs, parley_url, variables
-    )
-
-
 async def _variables(tx: Tx, agents: list[Agent]) -> dict[int, list[AgentVariable]]:
     declaring = {agent.id for agent in agents if agent.env or agent.env_from_server}
     return await tx.agents.variables(declaring) if declaring else {}

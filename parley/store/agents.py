@@ -199,12 +199,6 @@ class AgentsRepo:
         rows = await self._c.execute(_BY_IDS, {"agent_ids": wanted})
         return {row.id: _agent(row) for row in rows}
 
-    async def all(self, states: Sequence[Lifecycle] | None = None) -> list[Agent]:
-        query = _agent_query().order_by(agents.c.name)
-        if states is not None:
-            query = query.where(agents.c.lifecycle.in_(_states(states)))
-        return [_agent(row) for row in await self._c.execute(query)]
-
     async def page(self, window: Window, states: Sequence[Lifecycle] | None = None) -> Slice[Agent]:
         """Agents by name, retired ones included unless ``states`` says which."""
         query = _agent_query()

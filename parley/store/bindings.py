@@ -126,14 +126,6 @@ class BindingsRepo:
             .values(last_activity_at=at)
         )
 
-    async def mark_ending(self, binding_id: int) -> bool:
-        result = await self._c.execute(
-            update(b)
-            .where(b.c.id == binding_id, b.c.status == BindingStatus.ACTIVE.value)
-            .values(status=BindingStatus.ENDING.value)
-        )
-        return result.rowcount == 1
-
     async def end(
         self,
         now: datetime,

@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import Select, bindparam, insert, literal, or_, select, update
 
-from parley.conversations.model import Message
+from parley.conversations.model import Message, NewText
 from parley.reads.model import Slice, Window
 from parley.store.connection import Connection
 from parley.store.keyset import first_slices, newest_of_each, sliced
@@ -52,7 +52,7 @@ def _message(row: Any) -> Message:
 
 
 _INSERT = once(insert(messages).returning(messages.c.id))
-_ADD_MANY = once(insert(messages))
+_ADD_TEXTS = once(insert(messages).returning(messages.c.id, sort_by_parameter_order=True))
 _INPUTS = once(_query().where(messages.c.run_id == bindparam("run_id")))
 _GIVEN = once(
     _query().where(
@@ -99,11 +99,20 @@ class MessagesRepo:
         row = {"topic_id": topic_id, "kind": kind, "body": body, "created_at": now, **values}
         return int((await self._c.execute(_INSERT, row)).scalar_one())
 
-    async def add_many(self, rows: Sequence[dict[str, Any]]) -> None:
-        """Messages in one statement: each row has the same fields (those of ``add``, its
-        ``values`` included)."""
-        if rows:
-            await self._c.execute(_ADD_MANY, list(rows))
+    async def add_texts(self, texts: Sequence[NewText], now: datetime) -> list[int]:
+        """Text queued for runs, in one statement; their ids, in that order."""
+        rows = [
+            {"topic_id": t.topic_id, "kind": "text", "body": t.body, "created_at": now,
+             "recipient_agent_id": t.recipient_agent_id, "run_id": t.run_id,
+             "author_agent_id": t.author_agent_id, "author_person_id": t.author_person_id,
+             "author_role": t.author_role, "from_run_id": t.from_run_id,
+             "channel_ref": t.channel_ref, "reply_agent_id": t.reply_agent_id,
+             "reply_topic_id": t.reply_topic_id}
+            for t in texts
+        ]  # fmt: skip
+        if len(rows) == 1:
+            return [int((await self._c.execute(_INSERT, rows[0])).scalar_one())]
+        return [int(row.id) for row in await self._c.execute(_ADD_TEXTS, rows)] if rows else []
 
     async def page(self, topic_id: int, window: Window) -> Slice[Message]:
         """A topic's messages, newest first."""

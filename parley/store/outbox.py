@@ -170,10 +170,6 @@ class OutboxRepo:
         )
         return result.rowcount == 1
 
-    async def by_key(self, key: str) -> Delivery | None:
-        row = (await self._c.execute(select(outbox).where(outbox.c.idempotency_key == key))).first()
-        return delivery_of(row) if row else None
-
     async def listed(
         self, states: Sequence[DeliveryState], before_id: int | None, limit: int
     ) -> list[Delivery]:

@@ -478,9 +478,6 @@ class RunsRepo:
             counts[row.agent_id] = (running, queued)
         return counts
 
-    async def start(self, run_id: int, token_hash: str, now: datetime) -> bool:
-        return run_id in await self.start_many({run_id: token_hash}, now)
-
     async def start_many(self, token_hashes: Mapping[int, str], now: datetime) -> dict[int, Run]:
         """Start these runs, each with its token's hash; those that were still queued, as they
         are now (running)."""

@@ -26,7 +26,7 @@ async def give_work(parley: Harness, agent_name: str) -> int:
     now = parley.clock.now()
     async with parley.context.store.transaction() as tx:
         run_id = await queue_task(tx, agent_name, now, "busy work")
-        assert await tx.runs.start(run_id, secrets.token_hex(32), now)
+        assert await tx.runs.start_many({run_id: secrets.token_hex(32)}, now)
         return run_id
 
 

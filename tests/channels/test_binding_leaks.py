@@ -17,7 +17,6 @@ channel's readers, only the people it knows there)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from itertools import count
 
@@ -216,7 +215,7 @@ class Channels:
 
 
 @pytest.fixture
-async def channels(parley: Harness) -> AsyncIterator[Channels]:
+async def channels(parley: Harness) -> Channels:
     """One world per test, growing with every example (as ``tests/reads`` grows its own)."""
     await hire_idle_agents(parley)
     builder = Builder(parley, World())
@@ -225,8 +224,7 @@ async def channels(parley: Harness) -> AsyncIterator[Channels]:
     registry = parley.context.runtime.channels.registry
     registry.register("test", RecordingAdapter(), "acct")
     await found.set_up()
-    yield found
-    registry.unregister("test", "acct")
+    return found
 
 
 PICK = st.integers(0, 10**6)  # taken modulo what there is: a wide range spreads the picks

@@ -71,7 +71,7 @@ async def test_bind_find_touch_and_unbind(parley: Harness) -> None:
     clock.advance(minutes=5)
     async with store.transaction() as tx:
         bindings = SessionBindingService(tx, clock)
-        assert await bindings.list_by_session(session_key(topic_id)) == [bound]
+        assert await tx.bindings.live_by_session(session_key(topic_id)) == [bound]
         # the same place, whatever the lookup says of its parent
         assert (
             await bindings.resolve_by_conversation(ConversationRef("test", "acct", "t1")) == bound
@@ -84,7 +84,7 @@ async def test_bind_find_touch_and_unbind(parley: Harness) -> None:
         assert touched.last_activity_at == clock.now()
         [ended] = await bindings.unbind("done here", binding_id=bound.binding_id)
         assert await bindings.unbind("again", binding_id=bound.binding_id) == []
-        assert await bindings.list_by_session(session_key(topic_id)) == []
+        assert await tx.bindings.live_by_session(session_key(topic_id)) == []
     assert (ended.status, ended.ended_reason, ended.ended_at) == (
         BindingStatus.ENDED, "done here", clock.now(),
     )  # fmt: skip
@@ -120,9 +120,7 @@ async def test_bad_binds_and_unbinds_are_refused(parley: Harness) -> None:
         with pytest.raises(NotFound, match="no open session topic:999"):
             await bindings.bind(_request(999), creator=await _owner(tx))
         with pytest.raises(Invalid, match="not a session key"):
-            await bindings.list_by_session("topic:x") or await bindings.unbind(
-                "x", target_session_key="run:4"
-            )
+            await bindings.unbind("x", target_session_key="run:4")
         with pytest.raises(Invalid, match="a binding or a session, not both"):
             await bindings.unbind("x", binding_id=1, target_session_key=session_key(topic_id))
         with pytest.raises(NotFound, match="no binding 42"):

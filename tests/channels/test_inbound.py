@@ -6,7 +6,6 @@ refuses."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -28,12 +27,11 @@ HALL = ConversationRef("test", "acct", "hall")
 
 
 @pytest.fixture
-def adapter(parley: Harness) -> Iterator[RecordingAdapter]:
+def adapter(parley: Harness) -> RecordingAdapter:
     recording = RecordingAdapter()
     registry = parley.context.runtime.channels.registry
     registry.register("test", recording, "acct")
-    yield recording
-    registry.unregister("test", "acct")
+    return recording
 
 
 async def _ok(parley: Harness, method: str, path: str, **body: Any) -> Any:

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from parley.conversations.agent_conversations import Refusal, TextRefused, receive_text
+from parley.errors import Conflict
+from parley.runs.queueing import queue_text
 from tests.runs.support import follow, get, say, say_and_wait, script
 from tests.support import Harness, eventually, items, oldest_first
 
@@ -115,27 +116,21 @@ async def test_rule_3_a_request_without_a_run_token_is_refused(parley: Harness) 
     assert "a role token without a run has no topic" in as_person.json()["message"]
 
 
-async def test_rule_4_the_receiver_keys_by_thread_id_and_checks_the_roles(
-    parley: Harness, tmp_path: Path
-) -> None:
+async def test_rule_4_a_known_thread_continues(parley: Harness, tmp_path: Path) -> None:
+    """Locally every thread is known: the next send under the same root continues it. An
+    unknown thread, and one whose roles do not match, come only from a peer: the receiver's
+    tests (tests/federation/test_receiver.py) send those through the frames route."""
     await _hire_relay(parley, tmp_path)
     await say(parley.owner, "a", "hi")
     assert await eventually(lambda: _has_reports(parley, "a", 1))
-    thread = next(t for t in await _agent_conversations(parley.owner) if t["sender"] == "a")
-    store, clock = parley.context.store, parley.clock
-    async with store.transaction() as tx:  # a known thread continues
-        queued = await receive_text(tx, clock, "local", thread["thread_id"], "a", "b", "more")
-    assert queued.run_id > 0
-    refusals = [
-        ("no-such-thread", "a", "b", Refusal.THREAD),
-        (thread["thread_id"], "a", "c", Refusal.ROLES),
-        (thread["thread_id"], "c", "b", Refusal.ROLES),
-    ]
-    for thread_id, sender, recipient, reason in refusals:
-        with pytest.raises(TextRefused) as refused:
-            async with store.transaction() as tx:
-                await receive_text(tx, clock, "local", thread_id, sender, recipient, "x")
-        assert refused.value.reason is reason
+    before = {t["thread_id"]: t for t in await _agent_conversations(parley.owner)}
+    await say(parley.owner, "a", "more")
+    assert await eventually(lambda: _has_reports(parley, "a", 2))
+    after = {t["thread_id"]: t for t in await _agent_conversations(parley.owner)}
+    assert after.keys() == before.keys()
+    thread = next(t for t in after.values() if t["sender"] == "a")
+    shown = await get(parley.owner, f"/agent-conversations/{thread['thread_id']}")
+    assert len(items(shown["messages"])) == 4  # two questions, two answers
 
 
 async def test_rule_5_ordering_is_per_agent_conversation(parley: Harness, tmp_path: Path) -> None:
@@ -259,10 +254,13 @@ async def test_rule_7_deleting_a_root_closes_its_agent_conversations(
     # History stays; later text in a closed one is refused with reason 'thread'.
     kept = await get(parley.owner, f"/agent-conversations/{before[0]['thread_id']}")
     assert len(items(kept["messages"])) == 2
-    with pytest.raises(TextRefused) as refused:
+    with pytest.raises(Conflict) as refused:
         async with parley.context.store.transaction() as tx:
-            await receive_text(tx, parley.clock, "local", before[0]["thread_id"], "a", "b", "late")
-    assert refused.value.reason is Refusal.THREAD
+            conversation = await tx.topics.by_thread("local", before[0]["thread_id"])
+            recipient = await tx.agents.by_name("b")
+            assert conversation is not None and recipient is not None
+            await queue_text(tx, parley.clock.now(), conversation, recipient, "late")
+    assert refused.value.fields["reason"] == "thread"
     # The next send from a new root opens new conversations with new thread IDs.
     await say(parley.owner, "a", "second")
     assert await eventually(lambda: _has_reports(parley, "a", 1))
@@ -363,8 +361,6 @@ async def test_rule_7_no_text_joins_a_closed_topic_and_no_run_starts_in_one(
     closed topic is refused with reason 'thread', and a run queued in one never starts."""
     from parley.agents.lookup import agent_by_name
     from parley.conversations.lifetime import close_root
-    from parley.errors import Conflict
-    from parley.runs.queueing import queue_text
 
     await parley.hire("b", brain=script(tmp_path, "b", "otherwise: [{sleep: 30}]"))
     queued = await say(parley.owner, "b", "first")

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from parley.deliveries.local import local_deliverers
 from parley.deliveries.model import DeliveryState
 from parley.hub.outbox import OutboxWorker
 from parley.settings import Settings
 from tests.runs.support import get, script
-from tests.support import Harness, ManualClock, eventually, items, started
+from tests.support import Harness, ManualClock, delivery_by_key, eventually, items, started
 
 MANAGER = """
     rules:
@@ -78,7 +77,8 @@ async def test_the_outbox_delivers_once_even_when_run_again(
     task = await _create(parley, "manager", "once")
     assert await eventually(lambda: _status(parley, task["id"], "done"))
     # A second worker over the same store (as after a restart) finds nothing left to deliver.
-    again = OutboxWorker(parley.context.store, parley.clock, local_deliverers())
+    deliverers = parley.context.runtime.channels.deliverers()  # as the runtime's own worker
+    again = OutboxWorker(parley.context.store, parley.clock, deliverers)
     assert (await again.deliver_due()).attempted == 0
     shown = await get(parley.owner, f"/tasks/{task['id']}")
     assert len([m for m in items(shown["messages"]) if m["author"] == "worker"]) == 1
@@ -197,7 +197,7 @@ async def _has_subtask(parley: Harness, task_id: object) -> bool:
 
 async def _delivery_state(parley: Harness, key: str, state: DeliveryState) -> bool:
     async with parley.context.store.transaction() as tx:
-        item = await tx.outbox.by_key(key)
+        item = await delivery_by_key(tx, key)
     return item is not None and item.state is state
 
 

@@ -17,7 +17,7 @@ from parley.federation.parking import PARK_AFTER, PARKED_FOR, RESEND_BACKOFF
 from parley.federation.peer_client import PeerClient
 from parley.federation.sender import FederationSender
 from tests.federation.fake_peer import FakePeerHandler, serving
-from tests.support import Harness, eventually, items
+from tests.support import Harness, delivery_by_key, eventually, items
 from tests.web.support import signed_in
 
 CONNECTION = "far"
@@ -79,7 +79,7 @@ async def _put(parley: Harness, *frames: OutboundText) -> None:
 
 async def _frame(parley: Harness, message_id: str) -> Any:
     async with parley.context.store.transaction() as tx:
-        return await tx.outbox.by_key(f"frame:{message_id}")
+        return await delivery_by_key(tx, f"frame:{message_id}")
 
 
 async def _connection(parley: Harness) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from parley.hub.outbox import LEASE, OutboxWorker
 from parley.store import Store, Tx
 from tests.hub.receiver import HANG, Frame, FrameSender, Receiver, receiving
 from tests.runs.support import get, script
-from tests.support import Harness, ManualClock, eventually
+from tests.support import Harness, ManualClock, delivery_by_key, eventually
 
 # The longest wait every time (no jitter), doubling from 1 s up to 4 s.
 NO_JITTER = Backoff(base_seconds=1, cap_seconds=4, draw=lambda bound: bound)
@@ -85,7 +85,7 @@ async def _put(store: Store, clock: ManualClock, key: str, payload: Payload) -> 
 
 async def _item(store: Store, key: str) -> Delivery:
     async with store.transaction() as tx:
-        item = await tx.outbox.by_key(key)
+        item = await delivery_by_key(tx, key)
     assert item is not None
     return item
 
@@ -198,7 +198,7 @@ async def test_a_local_delivery_refused_for_good_leaves_nothing_behind(
     assert (item.state, item.last_error) == (DeliveryState.FAILED, "the destination refused it")
     assert notes.undeliverable_reasons == [("no", "the destination refused it")]
     async with store.transaction() as tx:
-        assert await tx.outbox.by_key("echo:no") is None  # the delivery's write was rolled back
+        assert await delivery_by_key(tx, "echo:no") is None  # the delivery's write was rolled back
 
 
 async def test_an_unknown_kind_or_a_malformed_payload_fails_for_good_with_the_reason(

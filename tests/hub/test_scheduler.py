@@ -112,10 +112,9 @@ async def test_a_node_session_remembers_every_exchange_in_its_next_turn(
         run = await tx.runs.by_id(second["run_id"])
         agent = await tx.agents.by_name("node:local")
         assert run is not None and agent is not None
-        session = (await tx.runs.sessions_by_ids([run.session_id]))[run.session_id]
-        from parley.hub.turns import build_turn
+        from parley.hub.turns import Starting, build_turns
 
-        turn = await build_turn(tx, run, agent, session, "prt_x", "http://x")
+        [turn] = await build_turns(tx, [Starting(run, agent, "prt_x")], "http://x")
     assert [(s.author, s.text) for s in turn.history][:2] == [
         ("owner", "one"),
         ("node:local", turn.history[1].text),

@@ -50,7 +50,7 @@ async def test_the_backlog_counts_only_the_connections_waiting_text_up_to_the_li
         elsewhere = await _thread(tx, sink, "near", "t3", now)
         # History: a run that took its text and ended is not the backlog.
         taken = await _texts(tx, first, sink, 5, now)
-        assert await tx.runs.start(taken, "h", now)
+        assert await tx.runs.start_many({taken: "h"}, now)
         assert await tx.runs.finish(taken, RunState.FINISHED, now)
         await _texts(tx, first, sink, 3, now)
         await _texts(tx, second, sink, 2, now)

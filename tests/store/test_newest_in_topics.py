@@ -54,7 +54,7 @@ async def test_newest_runs_per_topic(parley: Harness) -> None:
         for topic, k in ((many, 4), (one, 1), (other, 2)):
             for _ in range(k):  # each run finished, so the next text makes a new one
                 run_id = await tx.runs.run_for_text(agent_id, topic.id, now)
-                assert await tx.runs.start(run_id, f"t{run_id}", now)
+                assert await tx.runs.start_many({run_id: f"t{run_id}"}, now)
                 await tx.runs.finish(run_id, RunState.FINISHED, now)
                 made.setdefault(topic.id, []).append(run_id)
         found = await tx.runs.newest_in_topics([many.id, one.id, empty.id], 2)

@@ -46,7 +46,10 @@ async def test_registering_again_keeps_the_same_session(store: Store) -> None:
         before = await tx.nodes.by_name("alpha")
         await register_node(tx, ManualClock(), "alpha", "host-a2", "/w/a2")
         after = await tx.nodes.by_name("alpha")
-        sessions = [a for a in await tx.agents.all() if a.node_name == "alpha"]
+        named = text(
+            "SELECT a.id FROM agents a JOIN nodes n ON n.id = a.node_id WHERE n.name = 'alpha'"
+        )
+        sessions = list(await tx.connection.execute(named))
     assert before is not None and after is not None
     assert after.session_agent_id == before.session_agent_id
     assert after.hostname == "host-a2"

@@ -20,9 +20,9 @@ async def test_open_counts_are_running_and_queued_per_agent(parley: Harness) -> 
         for agent, text in ((scribe, "a"), (scribe, "b"), (scribe, "c"), (clerk, "d")):
             topic = await tx.topics.insert(TopicKind.TASK, agent.id, now, text=text)
             runs.append(await tx.runs.run_for_text(agent.id, topic.id, now))
-        assert await tx.runs.start(runs[0], "one", now)
-        assert await tx.runs.start(runs[1], "two", now)
-        assert await tx.runs.start(runs[3], "three", now)
+        assert await tx.runs.start_many({runs[0]: "one"}, now)
+        assert await tx.runs.start_many({runs[1]: "two"}, now)
+        assert await tx.runs.start_many({runs[3]: "three"}, now)
         await tx.runs.finish(runs[3], RunState.FINISHED, now)
         counts = await tx.runs.open_counts([scribe.id, clerk.id, idle.id])
         none = await tx.runs.open_counts([])

@@ -15,7 +15,7 @@ async def test_a_batch_starts_the_queued_runs_each_with_its_own_token(parley: Ha
     async with parley.context.store.transaction() as tx:
         queued = [await queue_task(tx, "scribe", now, f"work {n}") for n in range(3)]
         first, second, third = queued
-        assert await tx.runs.start(first, "hash-first", now)
+        assert await tx.runs.start_many({first: "hash-first"}, now)
         missing = third + 100
         hashes = {first: "again", second: "hash-second", third: "hash-third", missing: "none"}
         started = await tx.runs.start_many(hashes, now)

@@ -26,7 +26,7 @@ async def test_a_backlog_gives_only_the_agent_s_free_slots_one_run_per_session(
         assert [w.id for w in await tx.runs.startable(1)] == queued[:1]
 
         # One slot taken: one left, and text for the running session waits behind its run.
-        assert await tx.runs.start(queued[0], "h0", now)
+        assert await tx.runs.start_many({queued[0]: "h0"}, now)
         behind = await tx.runs.run_for_text(busy.id, tasks[0].id, now)
         assert [w.id for w in await tx.runs.startable(256)] == [queued[1], other]
 

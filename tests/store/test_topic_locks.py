@@ -28,7 +28,7 @@ async def test_a_reply_recorded_while_its_topic_is_being_closed_does_not_deadloc
         assert scribe is not None
         topic = await tx.topics.insert(TopicKind.TASK, scribe.id, now, text="write")
         run_id = await tx.runs.run_for_text(scribe.id, topic.id, now)
-        assert await tx.runs.start(run_id, "h", now)
+        assert await tx.runs.start_many({run_id: "h"}, now)
     locked, recorded = asyncio.Event(), asyncio.Event()
 
     async def close() -> list[int]:

@@ -24,7 +24,7 @@ async def test_a_session_has_one_waiting_run_and_a_new_one_once_it_started(
         assert await tx.runs.waiting_or_new(agent.id, task.id, session.id, now) == first
         apart = await tx.runs.waiting_or_new(agent.id, other.id, elsewhere.id, now)
         assert apart != first  # another session: a run of its own
-        assert await tx.runs.start(first, "hash", now)
+        assert await tx.runs.start_many({first: "hash"}, now)
         after = await tx.runs.waiting_or_new(agent.id, task.id, session.id, now)
         runs = await tx.runs.by_ids([first, apart, after])
     assert after not in (first, apart)
@@ -52,7 +52,7 @@ async def test_text_for_an_agent_makes_its_session_once_and_joins_the_waiting_ru
         task = await tx.topics.insert(TopicKind.TASK, agent.id, now, text="work")
         first = await tx.runs.run_for_text(agent.id, task.id, now)  # no session yet
         again = await tx.runs.run_for_text(agent.id, task.id, now)
-        assert await tx.runs.start(first, "hash", now)
+        assert await tx.runs.start_many({first: "hash"}, now)
         after = await tx.runs.run_for_text(agent.id, task.id, now)
         session = await tx.runs.session(agent.id, task.id, now)
         runs = await tx.runs.by_ids([first, after])
