@@ -78,7 +78,7 @@ async def running(parley: Harness, agent: str = "scribe") -> tuple[int, str]:
     token, now = new_run_token(), parley.clock.now()
     async with parley.context.store.transaction() as tx:
         run_id = await queue_task(tx, agent, now, "work")
-        assert await tx.runs.start(run_id, hash_token(token), now)
+        assert await tx.runs.start_many({run_id: hash_token(token)}, now)
     return run_id, token
 
 
@@ -190,7 +190,7 @@ async def test_the_end_of_an_earlier_start_of_the_run_changes_nothing(
     later = new_run_token()
     async with hub.context.store.transaction() as tx:
         await tx.runs.requeue(run_id)
-        assert await tx.runs.start(run_id, hash_token(later), hub.clock.now())
+        assert await tx.runs.start_many({run_id: hash_token(later)}, hub.clock.now())
     await send(hub, end(run_id, earlier, text="late"))
     await handled(hub)
     assert (await run_of(hub, run_id)).state is RunState.RUNNING
