@@ -30,7 +30,7 @@ TABLES = (
     "people, nodes, agents, agent_memory, agent_warnings, agent_env, agent_changes, topics,"
     " sessions, runs, messages, given_inputs, outbox, hop_counts, channel_bindings, connections,"
     " invites, exposures, received_frames, channel_identities, channel_accounts, web_messages,"
-    " web_conversations, channel_people, sign_ins"
+    " web_conversations, channel_people, sign_ins, node_credentials"
 )
 
 

@@ -36,6 +36,8 @@ from typing import Literal, Protocol
 
 # A handler gets a message's bytes; for a request it returns the reply's bytes.
 Handler = Callable[[bytes], Awaitable[bytes | None]]
+# A handler also told the subject each message came on (a subscription to a wildcard).
+SubjectHandler = Callable[[str, bytes], Awaitable[bytes | None]]
 # A durable handler gets a batch of stored messages, oldest first; returning acknowledges them.
 DurableHandler = Callable[[Sequence[bytes]], Awaitable[None]]
 
@@ -68,6 +70,17 @@ class BrokerState:
         return self.status == "connected"
 
 
+def subject_matches(pattern: str, subject: str) -> bool:
+    """Whether ``subject`` is one of ``pattern``'s, as NATS matches them."""
+    wanted, given = pattern.split("."), subject.split(".")
+    for index, token in enumerate(wanted):
+        if token == ">":
+            return len(given) > index
+        if index >= len(given) or (token != "*" and token != given[index]):
+            return False
+    return len(wanted) == len(given)
+
+
 class Subscription(Protocol):
     async def unsubscribe(self) -> None: ...
 
@@ -87,6 +100,12 @@ class Broker(Protocol):
         """Ask one subscriber of ``subject`` and wait for its reply; Unavailable if none answers."""
 
     async def subscribe(self, subject: str, handler: Handler) -> Subscription: ...
+
+    async def subscribe_with_subject(
+        self, subject: str, handler: SubjectHandler
+    ) -> Subscription:
+        """As ``subscribe``, and the handler is told each message's subject: ``subject`` may
+        hold NATS wildcards (``*`` one token, ``>`` every token after), e.g. one per node."""
 
     async def send_durable(self, subject: str, data: bytes, message_id: str) -> None:
         """Store ``data`` for the consumer of ``subject``; return once stored. Unavailable if

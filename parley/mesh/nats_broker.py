@@ -12,7 +12,7 @@ import logging
 import ssl
 
 import nats.errors
-from nats.aio.client import Client
+from nats.aio.client import Client, RawCredentials
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription as NatsSubscription
 
@@ -24,6 +24,7 @@ from parley.mesh.broker import (
     Gathering,
     Handler,
     Status,
+    SubjectHandler,
 )
 from parley.mesh.nats_durable import DurableSubjects
 from parley.mesh.nats_url import NatsAddress, parse_nats_url
@@ -38,8 +39,15 @@ ERROR_CODE, ERROR_MESSAGE = "Parley-Error", "Parley-Error-Message"
 
 
 class NatsBroker:
-    def __init__(self, address: NatsAddress) -> None:
+    def __init__(
+        self,
+        address: NatsAddress,
+        credentials: str | None = None,
+        inbox_prefix: str | None = None,
+    ) -> None:
         self._address = address
+        self._credentials = credentials
+        self._inbox_prefix = inbox_prefix
         self._nc = Client()
         self._status: Status = "reconnecting"
         self._last_error: str | None = None
@@ -48,11 +56,19 @@ class NatsBroker:
 
     @classmethod
     async def connect(
-        cls, url: str, *, timeout: float = CONNECT_TIMEOUT, stream: str | None = None
+        cls,
+        url: str,
+        *,
+        timeout: float = CONNECT_TIMEOUT,
+        stream: str | None = None,
+        credentials: str | None = None,
+        inbox_prefix: str | None = None,
     ) -> NatsBroker:
         """Connected, with its JetStream stream in place; Invalid for a bad URL, Unavailable
-        when the broker cannot be reached, refuses the credentials or has no JetStream."""
-        broker = cls(parse_nats_url(url))
+        when the broker cannot be reached, refuses the credentials or has no JetStream.
+        ``credentials``: a ``.creds`` file's text; ``inbox_prefix``: where replies to this
+        client's requests come (a node's own, which no other node may read)."""
+        broker = cls(parse_nats_url(url), credentials, inbox_prefix)
         if stream is not None:
             broker._durable.stream = stream
         try:
@@ -71,6 +87,11 @@ class NatsBroker:
 
     async def _connect(self) -> None:
         address = self._address
+        extra: dict[str, object] = {}
+        if self._credentials is not None:
+            extra["user_credentials"] = RawCredentials(self._credentials)
+        if self._inbox_prefix is not None:
+            extra["inbox_prefix"] = self._inbox_prefix
         await self._nc.connect(
             list(address.servers),
             user=address.user,
@@ -86,6 +107,7 @@ class NatsBroker:
             disconnected_cb=self._on_disconnected,
             reconnected_cb=self._on_reconnected,
             closed_cb=self._on_closed,
+            **extra,  # type: ignore[arg-type]
         )
         if address.tls and not self._nc._server_info.get("tls_required"):
             raise Unavailable(f"the broker at {address.shown} does not speak TLS")
@@ -123,6 +145,14 @@ class NatsBroker:
         return reply.data
 
     async def subscribe(self, subject: str, handler: Handler) -> _CoreSubscription:
+        async def without_subject(_subject: str, data: bytes) -> bytes | None:
+            return await handler(data)
+
+        return await self.subscribe_with_subject(subject, without_subject)
+
+    async def subscribe_with_subject(
+        self, subject: str, handler: SubjectHandler
+    ) -> _CoreSubscription:
         self._ensure_open()
 
         async def deliver(msg: Msg) -> None:
@@ -130,10 +160,10 @@ class NatsBroker:
 
         return _CoreSubscription(await self._nc.subscribe(subject, cb=deliver))
 
-    async def _handle(self, subject: str, handler: Handler, msg: Msg) -> None:
+    async def _handle(self, subject: str, handler: SubjectHandler, msg: Msg) -> None:
         """nats-py calls this for one subscription's messages one at a time, in order."""
         try:
-            reply = await handler(msg.data)
+            reply = await handler(msg.subject, msg.data)
         except ParleyError as exc:
             await self._reply_error(msg, exc)
             return
