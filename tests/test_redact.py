@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from parley.mesh.join_token import load_or_create_join_token
 
 from parley.federation.tokens import new_peer_token
-from parley.mesh.join_token import load_or_create_join_token
 from parley.people.tokens import new_token
 from parley.redact import redact
 from parley.runs.tokens import new_run_token

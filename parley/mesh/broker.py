@@ -101,9 +101,7 @@ class Broker(Protocol):
 
     async def subscribe(self, subject: str, handler: Handler) -> Subscription: ...
 
-    async def subscribe_with_subject(
-        self, subject: str, handler: SubjectHandler
-    ) -> Subscription:
+    async def subscribe_with_subject(self, subject: str, handler: SubjectHandler) -> Subscription:
         """As ``subscribe``, and the handler is told each message's subject: ``subject`` may
         hold NATS wildcards (``*`` one token, ``>`` every token after), e.g. one per node."""
 

@@ -28,7 +28,7 @@ class IssuedNode:
 
 
 def _new_seed(prefix: int) -> str:
-    return nkeys.encode_seed(os.urandom(32), prefix).decode()
+    return str(nkeys.encode_seed(os.urandom(32), prefix).decode())
 
 
 def _b64(data: bytes) -> str:
@@ -108,7 +108,7 @@ async def push_revocations(broker_url: str, keys: BrokerKeys, revoked: Mapping[s
 async def lets_anyone_in(url: str, timeout: float) -> bool:
     client = Client()
     try:
-        await client.connect(url, connect_timeout=timeout, allow_reconnect=False)
+        await client.connect(url, connect_timeout=max(1, round(timeout)), allow_reconnect=False)
     except Exception:
         return False
     await client.close()

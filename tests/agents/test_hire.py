@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from parley.mesh.join_token import load_or_create_join_token
 
 from parley.brains.spec import absolute_brain
-from parley.mesh.join_token import load_or_create_join_token
 from parley.mesh.node_runner import NodeRunner
 from tests.support import Harness, eventually, items, lifecycle_is
 
