@@ -160,11 +160,11 @@ async def joining(
     replace: bool = False,
 ) -> AsyncIterator[NodeRunner]:
     """A node on a machine of its own, with no store: it registers with the hub across
-    ``broker``, keeps a heartbeat, makes its agents' workspaces under ``workspaces`` and runs
-    their turns here (registered with ``key``, its credentials'); what a turn does goes to the hub's HTTP API under the run's token (with
-    ``hub``, a client the caller owns; else one of the node's own). ``instance``: this
-    process's life as the node (one for every try to join); ``replace``: take the name from
-    another instance online under it."""
+    ``broker`` (signed with ``key``, its credentials'), keeps a heartbeat, makes its agents'
+    workspaces under ``workspaces`` and runs their turns here; what a turn does goes to the
+    hub's HTTP API under the run's token (with ``hub``, a client the caller owns; else one of
+    the node's own). ``instance``: this process's life as the node (one for every try to join);
+    ``replace``: take the name from another instance online under it."""
     folder = DataFolder(settings.data_dir)  # where its command brains' process groups are noted
     folder.prepare(default_store=False)
     end_leftovers(folder.brain_groups)  # what a killed life of this node left running

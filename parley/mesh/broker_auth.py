@@ -6,6 +6,7 @@ The mesh's broker credentials: NATS decentralised JWTs (operator â†’ accounts â†
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
@@ -107,9 +108,19 @@ async def push_revocations(broker_url: str, keys: BrokerKeys, revoked: Mapping[s
 
 async def lets_anyone_in(url: str, timeout: float) -> bool:
     client = Client()
+
+    async def quiet(error: Exception) -> None:
+        return None
+
     try:
-        await client.connect(url, connect_timeout=max(1, round(timeout)), allow_reconnect=False)
+        await asyncio.wait_for(
+            client.connect(
+                url, allow_reconnect=False, max_reconnect_attempts=0, error_cb=quiet
+            ),
+            timeout,
+        )
     except Exception:
+        await client.close()
         return False
     await client.close()
     return True

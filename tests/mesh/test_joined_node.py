@@ -1,7 +1,7 @@
 """A node joined from a machine of its own (``joining``: no store): its model brains act through
 the hub's HTTP API, it runs its agents' turns in its own workspaces, another name's credentials
-are refused on both sides, a node gone silent fails its turns as ``node_lost``, and a hub back from a stop
-asks its nodes before it marks anything ``interrupted``."""
+are refused on both sides, a node gone silent fails its turns as ``node_lost``, and a hub back
+from a stop asks its nodes before it marks anything ``interrupted``."""
 
 from __future__ import annotations
 
