@@ -6,6 +6,7 @@ refused), and a removed node is offline at once, its credentials refused from th
 from __future__ import annotations
 
 import json
+import logging
 import re
 import time
 from pathlib import Path
@@ -19,6 +20,7 @@ from parley.mesh.messages import Heartbeat, Register, heartbeat_subject, registe
 from parley.mesh.node_keys import NodeKey
 from parley.mesh.node_runner import NodeRunner
 from parley.mesh.registration import FRESH_SECONDS, signed_register
+from tests.mesh.test_joined_node import joined
 from tests.node_creds import node_key
 from tests.runs.support import get, say, script
 from tests.support import Harness, eventually
@@ -161,12 +163,10 @@ async def test_a_registration_on_another_names_subject_or_of_the_hubs_own_is_ref
 
 
 async def test_a_removed_node_is_offline_at_once_its_turns_lost_and_its_key_refused(
-    parley: Harness, tmp_path: Path
+    parley: Harness, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     key = await node_key(parley, "gamma")
-    runner = NodeRunner("gamma", parley.context.broker, key, tmp_path / "g", 3600)
-    await runner.start()
-    try:
+    async with joined(parley, tmp_path / "g") as runner:
         await parley.hire("worker", node="gamma", brain=script(tmp_path, "slow", SLOW))
         said = await say(parley.owner, "worker", "first")
         assert await eventually(lambda: _state_is(parley, said["run_id"], "running"))
@@ -177,21 +177,28 @@ async def test_a_removed_node_is_offline_at_once_its_turns_lost_and_its_key_refu
         assert (run["state"], run["reason"]) == ("failed", "node_lost")
         # Whatever it still sends is not heard, and it may not register again.
         beat = Heartbeat(node="gamma", instance=runner.instance).model_dump_json().encode()
-        await parley.context.broker.publish(heartbeat_subject("gamma"), beat)
+        with caplog.at_level(logging.WARNING, logger="parley.mesh.registry"):
+            await parley.context.broker.publish(heartbeat_subject("gamma"), beat)
+            assert await eventually(lambda: _logged(caplog, DROPPED))
         said_again = await _register(parley, signed_register(key, _unsigned("gamma", key)))
         assert said_again["reason"] == (
             "node 'gamma' has no credentials on this hub; issue them there with"
             " parley node add gamma"
         )
         assert (await get(parley.owner, "/nodes/gamma"))["status"] == "offline"
-    finally:
-        await runner.stop()
     gone = await parley.owner.delete("/api/v1/nodes/gamma/credentials")
     assert (gone.status_code, gone.json()["message"]) == (
         404,
         "node 'gamma' has no credentials to revoke",
     )
     assert (await _issue(parley, "gamma"))[0] == 201  # the name is free: no --replace
+
+
+DROPPED = "dropped a heartbeat of node 'gamma': it has no credentials"
+
+
+async def _logged(caplog: pytest.LogCaptureFixture, line: str) -> bool:
+    return line in caplog.text
 
 
 async def _state_is(parley: Harness, run_id: int, state: str) -> bool:
