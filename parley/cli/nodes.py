@@ -12,7 +12,8 @@ from parley.cli.state import BeforeOption, JsonOption, LimitOption, client, give
 from parley.cli.talk import TEXT_HELP, converse, render_messages
 
 app = typer.Typer(
-    help="Nodes: the machines of the mesh and their node sessions.", no_args_is_help=True
+    help="Nodes: the machines of the mesh, the credentials they join with, their node sessions.",
+    no_args_is_help=True,
 )
 
 NODE_FIELDS = [

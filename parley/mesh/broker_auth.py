@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import nkeys
-from nats.aio.client import Client
 
 from parley.datafolder import DataFolder, write_secret
+from parley.mesh.nats_url import parse_nats_url
 
 STREAM = "PARLEY_DURABLE"
 
@@ -107,20 +107,19 @@ async def push_revocations(broker_url: str, keys: BrokerKeys, revoked: Mapping[s
 
 
 async def lets_anyone_in(url: str, timeout: float) -> bool:
-    client = Client()
-
-    async def quiet(error: Exception) -> None:
-        return None
-
+    """Whether the broker's greeting (INFO) says it lets a client in without credentials;
+    False if it cannot be reached (connecting then says why)."""
+    address = parse_nats_url(url)
+    host, _, port = address.servers[0].rsplit("://", 1)[-1].rpartition(":")
     try:
-        await asyncio.wait_for(
-            client.connect(
-                url, allow_reconnect=False, max_reconnect_attempts=0, error_cb=quiet
-            ),
-            timeout,
-        )
-    except Exception:
-        await client.close()
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(host, int(port)), timeout)
+    except (OSError, TimeoutError):
         return False
-    await client.close()
-    return True
+    try:
+        line = await asyncio.wait_for(reader.readline(), timeout)
+    except (OSError, TimeoutError):
+        return False
+    finally:
+        writer.close()
+    info = json.loads(line.decode().removeprefix("INFO ")) if line.startswith(b"INFO ") else {}
+    return not info.get("auth_required", False)

@@ -10,6 +10,7 @@ import logging
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -101,7 +102,7 @@ async def test_replace_revokes_the_old_key_and_it_may_not_register_any_more(
     assert revoked == [old.public_key]
 
 
-async def _register(parley: Harness, message: Register, subject_node: str = "") -> dict[str, str]:
+async def _register(parley: Harness, message: Register, subject_node: str = "") -> dict[str, Any]:
     subject = register_subject(subject_node or message.node)
     reply = await parley.context.broker.request(subject, message.model_dump_json().encode(), 5)
     answer = json.loads(reply)
