@@ -57,6 +57,27 @@ async def test_request_gets_the_reply(broker: Broker) -> None:
     assert await broker.request("s.echo", b"ping", timeout=2) == b"PING"
 
 
+async def test_a_wildcard_subscription_hears_each_subject_and_is_told_which(
+    broker: Broker,
+) -> None:
+    heard: list[tuple[str, bytes]] = []
+    done = asyncio.Event()
+
+    async def note(subject: str, data: bytes) -> bytes:
+        heard.append((subject, data))
+        if len(heard) == 2:
+            done.set()
+        return subject.encode()
+
+    await broker.subscribe_with_subject("w.*.beat", note)
+    await broker.subscribe_with_subject("w.tail.>", note)
+    assert await broker.request("w.n1.beat", b"1", timeout=2) == b"w.n1.beat"
+    await broker.publish("w.n2.beat.more", b"not one token")
+    await broker.publish("w.tail.a.b", b"2")
+    await asyncio.wait_for(done.wait(), WAIT)
+    assert heard == [("w.n1.beat", b"1"), ("w.tail.a.b", b"2")]
+
+
 async def test_request_without_a_listener_is_unavailable(broker: Broker) -> None:
     with pytest.raises(Unavailable, match=r"nobody listens on s\.none"):
         await broker.request("s.none", b"?", timeout=1)
