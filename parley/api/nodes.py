@@ -105,7 +105,8 @@ async def issue_node_credentials(
 ) -> CredentialsOut:
     """Issue the broker credentials a machine joins the mesh with as node NAME (owners); the
     .creds text is in this answer only (the hub keeps its public key). A name with live
-    credentials is refused unless ``replace``, which revokes them first; the hub's own node's
+    credentials is refused unless ``replace``, which revokes them first (the node holding them
+    is offline at once, its running turns lost, until it joins with the new); the hub's own node's
     name never has any; the hub's broker keys must exist (``parley mesh broker-config``)."""
     require_owner(caller, "issue a node's credentials")
     settings = ctx.settings
@@ -118,6 +119,8 @@ async def issue_node_credentials(
         body.replace,
         broker_revoker(settings),
     )
+    if body.replace:  # the machine that held the old ones is cut off: gone, as if removed
+        await ctx.registry.remove(name)
     return CredentialsOut(
         node=name, public_key=kept.public_key, issued_at=kept.issued_at, creds=issued.creds
     )
