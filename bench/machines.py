@@ -73,10 +73,17 @@ class Machines:
         )
 
     def start_hub(self) -> None:
+        from parley.datafolder import DataFolder
+        from parley.mesh.broker_auth import BrokerKeys
+
+        # The hub's broker keys, as `parley mesh broker-config` makes them: nodes' credentials
+        # are issued from them. The test's nats-server lets anyone in (for now): the hub is
+        # told so with --insecure-broker; nodes' registrations are checked all the same.
+        BrokerKeys.load_or_create(DataFolder(self.hub_dir))
         argv = ["parley", "serve", "--data-dir", str(self.hub_dir), "--port", str(self.port)]
         argv += ["--database-url", self.database_url]
         if self.broker_url is not None:
-            argv += ["--broker", self.broker_url]
+            argv += ["--broker", self.broker_url, "--insecure-broker"]
         self.hub = self._spawn("hub", argv, self.hub_env)
         assert until(self._healthy), self.log("hub")
         token = (self.hub_dir / "private" / "owner-token").read_text().strip()
@@ -88,16 +95,24 @@ class Machines:
         except httpx.HTTPError:
             return False
 
-    @property
-    def join_token(self) -> str:
-        return (self.hub_dir / "private" / "join-token").read_text().strip()
+    def credentials(self, name: str) -> Path:
+        """Node ``name``'s .creds file (0600), issued by the hub the first time (node add)."""
+        path = self.place / f"{name}.creds"
+        if not path.exists():
+            issued = self.api.post(f"/nodes/{name}/credentials", json={"replace": False})
+            assert issued.status_code == 201, issued.text
+            path.touch(mode=0o600)
+            path.write_text(issued.json()["creds"])
+        return path
 
     def join(
-        self, name: str, token: str | None = None, replace: bool = False
+        self, name: str, credentials: Path | None = None, replace: bool = False
     ) -> subprocess.Popen[bytes]:
+        """``credentials``: a .creds file (by default, those issued for ``name``)."""
         assert self.broker_url is not None
-        argv = ["parley", "node", "join", "--broker", self.broker_url, "--name", name]
-        argv += ["--join-token", token or self.join_token, "--workspaces", str(self.place / name)]
+        creds = credentials or self.credentials(name)
+        argv = ["parley", "node", "join", name, "--broker", self.broker_url]
+        argv += ["--credentials", str(creds), "--workspaces", str(self.place / name)]
         argv += ["--data-dir", str(self.place / f"{name}-data")]
         argv += ["--replace"] if replace else []
         node = self._spawn(name, argv, self.heartbeat)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from parley.clock import Clock
 from parley.hub.runtime import Runtime
 from parley.mesh.broker import Broker
+from parley.mesh.registry import MeshRegistry
 from parley.settings import Settings
 from parley.store import Store
 
@@ -18,3 +19,4 @@ class Context:
     broker: Broker
     clock: Clock
     runtime: Runtime
+    registry: MeshRegistry  # the nodes of the mesh, as the hub holds them

@@ -4,7 +4,6 @@
       private/                0700: what only the server (and its operator) reads
         parley.db             the SQLite store (0600; -wal and -shm get the same mode)
         owner-token           the first owner's API token (0600)
-        join-token            the mesh's join token (0600)
         broker/               the mesh broker's keys and the hub's credentials (0700, files
                               0600; parley/mesh/broker_auth.py)
         server.lock           held by the running server: one server per data folder
@@ -36,7 +35,8 @@ log = logging.getLogger(__name__)
 
 PRIVATE_MODE = 0o700
 SECRET_MODE = 0o600
-# Files that lived at the top of the data folder before private/ existed.
+# Files that lived at the top of the data folder before private/ existed (the join token is
+# retired, but a secret left at the top is still moved out of brains' reach).
 _LEGACY_TOKENS = ("owner-token", "join-token")
 _LEGACY_STORE = ("parley.db", "parley.db-wal", "parley.db-shm")
 
@@ -56,10 +56,6 @@ class DataFolder:
     @property
     def owner_token(self) -> Path:
         return self.private / "owner-token"
-
-    @property
-    def join_token(self) -> Path:
-        return self.private / "join-token"
 
     @property
     def server_lock(self) -> Path:

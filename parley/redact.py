@@ -18,6 +18,8 @@ _SHAPES = [
     # Provider keys (sk-…, sk-ant-…, masked ones too) and Parley's own tokens: people's (pk_),
     # runs' (prt_), the mesh's join token (pj_), peer installations' (ppt_).
     re.compile(r"\b((?:sk|pk|prt|pj|ppt)[-_])[A-Za-z0-9_*-]{8,}"),
+    # An nkey seed: the private part of a node's or the hub's broker credentials (.creds).
+    re.compile(r"\b(S[UAO])[A-Z2-7]{56}\b"),
     # A bearer token may be a JWT (dotted); a sentence's full stop after it is not part of it.
     re.compile(r"\b(Bearer\s+)[A-Za-z0-9._~+/=-]{7,}[A-Za-z0-9_~+/=-]", re.IGNORECASE),
     # api_key=…, "api_key": "…", x-api-key: …, access_token=…, password=…

@@ -115,6 +115,11 @@ class Settings(BaseSettings):
         description="the mesh's NATS broker for several machines: nats://HOST:4222 (tls://…,"
         " user:password@); default the in-process broker of one machine",
     )
+    insecure_broker: bool = Field(
+        False,
+        description="let parley serve use a broker that lets anyone in (a laptop only: anyone"
+        " who reaches the broker reads every turn); nodes' registrations are still checked",
+    )
     local_node: bool = Field(
         True, description="parley serve hosts a node of its own (false: only joined machines)"
     )

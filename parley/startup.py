@@ -24,15 +24,17 @@ from parley.clock import Clock, SystemClock
 from parley.context import Context
 from parley.conversations.model import HopBudget
 from parley.datafolder import DataFolder
+from parley.errors import ParleyError
 from parley.hub.local_actions import LocalActions
 from parley.hub.node_loss import failing_lost_turns
 from parley.hub.runtime import Runtime
 from parley.mesh.brain_checks import BrainChecks
 from parley.mesh.broker import Broker
 from parley.mesh.claims import Holder
+from parley.mesh.credentials import broker_revoker, tell_broker
 from parley.mesh.http_actions import HttpActions
-from parley.mesh.join_token import load_or_create_join_token
 from parley.mesh.local_broker import LocalBroker
+from parley.mesh.node_keys import NodeKey
 from parley.mesh.node_runner import NodeRunner, new_instance
 from parley.mesh.registry import MeshRegistry
 from parley.mesh.turn_host import TurnHost
@@ -67,34 +69,24 @@ async def running(
         settings.channels,
         settings.federation_send_batches,
     )
-    context = Context(settings=settings, store=store, broker=broker, clock=clock, runtime=runtime)
+    own_node = settings.node_name if settings.local_node else None
+    own_instance = new_instance()  # no other process takes the hub's own node's name
+    own_key = NodeKey.generated()  # the hub's own node signs its registration with it
+    registry = _registry(settings, store, broker, clock, runtime, own_instance, own_key)
+    context = Context(
+        settings=settings,
+        store=store,
+        broker=broker,
+        clock=clock,
+        runtime=runtime,
+        registry=registry,
+    )
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(store.close)
         if mesh is None:
             stack.push_async_callback(broker.close)
         await _announce_owner(context)
-        join_token = load_or_create_join_token(settings.data_dir)
-
-        async def on_node_ready(node: str) -> None:
-            await provision_waiting(store, broker, node)
-            runtime.scheduler.node_back(node)  # a lost node that registers again is back
-
-        offline_after = timedelta(seconds=settings.node_offline_after_seconds)
-        scheduler = runtime.scheduler
-        own_node = settings.node_name if settings.local_node else None
-        own_instance = new_instance()  # no other process takes the hub's own node's name
-        on_lost = failing_lost_turns(store, clock, scheduler, own_node=own_node)
-        registry = MeshRegistry(
-            store,
-            broker,
-            clock,
-            join_token,
-            on_node_ready,
-            offline_after,
-            on_lost,
-            scheduler.node_back,
-            None if own_node is None else Holder(own_node, own_instance),
-        )
+        await _tell_broker_revoked(settings, store)
         await registry.start()
         stack.push_async_callback(registry.stop)
         end_leftovers(folder.brain_groups)  # before their runs are recovered and run again
@@ -102,7 +94,7 @@ async def running(
         await runtime.start()
         stack.push_async_callback(runtime.stop)
         if settings.local_node:
-            node = _local_node(settings, context, join_token, folder.workspaces, own_instance)
+            node = _local_node(settings, context, own_key, folder.workspaces, own_instance)
             await node.start()
             stack.push_async_callback(node.stop)
         sweeper = asyncio.create_task(run_sweeper(store, clock, settings.sweep_seconds))
@@ -120,22 +112,59 @@ async def running(
         yield context
 
 
+def _registry(
+    settings: Settings,
+    store: Store,
+    broker: Broker,
+    clock: Clock,
+    runtime: Runtime,
+    own_instance: str,
+    own_key: NodeKey,
+) -> MeshRegistry:
+    async def on_node_ready(node: str) -> None:
+        await provision_waiting(store, broker, node)
+        runtime.scheduler.node_back(node)  # a lost node that registers again is back
+
+    scheduler = runtime.scheduler
+    own_node = settings.node_name if settings.local_node else None
+    return MeshRegistry(
+        store,
+        broker,
+        clock,
+        on_node_ready,
+        timedelta(seconds=settings.node_offline_after_seconds),
+        failing_lost_turns(store, clock, scheduler, own_node=own_node),
+        scheduler.node_back,
+        None if own_node is None else Holder(own_node, own_instance),
+        own_key.public_key,
+    )
+
+
+async def _tell_broker_revoked(settings: Settings, store: Store) -> None:
+    """The broker's list of revoked node keys made whole again at each start (a revocation
+    whose telling failed, a broker whose resolver lost it)."""
+    try:
+        await tell_broker(store, broker_revoker(settings))
+    except ParleyError as exc:
+        log.warning("the broker was not told the revoked node credentials: %s", exc.message)
+
+
 @asynccontextmanager
 async def joining(
     settings: Settings,
     broker: Broker,
-    join_token: str,
+    key: NodeKey,
     workspaces: Path,
     hub: httpx.AsyncClient | None = None,
     instance: str | None = None,
     replace: bool = False,
 ) -> AsyncIterator[NodeRunner]:
     """A node on a machine of its own, with no store: it registers with the hub across
-    ``broker``, keeps a heartbeat, makes its agents' workspaces under ``workspaces`` and runs
-    their turns here; what a turn does goes to the hub's HTTP API under the run's token (with
-    ``hub``, a client the caller owns; else one of the node's own). ``instance``: this
-    process's life as the node (one for every try to join); ``replace``: take the name from
-    another instance online under it."""
+    ``broker`` (signed with ``key``, its credentials'), keeps a heartbeat, makes its agents'
+    workspaces under ``workspaces`` and runs their turns here; what a turn does goes to the
+    hub's HTTP API under the run's token (with ``hub``, a client the caller owns; else one of
+    the node's own). ``instance``: this process's life as the node (one for every try to join);
+    ``replace``: take the name from another instance online under it."""
     folder = DataFolder(settings.data_dir)  # where its command brains' process groups are noted
     folder.prepare(default_store=False)
     end_leftovers(folder.brain_groups)  # what a killed life of this node left running
@@ -154,7 +183,7 @@ async def joining(
         node = NodeRunner(
             settings.node_name,
             broker,
-            join_token,
+            key,
             workspaces,
             settings.heartbeat_seconds,
             turns,
@@ -170,7 +199,7 @@ async def joining(
 
 
 def _local_node(
-    settings: Settings, context: Context, join_token: str, workspaces: Path, instance: str
+    settings: Settings, context: Context, key: NodeKey, workspaces: Path, instance: str
 ) -> NodeRunner:
     """The hub's own node: its turns act on the store directly."""
     store, clock, runtime = context.store, context.clock, context.runtime
@@ -183,7 +212,7 @@ def _local_node(
     return NodeRunner(
         settings.node_name,
         context.broker,
-        join_token,
+        key,
         workspaces,
         settings.heartbeat_seconds,
         turns,

@@ -17,13 +17,13 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from parley.mesh.join_token import load_or_create_join_token
 from parley.mesh.node_runner import NodeRunner
 from parley.settings import Settings
 from parley.store.store import Store
 from parley.store.tables import metadata
 from tests.federation.proxy import fault_proxy
 from tests.nats_server import nats_binary, nats_server
+from tests.node_creds import node_key
 from tests.served import served
 from tests.support import Harness, ManualClock, started
 
@@ -182,8 +182,8 @@ async def parley(settings: Settings, clock: ManualClock) -> AsyncIterator[Harnes
 @pytest.fixture
 async def beta(parley: Harness, tmp_path: Path) -> AsyncIterator[NodeRunner]:
     """A second node, 'beta', joined to the same mesh with its workspaces under tmp_path/beta."""
-    token = load_or_create_join_token(parley.context.settings.data_dir)
-    runner = NodeRunner("beta", parley.context.broker, token, tmp_path / "beta", 3600)
+    key = await node_key(parley, "beta")
+    runner = NodeRunner("beta", parley.context.broker, key, tmp_path / "beta", 3600)
     await runner.start()
     yield runner
     await runner.stop()

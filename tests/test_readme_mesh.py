@@ -1,7 +1,12 @@
 """The README's "Many machines" tour, run as its operator runs it: its hub (``parley serve`` on
-PostgreSQL and NATS) and its second machine (``parley node join``) started with the exact
-commands of its ```sh block, on loopback (the README's addresses and the join token swapped for
-this test's), then its ```console mesh block against that hub, output checked."""
+PostgreSQL and NATS), the node's credentials (``parley node add``) and its second machine
+(``parley node join``) started with the exact commands of its ```sh block, on loopback (the
+README's addresses and paths swapped for this test's), then its ```console mesh block against
+that hub, output checked.
+
+Until ``parley mesh broker-config`` is in (helper broker-keys), the test's nats-server lets
+anyone in and the hub is started with --insecure-broker; the keys are made as broker-config
+makes them."""
 
 from __future__ import annotations
 
@@ -19,6 +24,8 @@ from pathlib import Path
 import httpx
 
 from bench.machines import until
+from parley.datafolder import DataFolder
+from parley.mesh.broker_auth import BrokerKeys
 from tests.cli.test_serve import cli
 from tests.conftest import database_of_its_own
 from tests.nats_server import NatsServer
@@ -29,7 +36,7 @@ SECTION = README.read_text().split("\n## Many machines\n", 1)[1].split("\n## ", 
 # What the tour names, swapped for this test's own.
 HUB_ADDRESS, BROKER = "10.0.0.1", "nats://10.0.0.1:4222"
 DATABASE = "postgresql://parley@127.0.0.1/parley"
-TOKEN, WORKSPACES = "pj_THE_TOKEN", "/srv/parley"
+CREDS, WORKSPACES = "gpu1.creds", "/srv/parley"
 FAST = {"PARLEY_HEARTBEAT_SECONDS": "0.3"}
 
 
@@ -74,17 +81,21 @@ def started(argv: list[str], cwd: Path) -> Iterator[subprocess.Popen[bytes]]:
 
 
 def test_the_many_machines_tour_works(tmp_path: Path, nats_server: NatsServer) -> None:
-    nats, serve, cat, join = sh_commands()
-    assert nats.startswith("nats-server") and " -js " in nats  # the test's own runs instead
-    assert cat == "cat parley-data/private/join-token"
+    config, nats, serve, add, join = sh_commands()
+    assert config.startswith(f"{PARLEY} mesh broker-config --out ")
+    assert nats.startswith("nats-server -c ")  # the test's own runs instead
     hub_dir, node_dir, port = tmp_path / "hub", tmp_path / "gpu1", free_port()
+    BrokerKeys.load_or_create(DataFolder(hub_dir / "parley-data"))  # what broker-config makes
     with database_of_its_own("readme_mesh") as database:
         hub_argv = swapped(serve, {BROKER: nats_server.url, DATABASE: database})
         hub_argv = [word.replace(HUB_ADDRESS, "127.0.0.1") for word in hub_argv]
-        with started([*hub_argv, "--port", str(port)], hub_dir):
+        with started([*hub_argv, "--port", str(port), "--insecure-broker"], hub_dir):
             assert until(lambda: _healthy(port)), (hub_dir / "process.log").read_text()
-            token = (hub_dir / cat.split()[1]).read_text().strip()
-            swaps = {BROKER: nats_server.url, TOKEN: token, WORKSPACES: str(node_dir / "w")}
+            added = cli(hub_dir, port, *swapped(add, {})[3:])
+            assert added.returncode == 0, added.stderr
+            creds = hub_dir / CREDS
+            assert creds.stat().st_mode & 0o777 == 0o600
+            swaps = {BROKER: nats_server.url, CREDS: str(creds), WORKSPACES: str(node_dir / "w")}
             with started(swapped(join, swaps), node_dir):
                 assert until(lambda: _node_status(hub_dir, port) == "online")
                 write_named_files(hub_dir)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
+import nkeys
 import pytest
 
 from parley.federation.tokens import new_peer_token
-from parley.mesh.join_token import load_or_create_join_token
 from parley.people.tokens import new_token
 from parley.redact import redact
 from parley.runs.tokens import new_run_token
@@ -34,8 +34,9 @@ def test_key_shapes_are_redacted(text: str, expected: str) -> None:
     assert redact(text) == expected
 
 
-def test_parley_s_own_tokens_are_redacted(tmp_path: Path) -> None:
-    tokens = (new_token(), new_run_token(), load_or_create_join_token(tmp_path), new_peer_token())
+def test_parley_s_own_tokens_are_redacted() -> None:
+    seed = nkeys.encode_seed(os.urandom(32), nkeys.PREFIX_BYTE_USER).decode()  # a .creds' key
+    tokens = (new_token(), new_run_token(), new_peer_token(), seed)
     for token in tokens:
         shown = redact(f"the command printed {token} on stderr")
         assert token not in shown

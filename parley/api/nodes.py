@@ -10,11 +10,14 @@ from parley.api.deps import Caller, Ctx
 from parley.api.paging import DEFAULT_LIMIT, Before, Limit
 from parley.api.schemas.base import Page, page_of
 from parley.api.schemas.health import BrokerOut
-from parley.api.schemas.nodes import EngramIn, NodeOut
+from parley.api.schemas.nodes import CredentialsIn, CredentialsOut, EngramIn, NodeOut
 from parley.api.schemas.topics import MessageOut, QueuedOut, TextIn
 from parley.context import Context
 from parley.conversations.node_exchange import ask_node
+from parley.datafolder import DataFolder
 from parley.errors import Conflict
+from parley.mesh.broker_auth import BrokerKeys
+from parley.mesh.credentials import broker_revoker, issue_credentials, revoke_credentials
 from parley.mesh.model import Node, Workload
 from parley.mesh.nodes import node_by_name, node_session_name, set_node_engram
 from parley.people.accounts import require_owner
@@ -94,3 +97,43 @@ async def delete_node_session(name: str, caller: Caller, ctx: Ctx) -> None:
         f"node {node.name} cannot lose its node session: every node has exactly one, for as long"
         " as the node exists"
     )
+
+
+@router.post("/nodes/{name}/credentials", status_code=201)
+async def issue_node_credentials(
+    name: str, body: CredentialsIn, caller: Caller, ctx: Ctx
+) -> CredentialsOut:
+    """Issue the broker credentials a machine joins the mesh with as node NAME (owners); the
+    .creds text is in this answer only (the hub keeps its public key). A name with live
+    credentials is refused unless ``replace``, which revokes them first (the node holding them
+    is offline at once, its running turns lost, until it joins with the new); the hub's own node's
+    name never has any; the hub's broker keys must exist (``parley mesh broker-config``)."""
+    require_owner(caller, "issue a node's credentials")
+    settings = ctx.settings
+    kept, issued = await issue_credentials(
+        ctx.store,
+        ctx.clock,
+        BrokerKeys.load(DataFolder(settings.data_dir)),
+        settings.node_name,
+        name,
+        body.replace,
+        broker_revoker(settings),
+    )
+    if body.replace:  # the machine that held the old ones is cut off: gone, as if removed
+        await ctx.registry.remove(name)
+    return CredentialsOut(
+        node=name, public_key=kept.public_key, issued_at=kept.issued_at, creds=issued.creds
+    )
+
+
+@router.delete("/nodes/{name}/credentials", status_code=204)
+async def remove_node_credentials(name: str, caller: Caller, ctx: Ctx) -> None:
+    """Revoke node NAME's credentials (owners): the broker drops its connection, the node is
+    offline at once (its running turns end as a lost node's), and the name may be issued
+    again."""
+    require_owner(caller, "revoke a node's credentials")
+    settings = ctx.settings
+    await revoke_credentials(
+        ctx.store, ctx.clock, settings.node_name, name, broker_revoker(settings)
+    )
+    await ctx.registry.remove(name)

@@ -13,9 +13,10 @@ from pathlib import Path
 from parley.cli.event_loop import run_long_lived
 from parley.errors import Conflict, Unavailable
 from parley.mesh.broker import Broker
+from parley.mesh.broker_auth import node_inbox_prefix
 from parley.mesh.nats_broker import NatsBroker
+from parley.mesh.node_keys import NodeKey
 from parley.mesh.node_runner import NodeRunner, new_instance
-from parley.process_secrets import protect_process
 from parley.settings import Settings
 from parley.startup import joining
 
@@ -25,27 +26,33 @@ RETRY_SECONDS = 2.0  # between tries to register while the hub does not answer
 
 
 def run_node(
-    settings: Settings, broker_url: str, join_token: str, workspaces: Path, replace: bool
+    settings: Settings, broker_url: str, creds: str, workspaces: Path, replace: bool
 ) -> None:
-    protect_process()  # its credentials and keys: no brain reads them in /proc
+    """``creds``: the node's .creds text (its broker credentials, and its key)."""
+    key = NodeKey.from_creds(creds)  # not credentials at all: said before anything starts
     logging.basicConfig(
         level=settings.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     with contextlib.suppress(KeyboardInterrupt):
-        run_long_lived(_run(settings, broker_url, join_token, workspaces, replace))
+        run_long_lived(_run(settings, broker_url, creds, key, workspaces, replace))
 
 
 async def _run(
-    settings: Settings, broker_url: str, join_token: str, workspaces: Path, replace: bool
+    settings: Settings, broker_url: str, creds: str, key: NodeKey, workspaces: Path, replace: bool
 ) -> None:
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stopping.set)
-    broker = await NatsBroker.connect(broker_url)
+    broker = await NatsBroker.connect(
+        broker_url,
+        credentials=creds,
+        inbox_prefix=node_inbox_prefix(settings.node_name),
+        prepare_stream=False,  # the hub's to make: a node's credentials may not
+    )
     try:
-        await _serve_turns(settings, broker, join_token, workspaces, stopping, replace)
+        await _serve_turns(settings, broker, key, workspaces, stopping, replace)
     finally:
         await broker.close()
 
@@ -53,20 +60,20 @@ async def _run(
 async def _serve_turns(
     settings: Settings,
     broker: Broker,
-    join_token: str,
+    key: NodeKey,
     workspaces: Path,
     stopping: asyncio.Event,
     replace: bool,
 ) -> None:
     """Register (again and again while the hub does not answer: it may start later), then run
-    turns until stopped. A refused join token ends it at once (Unauthorized), and so does a
+    turns until stopped. Credentials the hub refuses end it at once (Unauthorized), and so does a
     name another process holds (Conflict), or takes later."""
     waited = False
     instance = new_instance()  # every try is this process: a try the hub took is not another
     while not stopping.is_set():
         try:
             async with joining(
-                settings, broker, join_token, workspaces, instance=instance, replace=replace
+                settings, broker, key, workspaces, instance=instance, replace=replace
             ) as node:
                 print(f"node {settings.node_name} joined the mesh", flush=True)
                 await _stopped_or_taken_over(stopping, node)

@@ -12,7 +12,8 @@ from parley.cli.state import BeforeOption, JsonOption, LimitOption, client, give
 from parley.cli.talk import TEXT_HELP, converse, render_messages
 
 app = typer.Typer(
-    help="Nodes: the machines of the mesh and their node sessions.", no_args_is_help=True
+    help="Nodes: the machines of the mesh, the credentials they join with, their node sessions.",
+    no_args_is_help=True,
 )
 
 NODE_FIELDS = [
@@ -31,16 +32,16 @@ NODE_FIELDS = [
 
 @app.command("join")
 def join(
+    name: str = typer.Argument(..., help="this node's name in the mesh (as issued on the hub)"),
     broker: str = typer.Option(
         ..., "--broker", envvar="PARLEY_BROKER", help="the hub's broker: nats://HOST:4222"
     ),
-    join_token: str = typer.Option(
-        ...,
-        "--join-token",
-        envvar="PARLEY_JOIN_TOKEN",
-        help="the hub's join token (its data folder's private/join-token)",
+    credentials: Path | None = typer.Option(
+        None,
+        "--credentials",
+        help="the node's .creds file from `parley node add NAME` (mode 0600); or its text in"
+        " PARLEY_NODE_CREDENTIALS",
     ),
-    name: str = typer.Option(..., "--name", help="this node's name in the mesh"),
     workspaces: Path | None = typer.Option(
         None, "--workspaces", help="where its agents' workspaces go; default DATA_DIR/workspaces"
     ),
@@ -53,21 +54,79 @@ def join(
         "--replace",
         help="take the name from the node online under it (that one stops; its turns run here)",
     ),
+    join_token: str | None = typer.Option(None, "--join-token", hidden=True),
 ) -> None:
-    """Run this machine as a node of a hub's mesh (no store of its own): it registers, keeps a
-    heartbeat, and runs its agents' turns here until SIGTERM or Ctrl-C. Model brains call their
-    provider from here, with this machine's settings (PARLEY_OPENAI_API_KEY, …). A name online
-    already is refused, naming the one that has it, unless --replace; the hub's own node's name
-    never is given."""
+    """Run this machine as node NAME of a hub's mesh (no store of its own), with the
+    credentials the hub's owner issued for it: it registers, keeps a heartbeat, and runs its
+    agents' turns here until SIGTERM or Ctrl-C. Model brains call their provider from here, with
+    this machine's settings (PARLEY_OPENAI_API_KEY, …). A name online already is refused, naming
+    the one that has it, unless --replace; the hub's own node's name never is given."""
     # Loaded here only: every other command starts without the node's machinery.
+    from parley.brains.confinement import hiding_from_brains
+    from parley.cli.creds_file import CREDENTIALS_ENV, read_creds
     from parley.cli.joining import run_node
     from parley.datafolder import DataFolder
+    from parley.errors import Invalid
+    from parley.process_secrets import protect_process, take_env_secret
     from parley.settings import load_settings
 
+    protect_process()  # before any secret is in memory: no brain reads it from /proc
+    from_env = take_env_secret(CREDENTIALS_ENV)
     with reporting_errors():
+        if join_token is not None:
+            raise Invalid(
+                "--join-token is retired: on the hub run `parley node add NAME`, copy the file"
+                " it writes here, and join with --credentials FILE"
+            )
+        creds = read_creds(credentials, from_env)
         settings = load_settings(node_name=name, data_dir=data_dir, log_level=log_level)
+        if credentials is not None:  # wherever it is, its brains cannot read it
+            settings = hiding_from_brains(settings, credentials)
         place = workspaces or DataFolder(settings.data_dir).workspaces
-        run_node(settings, broker, join_token.strip(), place, replace)
+        run_node(settings, broker, creds, place, replace)
+
+
+@app.command("add")
+def add(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="the node's name in the mesh"),
+    replace: bool = typer.Option(
+        False,
+        "--replace",
+        help="revoke the name's credentials first (its node is cut off), and overwrite --out",
+    ),
+    out: Path | None = typer.Option(
+        None, "--out", help="where to write them; default ./NAME.creds"
+    ),
+) -> None:
+    """Issue the credentials a machine joins the mesh with as node NAME (owners): written to a
+    file readable by you only, to copy to that machine (they are shown once; the hub keeps
+    only their public key). A name that has credentials is refused unless --replace."""
+    from parley.cli.creds_file import creds_path, refuse_overwrite, write_creds
+
+    with reporting_errors():
+        path = creds_path(name, out)
+        refuse_overwrite(path, replace)
+        issued = client(ctx).post(f"/nodes/{name}/credentials", {"replace": replace})
+        write_creds(path, issued["creds"])
+        broker = client(ctx).get("/mesh/broker")["url"] or "nats://HUB:4222"
+        console.print(
+            f"credentials of node {name} written to {path} (mode 0600, shown nowhere else);"
+            " copy it to the node's machine and run there:",
+            markup=False,
+        )
+        console.print(
+            f"  parley node join {name} --broker {broker} --credentials {path.name}", markup=False
+        )
+
+
+@app.command("remove")
+def remove(ctx: typer.Context, name: str) -> None:
+    """Revoke node NAME's credentials (owners): the broker cuts it off at once, its running
+    turns end as a lost node's, and the name may be issued again."""
+    with reporting_errors():
+        client(ctx).delete(f"/nodes/{name}/credentials")
+        console.print(f"node {name} removed: its credentials are revoked", markup=False)
 
 
 @app.command("list")

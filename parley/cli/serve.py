@@ -39,6 +39,12 @@ def serve(
         help="a NATS broker for nodes on other machines: nats://HOST:4222; default in process"
         " [PARLEY_BROKER]",
     ),
+    insecure_broker: bool | None = typer.Option(
+        None,
+        "--insecure-broker",
+        help="use a --broker that lets anyone in (a laptop only: whoever reaches it reads every"
+        " turn) [PARLEY_INSECURE_BROKER]",
+    ),
     local_node: bool | None = typer.Option(
         None,
         "--local-node/--no-local-node",
@@ -63,6 +69,7 @@ def serve(
             access_log=access_log,
             public_url=public_url,
             broker=broker,
+            insecure_broker=insecure_broker,
             local_node=local_node,
         )
         run_server(settings)

@@ -88,9 +88,9 @@ async def _serve(settings: Settings, listener: socket.socket) -> None:
         await _serve_on(settings, listener, None)
         return
     # Loaded only for a broker of several machines.
-    from parley.mesh.nats_broker import NatsBroker
+    from parley.mesh.hub_broker import connect_hub
 
-    broker = await NatsBroker.connect(settings.broker)  # unreachable: Unavailable, one line
+    broker = await connect_hub(settings, settings.broker)  # refused: one line, and no start
     try:
         await _serve_on(settings, listener, broker)
     finally:

@@ -1,1 +1,1 @@
-"""The mesh: nodes, their join token, the broker between hub and nodes, node sessions."""
+"""The mesh: nodes, their credentials, the broker between hub and nodes, node sessions."""

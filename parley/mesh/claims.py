@@ -59,6 +59,11 @@ class NodeClaims:
         holder = Holder(message.node, message.instance, message.hostname, message.pid)
         self._holders[message.node] = holder
 
+    def release(self, node: str) -> None:
+        """Nobody holds the name now (the node was removed); the hub's own node keeps its own."""
+        if not self.owns(node):
+            self._holders.pop(node, None)
+
     def holder(self, node: str) -> Holder | None:
         return self._holders.get(node)
 

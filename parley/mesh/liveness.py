@@ -86,6 +86,12 @@ class NodeLiveness:
         if self._online is not None:
             self._online.add(name)
 
+    def gone(self, name: str) -> None:
+        """A node removed (its loss is acted on by whoever removed it): no loss to notice."""
+        self._heard_meanwhile.discard(name)
+        if self._online is not None:
+            self._online.discard(name)
+
     def _back(self, name: str) -> None:
         assert self._online is not None
         self._online.add(name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Literal
 
@@ -11,8 +12,23 @@ from parley.actions.arguments import bind
 from parley.errors import Invalid
 from parley.naming import is_name
 
-REGISTER = "parley.mesh.register"
-HEARTBEAT = "parley.mesh.heartbeat"
+# Each node registers and beats on subjects of its own (the broker lets its credentials publish
+# there only); the hub listens on the wildcards and hears the node's name from the subject.
+REGISTER = "parley.mesh.register.*"
+HEARTBEAT = "parley.mesh.heartbeat.*"
+
+
+def register_subject(node: str) -> str:
+    return f"parley.mesh.register.{node}"
+
+
+def heartbeat_subject(node: str) -> str:
+    return f"parley.mesh.heartbeat.{node}"
+
+
+def node_of_subject(subject: str) -> str:
+    """The node a per-node subject (``….<node>``) belongs to."""
+    return subject.rsplit(".", 1)[-1]
 
 
 def provision_subject(node: str) -> str:
@@ -25,7 +41,6 @@ class Message(BaseModel):
 
 class Register(Message):
     node: str
-    join_token: str
     hostname: str
     workspace_root: str
     # One process's life as the node (``parley node join`` once): another under the same name
@@ -33,6 +48,16 @@ class Register(Message):
     instance: str
     pid: int
     replace: bool = False
+    # The node's key (its credentials' public key), when it signed this (unix milliseconds),
+    # and its signature over everything else (``signed_text``): a name belongs to its key.
+    public_key: str
+    signed_at: int
+    signature: str = ""
+
+    def signed_text(self) -> bytes:
+        """What the signature covers: every field but the signature, in a fixed form."""
+        fields = self.model_dump(exclude={"signature"})
+        return b"parley-register-v1\n" + json.dumps(fields, sort_keys=True).encode()
 
 
 class RegisterReply(Message):
@@ -44,7 +69,6 @@ class RegisterReply(Message):
 
 class Heartbeat(Message):
     node: str
-    join_token: str
     instance: str = ""  # "": not said (heard as the node's, whichever instance holds it)
 
 

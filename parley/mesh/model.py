@@ -34,3 +34,13 @@ class Workload:
 
     agents: int = 0
     running: int = 0
+
+
+@dataclass(frozen=True)
+class NodeCredential:
+    """Broker credentials issued to a node name: only their public key is kept."""
+
+    node: str
+    public_key: str
+    issued_at: datetime
+    revoked_at: datetime | None

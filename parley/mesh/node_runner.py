@@ -18,8 +18,6 @@ from parley.errors import Conflict, Invalid, ParleyError, Unauthorized
 from parley.mesh.brain_checks import BrainChecks
 from parley.mesh.broker import Broker, Subscription
 from parley.mesh.messages import (
-    HEARTBEAT,
-    REGISTER,
     Heartbeat,
     InstanceReply,
     Provision,
@@ -27,10 +25,14 @@ from parley.mesh.messages import (
     Register,
     RegisterReply,
     TakenOver,
+    heartbeat_subject,
     instance_subject,
     provision_subject,
+    register_subject,
     taken_over_subject,
 )
+from parley.mesh.node_keys import NodeKey
+from parley.mesh.registration import signed_register
 from parley.mesh.turn_host import TurnHost
 from parley.naming import check_name
 
@@ -49,7 +51,7 @@ class NodeRunner:
         self,
         name: str,
         broker: Broker,
-        join_token: str,
+        key: NodeKey,
         workspace_root: Path,
         heartbeat_seconds: float,
         turns: TurnHost | None = None,
@@ -61,7 +63,7 @@ class NodeRunner:
         self.instance = instance or new_instance()
         self._replace = replace
         self._broker = broker
-        self._join_token = join_token
+        self._key = key  # its credentials' key: it signs the registration with it
         self._workspace_root = workspace_root.resolve()
         self._heartbeat_seconds = heartbeat_seconds
         self._subscription: Subscription | None = None
@@ -138,15 +140,17 @@ class NodeRunner:
     async def _register(self) -> None:
         message = Register(
             node=self.name,
-            join_token=self._join_token,
             hostname=socket.gethostname(),
             workspace_root=str(self._workspace_root),
             instance=self.instance,
             pid=os.getpid(),
             replace=self._replace,
+            public_key=self._key.public_key,
+            signed_at=0,
         )
+        signed = signed_register(self._key, message)
         raw = await self._broker.request(
-            REGISTER, message.model_dump_json().encode(), REGISTER_TIMEOUT
+            register_subject(self.name), signed.model_dump_json().encode(), REGISTER_TIMEOUT
         )
         reply = RegisterReply.model_validate_json(raw)
         if reply.taken:
@@ -156,12 +160,12 @@ class NodeRunner:
         log.debug("node %r joined the mesh", self.name)  # the hub logs the join at INFO
 
     async def _beat(self) -> None:
-        heartbeat = Heartbeat(node=self.name, join_token=self._join_token, instance=self.instance)
+        heartbeat = Heartbeat(node=self.name, instance=self.instance)
         message = heartbeat.model_dump_json().encode()
         while True:
             await asyncio.sleep(self._heartbeat_seconds)
             try:
-                await self._broker.publish(HEARTBEAT, message)
+                await self._broker.publish(heartbeat_subject(self.name), message)
             except ParleyError as exc:
                 log.warning("heartbeat of node %r not sent: %s", self.name, exc)
 

@@ -1,5 +1,6 @@
 """The hub's side of the mesh: nodes register and send heartbeats across the broker; each join,
-loss and return is logged once."""
+loss and return is logged once. A node registers under a name only with the credentials issued
+for it (its signature by their key; ``registration.py``)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,8 @@ from pydantic import ValidationError
 
 from parley.clock import Clock
 from parley.errors import ParleyError
-from parley.mesh.broker import Broker, Subscription
+from parley.mesh.broker import Broker, Delivered, Subscription
 from parley.mesh.claims import Holder, NodeClaims
-from parley.mesh.join_token import join_token_matches
 from parley.mesh.liveness import NodeBack, NodeLiveness, NodeLost, nothing_back, nothing_lost
 from parley.mesh.messages import (
     HEARTBEAT,
@@ -24,9 +24,11 @@ from parley.mesh.messages import (
     RegisterReply,
     TakenOver,
     instance_subject,
+    node_of_subject,
     taken_over_subject,
 )
 from parley.mesh.nodes import register_node
+from parley.mesh.registration import Registrations
 from parley.store import Store
 
 log = logging.getLogger(__name__)
@@ -45,17 +47,21 @@ class MeshRegistry:
         store: Store,
         broker: Broker,
         clock: Clock,
-        join_token: str,
         on_node_ready: NodeReady,
         offline_after: timedelta,
         on_node_lost: NodeLost = nothing_lost,
         on_node_back: NodeBack = nothing_back,
         own_node: Holder | None = None,
+        own_key: str | None = None,
     ) -> None:
+        """``own_node``: the hub's own node, which registers signed by ``own_key`` (a key of
+        the hub's life only): no other can take its name."""
         self._store = store
         self._broker = broker
         self._clock = clock
-        self._join_token = join_token
+        self._offline_after = offline_after
+        own_name = None if own_node is None else own_node.node
+        self._registrations = Registrations(store, own_name, own_key)
         self._on_node_ready = on_node_ready
         self._on_node_lost = on_node_lost
         self._claims = NodeClaims(offline_after, own_node)
@@ -73,8 +79,8 @@ class MeshRegistry:
     async def start(self) -> None:
         await self._liveness.check()
         self._subscriptions = [
-            await self._broker.subscribe(REGISTER, self._on_register),
-            await self._broker.subscribe(HEARTBEAT, self._on_heartbeat),
+            await self._broker.subscribe_with_subject(REGISTER, self._on_register),
+            await self._broker.subscribe_with_subject(HEARTBEAT, self._on_heartbeat),
         ]
         self._spawn(self._liveness.watch())
 
@@ -85,18 +91,19 @@ class MeshRegistry:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    async def _on_register(self, data: bytes) -> bytes:
-        reply = await self._register(data)
+    async def _on_register(self, message: Delivered) -> bytes:
+        reply = await self._register(message.subject, message.data)
         return reply.model_dump_json().encode()
 
-    async def _register(self, data: bytes) -> RegisterReply:
+    async def _register(self, subject: str, data: bytes) -> RegisterReply:
         try:
             message = Register.model_validate_json(data)
         except ValidationError as exc:
             return RegisterReply(accepted=False, reason=f"malformed registration: {exc}")
-        if not join_token_matches(self._join_token, message.join_token):
-            log.warning("node %r tried to join with a wrong join token", message.node)
-            return RegisterReply(accepted=False, reason="wrong join token")
+        refused = await self._registrations.refusal(node_of_subject(subject), message)
+        if refused is not None:
+            log.warning("node %r refused on %s: %s", message.node, subject, refused.reason)
+            return refused
         refused = await self._claim(message)
         if refused is not None:
             return refused
@@ -118,14 +125,15 @@ class MeshRegistry:
         self._spawn(self._on_node_ready(message.node))
         return RegisterReply(accepted=True)
 
-    async def _on_heartbeat(self, data: bytes) -> None:
+    async def _on_heartbeat(self, delivered: Delivered) -> None:
+        subject, data = delivered.subject, delivered.data
         try:
             message = Heartbeat.model_validate_json(data)
         except ValidationError:
-            log.warning("dropped a malformed heartbeat")
+            log.warning("dropped a malformed heartbeat on %s", subject)
             return None
-        if not join_token_matches(self._join_token, message.join_token):
-            log.warning("dropped a heartbeat from %r with a wrong join token", message.node)
+        if message.node != node_of_subject(subject):
+            log.warning("dropped a heartbeat of node %r sent on %s", message.node, subject)
             return None
         if not self._claims.heard(message.node, message.instance):
             log.warning("heartbeat from a replaced instance of node %s: told to stop", message.node)
@@ -133,12 +141,29 @@ class MeshRegistry:
             return None
         now = self._clock.now()
         async with self._store.transaction() as tx:
+            if not await self._registrations.may_beat(tx, message.node):
+                log.warning("dropped a heartbeat of node %r: it has no credentials", message.node)
+                return None
             before = await tx.nodes.touch(message.node, now)
         if before is None:
             log.warning("heartbeat from unregistered node %r", message.node)
         else:
             self._liveness.heard(message.node, now - before)
         return None
+
+    async def remove(self, node: str) -> None:
+        """The node's credentials were revoked: it is gone now (its running turns are handled
+        as a lost node's) until it registers again, with new credentials."""
+        self._claims.release(node)
+        self._liveness.gone(node)
+        async with self._store.transaction() as tx:
+            # Its status is derived from its last heartbeat: heard no later than the offline
+            # time ago, it reads offline from now on.
+            silent_since = self._clock.now() - self._offline_after - timedelta(seconds=1)
+            known = await tx.nodes.heard_last(node, silent_since)
+        if known:
+            log.info("node %s removed: its credentials are revoked", node)
+            await self._on_node_lost(node)
 
     async def _claim(self, message: Register) -> RegisterReply | None:
         """The node's name for ``message``'s instance, taken over from another if it comes to

@@ -136,6 +136,13 @@ class NodesRepo:
             )
         return before
 
+    async def heard_last(self, name: str, at: datetime) -> bool:
+        """Say the node was last heard ``at`` (a removed node, made offline); False: no node."""
+        result = await self._c.execute(
+            update(nodes).where(nodes.c.name == name).values(last_seen_at=at)
+        )
+        return result.rowcount == 1
+
     async def set_engram(self, name: str, engram: str) -> bool:
         result = await self._c.execute(
             update(nodes).where(nodes.c.name == name).values(engram=engram)

@@ -37,6 +37,7 @@ from parley.store.internals import DirectDriver
 from parley.store.invites import InvitesRepo
 from parley.store.messages import MessagesRepo
 from parley.store.migrate import upgrade_to_head
+from parley.store.node_credentials import NodeCredentialsRepo
 from parley.store.nodes import NodesRepo
 from parley.store.outbox import OutboxRepo
 from parley.store.people import PeopleRepo
@@ -58,6 +59,7 @@ class Tx:
         self.people = PeopleRepo(connection)
         self.sign_ins = SignInsRepo(connection)
         self.nodes = NodesRepo(connection)
+        self.node_credentials = NodeCredentialsRepo(connection)
         self.agents = AgentsRepo(connection)
         self.agent_changes = AgentChangesRepo(connection)
         self.runs = RunsRepo(connection)

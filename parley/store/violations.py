@@ -31,6 +31,10 @@ KNOWN = [
         ("people_name_key", "UNIQUE constraint failed: people.name"),
         "a person with that name already exists",
     ),
+    (
+        ("ux_node_credentials_live", "UNIQUE constraint failed: node_credentials.node"),
+        "this node name was given credentials meanwhile: pass --replace to revoke them",
+    ),
 ]
 
 

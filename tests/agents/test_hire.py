@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from parley.brains.spec import absolute_brain
-from parley.mesh.join_token import load_or_create_join_token
 from parley.mesh.node_runner import NodeRunner
+from tests.node_creds import node_key
 from tests.support import Harness, eventually, items, lifecycle_is
 
 
@@ -178,8 +178,8 @@ async def test_a_human_agent_cannot_also_have_a_brain(parley: Harness) -> None:
 async def test_an_agent_hired_onto_an_absent_node_waits_as_hired(parley: Harness) -> None:
     """The node is registered but its process is gone: the agent is hired, not yet active."""
     data_dir = parley.context.settings.data_dir
-    token = load_or_create_join_token(data_dir)
-    runner = NodeRunner("beta", parley.context.broker, token, data_dir / "beta", 3600)
+    key = await node_key(parley, "beta")
+    runner = NodeRunner("beta", parley.context.broker, key, data_dir / "beta", 3600)
     await runner.start()
     await runner.stop()
     agent = await parley.hire("scribe", node="beta")

@@ -50,13 +50,14 @@ def test_an_older_data_folder_is_moved_into_private_and_the_cli_finds_the_token_
     data = tmp_path / "parley-data"
     with serving(tmp_path, port):
         assert cli(tmp_path, port, "agent", "hire", "scribe", "--node", "local").returncode == 0
-    for name in ("parley.db", "parley.db-wal", "parley.db-shm", "owner-token", "join-token"):
+    for name in ("parley.db", "parley.db-wal", "parley.db-shm", "owner-token"):
         if (data / "private" / name).exists():  # where an older Parley kept them
             (data / "private" / name).rename(data / name)
     (data / "private" / "server.lock").unlink()
     (data / "private" / "web-secret").unlink()  # an older Parley had no web page
     (data / "private" / "brains").rmdir()
     (data / "private").rmdir()
+    (data / "join-token").write_text("pj_retired\n")  # the mesh's join token, before node creds
     token, join_token = (data / "owner-token").read_text(), (data / "join-token").read_text()
 
     with serving(tmp_path, port) as server:

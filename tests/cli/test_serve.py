@@ -74,7 +74,7 @@ def test_first_start_creates_everything_and_a_second_start_reuses_it(tmp_path: P
     token = (data / "private" / "owner-token").read_text()
     modes = _modes(data)  # whichever of the store's -wal and -shm exist: 0600 like the store
     assert modes.pop(".") == modes.pop("private") == 0o700
-    assert {"parley.db", "owner-token", "join-token", "server.lock"} <= set(modes)
+    assert {"parley.db", "owner-token", "server.lock"} <= set(modes)
     assert set(modes.values()) == {0o600}
 
     with serving(tmp_path, port) as second:

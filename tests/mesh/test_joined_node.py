@@ -1,7 +1,7 @@
 """A node joined from a machine of its own (``joining``: no store): its model brains act through
-the hub's HTTP API, it runs its agents' turns in its own workspaces, a wrong join token is refused
-on both sides, a node gone silent fails its turns as ``node_lost``, and a hub back from a stop
-asks its nodes before it marks anything ``interrupted``."""
+the hub's HTTP API, it runs its agents' turns in its own workspaces, another name's credentials
+are refused on both sides, a node gone silent fails its turns as ``node_lost``, and a hub back
+from a stop asks its nodes before it marks anything ``interrupted``."""
 
 from __future__ import annotations
 
@@ -18,12 +18,13 @@ import pytest
 from parley.cli.following import node_lost_notice
 from parley.errors import Unauthorized
 from parley.hub.reconciliation import reconcile
-from parley.mesh.join_token import load_or_create_join_token
+from parley.mesh.node_keys import NodeKey
 from parley.mesh.node_runner import NodeRunner
 from parley.settings import Settings
 from parley.startup import joining
 from tests.brains.fake_openai import openai_app
 from tests.brains.fakes import Reply, Script, ToolCall, serving
+from tests.node_creds import node_key
 from tests.runs.support import follow, get, say, script
 from tests.support import Harness, ManualClock, eventually, items, started
 
@@ -35,18 +36,19 @@ async def joined(
     parley: Harness,
     workspaces: Path,
     name: str = "gamma",
-    token: str | None = None,
+    key: NodeKey | None = None,
     replace: bool = False,
     **settings: Any,
 ) -> AsyncIterator[NodeRunner]:
     """Node ``name`` joined to ``parley``'s mesh as a remote machine joins it: its own settings,
-    no store; its actions reach the hub's real app over HTTP."""
+    no store; its actions reach the hub's real app over HTTP. ``key``: its credentials' (by
+    default, those issued for ``name``)."""
     node_settings = parley.context.settings.model_copy(update={"node_name": name, **settings})
-    token = token or load_or_create_join_token(parley.context.settings.data_dir)
+    key = key or await node_key(parley, name)
     broker = parley.context.broker
     async with (
         parley.client() as hub,
-        joining(node_settings, broker, token, workspaces, hub=hub, replace=replace) as node,
+        joining(node_settings, broker, key, workspaces, hub=hub, replace=replace) as node,
     ):
         yield node
 
@@ -181,17 +183,20 @@ async def test_a_brain_for_a_node_away_is_taken_with_a_notice(
     ]
 
 
-async def test_a_wrong_join_token_is_refused_on_the_node_and_logged_on_the_hub(
+async def test_another_names_credentials_are_refused_on_the_node_and_logged_on_the_hub(
     parley: Harness, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    await node_key(parley, "gamma")  # gamma's own exist: these are another's
+    delta = await node_key(parley, "delta")
     with (
         caplog.at_level(logging.WARNING, logger="parley.mesh.registry"),
         pytest.raises(Unauthorized) as refused,
     ):
-        async with joined(parley, tmp_path / "gamma", token="pj_wrong"):
+        async with joined(parley, tmp_path / "gamma", key=delta):
             pass
-    assert refused.value.message == "the hub refused node 'gamma': wrong join token"
-    assert "node 'gamma' tried to join with a wrong join token" in caplog.text
+    reason = "not this node's credentials; issue new ones with parley node add gamma --replace"
+    assert refused.value.message == f"the hub refused node 'gamma': {reason}"
+    assert f"node 'gamma' refused on parley.mesh.register.gamma: {reason}" in caplog.text
     assert (await parley.owner.get("/api/v1/nodes/gamma")).status_code == 404
 
 

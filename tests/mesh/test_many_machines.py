@@ -113,13 +113,15 @@ def test_a_relay_crosses_both_nodes_and_comes_back_to_the_person(shared: Machine
     assert (shared.place / "n1" / "a").is_dir() and (shared.place / "n2" / "b").is_dir()
 
 
-def test_a_wrong_join_token_is_refused_on_the_node_and_logged_on_the_hub(
+def test_another_nodes_credentials_are_refused_on_the_node_and_logged_on_the_hub(
     shared: Machines,
 ) -> None:
-    intruder = shared.join("intruder", token="pj_wrong")
+    shared.credentials("n3")  # n3's own exist: n1's are not them
+    intruder = shared.join("n3", credentials=shared.credentials("n1"))
     assert intruder.wait(timeout=30) != 0
-    assert "the hub refused node 'intruder': wrong join token" in shared.log("intruder")
-    assert "node 'intruder' tried to join with a wrong join token" in shared.log("hub")
+    reason = "not this node's credentials; issue new ones with parley node add n3 --replace"
+    assert f"the hub refused node 'n3': {reason}" in shared.log("n3")
+    assert f"node 'n3' refused on parley.mesh.register.n3: {reason}" in shared.log("hub")
 
 
 def test_a_turn_on_a_node_is_stopped_from_the_hub_and_its_process_group_killed(

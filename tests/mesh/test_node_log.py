@@ -10,10 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from parley.mesh.join_token import load_or_create_join_token
-from parley.mesh.messages import HEARTBEAT, Heartbeat, ProvisionReply, provision_subject
+from parley.mesh.messages import (
+    Heartbeat,
+    ProvisionReply,
+    heartbeat_subject,
+    provision_subject,
+)
 from parley.mesh.node_runner import NodeRunner
 from parley.settings import Settings
+from tests.node_creds import node_key
 from tests.support import Harness, ManualClock, eventually, started
 
 
@@ -51,9 +56,8 @@ async def test_a_loss_and_a_return_are_logged_once_each(
         for _ in range(3):  # reads of the status change nothing
             assert (await parley.owner.get("/api/v1/nodes/local")).json()["status"] == "offline"
         await asyncio.sleep(0.2)  # several more looks
-        join_token = load_or_create_join_token(quick.data_dir)
-        beat = Heartbeat(node="local", join_token=join_token).model_dump_json().encode()
-        await parley.context.broker.publish(HEARTBEAT, beat)
+        beat = Heartbeat(node="local").model_dump_json().encode()
+        await parley.context.broker.publish(heartbeat_subject("local"), beat)
         assert await eventually(lambda: _logged(caplog, "node local back online"))
         await asyncio.sleep(0.2)
     joined, lost, back = node_lines(caplog, "local")
@@ -73,8 +77,8 @@ async def test_a_node_back_through_heartbeats_alone_makes_the_workspaces_that_wa
     it is back, and the agent hired onto it meanwhile gets its workspace."""
     quick = settings.model_copy(update={"node_offline_after_seconds": 0.2})
     async with started(quick, clock) as parley:
-        join_token = load_or_create_join_token(quick.data_dir)
-        beta = NodeRunner("beta", parley.context.broker, join_token, tmp_path / "beta", 3600)
+        key = await node_key(parley, "beta")
+        beta = NodeRunner("beta", parley.context.broker, key, tmp_path / "beta", 3600)
         await beta.start()
         await beta.stop()  # cut off: it answers nothing
         clock.advance(seconds=30)
@@ -88,8 +92,8 @@ async def test_a_node_back_through_heartbeats_alone_makes_the_workspaces_that_wa
             return ProvisionReply(workspace=str(made)).model_dump_json().encode()
 
         await parley.context.broker.subscribe(provision_subject("beta"), provision)
-        beat = Heartbeat(node="beta", join_token=join_token).model_dump_json().encode()
-        await parley.context.broker.publish(HEARTBEAT, beat)
+        beat = Heartbeat(node="beta").model_dump_json().encode()
+        await parley.context.broker.publish(heartbeat_subject("beta"), beat)
         assert await eventually(lambda: _lifecycle_is(parley, "scribe", "active"))
         assert made.is_dir()
 

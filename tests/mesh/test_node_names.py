@@ -13,17 +13,20 @@ from pathlib import Path
 import pytest
 
 from parley.errors import Conflict
-from parley.mesh.join_token import load_or_create_join_token
-from parley.mesh.messages import HEARTBEAT, Heartbeat, HeldTurns, held_subject
+from parley.mesh.messages import Heartbeat, HeldTurns, heartbeat_subject, held_subject
+from parley.mesh.node_keys import NodeKey
 from parley.mesh.node_runner import NodeRunner
 from tests.mesh.test_joined_node import SLOW, joined
+from tests.node_creds import node_key
 from tests.runs.support import get, say, script
 from tests.support import Harness, eventually, items
 
 
-def _runner(parley: Harness, name: str, workspaces: Path, replace: bool = False) -> NodeRunner:
-    token = load_or_create_join_token(parley.context.settings.data_dir)
-    return NodeRunner(name, parley.context.broker, token, workspaces, 3600, replace=replace)
+async def _runner(
+    parley: Harness, name: str, workspaces: Path, replace: bool = False
+) -> NodeRunner:
+    key = await node_key(parley, name)
+    return NodeRunner(name, parley.context.broker, key, workspaces, 3600, replace=replace)
 
 
 async def _state_is(parley: Harness, run_id: int, state: str) -> bool:
@@ -33,7 +36,7 @@ async def _state_is(parley: Harness, run_id: int, state: str) -> bool:
 async def test_a_second_join_of_a_node_online_is_refused_naming_the_one_running(
     parley: Harness, beta: NodeRunner, tmp_path: Path
 ) -> None:
-    second = _runner(parley, "beta", tmp_path / "elsewhere")
+    second = await _runner(parley, "beta", tmp_path / "elsewhere")
     with pytest.raises(Conflict) as refused:
         await second.start()
     await second.stop()
@@ -53,7 +56,7 @@ async def test_a_name_whose_node_went_silent_is_free_again(
     parley: Harness, beta: NodeRunner, tmp_path: Path
 ) -> None:
     parley.clock.advance(seconds=parley.context.settings.node_offline_after_seconds + 1)
-    second = _runner(parley, "beta", tmp_path / "elsewhere")
+    second = await _runner(parley, "beta", tmp_path / "elsewhere")
     await second.start()
     try:
         node = await get(parley.owner, "/nodes/beta")
@@ -72,7 +75,7 @@ async def test_a_name_whose_process_is_gone_is_free_before_its_heartbeats_lapse(
     """Killed and started again at once, say: the one online by its last heartbeat no longer
     listens, so the newcomer needs no --replace."""
     await beta.stop()
-    again = _runner(parley, "beta", tmp_path / "again")
+    again = await _runner(parley, "beta", tmp_path / "again")
     await again.start()
     try:
         node = await get(parley.owner, "/nodes/beta")
@@ -83,7 +86,9 @@ async def test_a_name_whose_process_is_gone_is_free_before_its_heartbeats_lapse(
 
 async def test_the_hubs_own_node_is_never_taken(parley: Harness, tmp_path: Path) -> None:
     for replace in (False, True):
-        intruder = _runner(parley, "local", tmp_path / "intruder", replace=replace)
+        outsider = NodeKey.generated()  # no credentials are ever issued for the hub's own
+        broker = parley.context.broker
+        intruder = NodeRunner("local", broker, outsider, tmp_path / "x", 3600, replace=replace)
         with pytest.raises(Conflict, match="node 'local' is the hub's own node; join under"):
             await intruder.start()
         await intruder.stop()
@@ -116,7 +121,7 @@ async def test_replace_takes_over_the_name_and_the_turns_run_once_on_the_newcome
             # A heartbeat of the old one is not the node's: it is told again, and not heard.
             parley.clock.advance(seconds=60)
             with caplog.at_level(logging.WARNING, logger="parley.mesh.registry"):
-                await parley.context.broker.publish(HEARTBEAT, _beat(parley, old))
+                await parley.context.broker.publish(heartbeat_subject("gamma"), _beat(old))
                 assert await eventually(lambda: _logged(caplog, STALE))
             assert (await get(parley.owner, "/nodes/gamma"))["status"] == "offline"
 
@@ -135,7 +140,6 @@ async def _logged(caplog: pytest.LogCaptureFixture, line: str) -> bool:
     return line in caplog.text
 
 
-def _beat(parley: Harness, node: NodeRunner) -> bytes:
-    token = load_or_create_join_token(parley.context.settings.data_dir)
-    beat = Heartbeat(node=node.name, join_token=token, instance=node.instance)
+def _beat(node: NodeRunner) -> bytes:
+    beat = Heartbeat(node=node.name, instance=node.instance)
     return beat.model_dump_json().encode()

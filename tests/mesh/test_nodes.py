@@ -1,8 +1,8 @@
-"""Nodes join across the broker with the join token, send heartbeats, and keep their session."""
+"""Nodes join across the broker with their own credentials, send heartbeats, and keep their
+session."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -10,18 +10,15 @@ from typing import Any
 import pytest
 
 from parley.errors import Unauthorized
-from parley.mesh.join_token import load_or_create_join_token
-from parley.mesh.messages import HEARTBEAT, REGISTER, Heartbeat
+from parley.mesh.messages import Heartbeat, heartbeat_subject, register_subject
+from parley.mesh.node_keys import NodeKey
 from parley.mesh.node_runner import NodeRunner
+from tests.node_creds import node_key
 from tests.support import Harness, eventually, items
 
 
 async def _status_is(parley: Harness, name: str, status: str) -> bool:
     return bool((await _node(parley, name))["status"] == status)
-
-
-def _join_token(parley: Harness) -> str:
-    return load_or_create_join_token(parley.context.settings.data_dir)
 
 
 async def _node(parley: Harness, name: str) -> dict[str, Any]:
@@ -47,16 +44,17 @@ async def test_a_second_node_joins_through_the_broker(parley: Harness, beta: Nod
     assert (await parley.agent("node:beta"))["node"] == "beta"
 
 
-async def test_a_wrong_join_token_is_refused(parley: Harness, tmp_path: Path) -> None:
-    runner = NodeRunner("intruder", parley.context.broker, "pj_wrong", tmp_path / "x", 1)
-    with pytest.raises(Unauthorized, match="wrong join token"):
+async def test_a_node_without_credentials_is_refused(parley: Harness, tmp_path: Path) -> None:
+    key = NodeKey.generated()
+    runner = NodeRunner("intruder", parley.context.broker, key, tmp_path / "x", 1)
+    with pytest.raises(Unauthorized, match="node 'intruder' has no credentials on this hub; issue"):
         await runner.start()
     await runner.stop()
     assert (await parley.owner.get("/api/v1/nodes/intruder")).status_code == 404
 
 
 async def test_a_malformed_registration_is_refused_with_a_reason(parley: Harness) -> None:
-    reply = await parley.context.broker.request(REGISTER, b'{"node": 3}', timeout=2)
+    reply = await parley.context.broker.request(register_subject("x"), b'{"node": 3}', timeout=2)
     assert json.loads(reply)["accepted"] is False
     assert "malformed registration" in json.loads(reply)["reason"]
 
@@ -65,22 +63,28 @@ async def test_heartbeats_keep_a_node_online_and_silence_takes_it_offline(parley
     offline_after = parley.context.settings.node_offline_after_seconds
     parley.clock.advance(seconds=offline_after + 1)
     assert (await _node(parley, "local"))["status"] == "offline"
-    beat = Heartbeat(node="local", join_token=_join_token(parley)).model_dump_json().encode()
-    await parley.context.broker.publish(HEARTBEAT, beat)
+    beat = Heartbeat(node="local").model_dump_json().encode()
+    await parley.context.broker.publish(heartbeat_subject("local"), beat)
     assert await eventually(lambda: _status_is(parley, "local", "online"))
     node = await _node(parley, "local")
     assert node["status"] == "online"
     assert node["last_seen_at"].startswith(parley.clock.now().strftime("%Y-%m-%dT%H:%M:%S"))
 
 
-async def test_a_heartbeat_with_a_wrong_token_is_ignored(parley: Harness) -> None:
+async def test_a_heartbeat_on_another_nodes_subject_is_ignored(
+    parley: Harness, beta: NodeRunner
+) -> None:
     before = (await _node(parley, "local"))["last_seen_at"]
     parley.clock.advance(seconds=60)
-    await parley.context.broker.publish(
-        HEARTBEAT, Heartbeat(node="local", join_token="pj_wrong").model_dump_json().encode()
-    )
-    await asyncio.sleep(0.1)
+    beat = Heartbeat(node="local").model_dump_json().encode()
+    await parley.context.broker.publish(heartbeat_subject("beta"), beat)
+    await parley.context.broker.publish(heartbeat_subject("beta"), _beat_of(beta))
+    assert await eventually(lambda: _status_is(parley, "beta", "online"))  # the next was heard
     assert (await _node(parley, "local"))["last_seen_at"] == before
+
+
+def _beat_of(node: NodeRunner) -> bytes:
+    return Heartbeat(node=node.name, instance=node.instance).model_dump_json().encode()
 
 
 async def test_an_owner_sets_a_nodes_engram(parley: Harness) -> None:
@@ -131,7 +135,8 @@ async def test_a_node_session_cannot_be_hired(parley: Harness) -> None:
 
 
 async def test_a_running_node_sends_heartbeats_by_itself(parley: Harness, tmp_path: Path) -> None:
-    runner = NodeRunner("beta", parley.context.broker, _join_token(parley), tmp_path / "beta", 0.01)
+    key = await node_key(parley, "beta")
+    runner = NodeRunner("beta", parley.context.broker, key, tmp_path / "beta", 0.01)
     await runner.start()
     try:
         parley.clock.advance(hours=1)

@@ -145,30 +145,38 @@ def test_a_brain_finds_none_of_the_server_s_secrets_wherever_it_looks(
     _found_none(found, run, given, program, server.pid, hidden)
 
 
+@pytest.mark.parametrize("given_as", ["file", "environment"])
 def test_a_brain_on_a_joined_node_finds_none_of_the_node_s_secrets(
-    tmp_path: Path, confined: None, nats_server: NatsServer
+    tmp_path: Path, confined: None, nats_server: NatsServer, given_as: str
 ) -> None:
+    """Its credentials given as the README says: ``--credentials FILE`` (a file in its $HOME,
+    which the node hides from its brains by itself) or their text in
+    ``PARLEY_NODE_CREDENTIALS``."""
     node_dir = tmp_path / "gpu1"
     node_dir.mkdir()
-    given, credentials, planted = _planted(node_dir, tmp_path / "gpu1-home")
+    given, _, planted = _planted(node_dir, tmp_path / "gpu1-home")
+    # Its own credentials instead of the stand-ins; the node hides its file by itself.
+    del planted["PARLEY_HIDDEN_FROM_BRAINS"], planted["PARLEY_NODE_CREDENTIALS"]
+    del given["file"], given["PARLEY_NODE_CREDENTIALS"]
     data = (node_dir / "parley-data").resolve()
     program = node_dir / "probe.py"  # where the walk finds it
     program.write_text(f"DATA = {str(data)!r}\nWORKDIR = {str(node_dir.resolve())!r}\n" + PROBE)
+    kept = tmp_path / "gpu1-home" / ".config" / "parley" / "gpu1.creds"
     with database_of_its_own("secrets_node") as database_url:
         machines = Machines(tmp_path, database_url, nats_server.url)
         try:
             machines.start_hub()
-            given["join token"] = machines.join_token
-            environment = (
-                planted
-                | HEARTBEAT
-                | {
-                    "PARLEY_BROKER": nats_server.url,
-                    "PARLEY_JOIN_TOKEN": machines.join_token,  # the node's secret: from its env
-                }
-            )
+            creds = machines.credentials("gpu1").read_text()
+            given["node credentials"] = creds
+            argv = [sys.executable, "-m", "parley", "node", "join", "gpu1"]
+            environment = planted | HEARTBEAT | {"PARLEY_BROKER": nats_server.url}
+            if given_as == "file":
+                kept.write_text(creds)
+                kept.chmod(0o600)
+                argv += ["--credentials", str(kept)]
+            else:
+                environment["PARLEY_NODE_CREDENTIALS"] = creds
             clean = {k: v for k, v in os.environ.items() if not k.startswith("PARLEY_")}
-            argv = [sys.executable, "-m", "parley", "node", "join", "--name", "gpu1"]
             with (tmp_path / "gpu1.log").open("ab") as log:
                 node = subprocess.Popen(
                     argv, cwd=node_dir, env=clean | environment, stdout=log, stderr=log
@@ -184,7 +192,7 @@ def test_a_brain_on_a_joined_node_finds_none_of_the_node_s_secrets(
             machines.stop_all()
     assert run["state"] == "finished", (run, machines.log("gpu1"))
     found: dict[str, Any] = json.loads((data / "workspaces" / "prober" / "found.json").read_text())
-    hidden = (node_dir / "parley.toml", credentials)
+    hidden = (node_dir / "parley.toml", *([kept] if given_as == "file" else []))
     _found_none(found, run, given, program, node.pid, hidden)
 
 

@@ -47,7 +47,7 @@ def read(path):
     return lambda: pathlib.Path(path).read_bytes()
 
 data = pathlib.Path(DATA)
-for name in ("owner-token", "join-token", "parley.db", "parley.db-wal"):
+for name in ("owner-token", "parley.db", "parley.db-wal"):
     attempt("relative " + name, read("../../private/" + name))
     attempt("absolute " + name, read(data / "private" / name))
 attempt("older layout", read("../../owner-token"))

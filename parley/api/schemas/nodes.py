@@ -45,3 +45,20 @@ class NodeOut(BaseModel):
             agents=load.agents,
             running=load.running,
         )
+
+
+class CredentialsIn(Body):
+    model_config = example(replace=False)
+
+    replace: bool = Field(
+        False, description="revoke the name's live credentials first (else refused: 409)"
+    )
+
+
+class CredentialsOut(BaseModel):
+    node: str
+    public_key: str = Field(description="the credentials' user key: the hub keeps only this")
+    issued_at: datetime
+    creds: str = Field(
+        description="the .creds file for the node's machine (0600 there): shown only once"
+    )

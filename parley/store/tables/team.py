@@ -69,6 +69,26 @@ nodes = Table(
     ),
 )
 
+# The broker credentials issued to each node name (only their public key is kept: the private
+# part went to the owner once). A name has at most one live key: its registrations must be
+# signed by it. Revoked keys stay, for the broker's revocation list.
+node_credentials = Table(
+    "node_credentials",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("node", String(64), nullable=False),
+    Column("public_key", String(64), nullable=False, unique=True),
+    Column("issued_at", UTCDateTime, nullable=False),
+    Column("revoked_at", UTCDateTime, nullable=True),
+    Index(
+        "ux_node_credentials_live",
+        "node",
+        unique=True,
+        sqlite_where=text("revoked_at IS NULL"),
+        postgresql_where=text("revoked_at IS NULL"),
+    ),
+)
+
 agents = Table(
     "agents",
     metadata,
