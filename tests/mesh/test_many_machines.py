@@ -6,6 +6,7 @@ answer: none lost, none twice."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import socket
@@ -15,11 +16,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import nats
 import pytest
+from nats.aio.client import RawCredentials
 
 from bench.machines import Machines, until
+from parley.mesh.broker_auth import node_inbox_prefix
+from parley.mesh.nats_broker import lets_anyone_in
 from tests.conftest import database_of_its_own
-from tests.nats_server import NatsServer, running_nats
+from tests.nats_server import NatsServer, free_port, running_nats_config
 
 RELAY_A = """
 rules:
@@ -63,16 +68,20 @@ def all_answered(machines: Machines, tasks: dict[int, str]) -> Callable[[], bool
 
 
 @contextlib.contextmanager
-def relaying_mesh(place: Path, database_url: str, broker_url: str) -> Iterator[Machines]:
-    """A hub (``parley serve --broker``), nodes n1 and n2, agent A on n1 relaying to B on n2."""
-    mesh = Machines(place, database_url, broker_url)
+def relaying_mesh(place: Path, database_url: str) -> Iterator[tuple[Machines, NatsServer]]:
+    """A hub (``parley serve --broker``) on a nats-server started from ``parley mesh
+    broker-config``'s file (only the hub's and the nodes' credentials get in), nodes n1 and n2
+    with credentials the hub issued, agent A on n1 relaying to B on n2."""
+    port = free_port()
+    mesh = Machines(place, database_url, f"nats://127.0.0.1:{port}")
     try:
-        mesh.start_hub()
-        mesh.joined("n1")
-        mesh.joined("n2")
-        mesh.hire("a", "n1", f"scripted:{_write(place / 'a.yaml', RELAY_A)}", 4)
-        mesh.hire("b", "n2", f"scripted:{_write(place / 'b.yaml', RELAY_B)}", 4)
-        yield mesh
+        with running_nats_config(mesh.broker_config(port), port) as nats:
+            mesh.start_hub()
+            mesh.joined("n1")
+            mesh.joined("n2")
+            mesh.hire("a", "n1", f"scripted:{_write(place / 'a.yaml', RELAY_A)}", 4)
+            mesh.hire("b", "n2", f"scripted:{_write(place / 'b.yaml', RELAY_B)}", 4)
+            yield mesh, nats
     finally:
         mesh.stop_all()
 
@@ -83,20 +92,24 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Machines]:
     place = tmp_path_factory.mktemp("shared-mesh")
     with (
         database_of_its_own("mesh_shared") as database_url,
-        running_nats(place / "jetstream") as nats,
-        relaying_mesh(place, database_url, nats.url) as mesh,
+        relaying_mesh(place, database_url) as (mesh, _),
     ):
         yield mesh
 
 
 @pytest.fixture
-def machines(tmp_path: Path, nats_server: NatsServer) -> Iterator[Machines]:
-    """A mesh of its own, for a test that kills parts of it."""
+def mesh_and_broker(tmp_path: Path) -> Iterator[tuple[Machines, NatsServer]]:
+    """A mesh of its own, and its broker, for a test that kills parts of it."""
     with (
         database_of_its_own("mesh_faults") as database_url,
-        relaying_mesh(tmp_path, database_url, nats_server.url) as mesh,
+        relaying_mesh(tmp_path, database_url) as both,
     ):
-        yield mesh
+        yield both
+
+
+@pytest.fixture
+def machines(mesh_and_broker: tuple[Machines, NatsServer]) -> Machines:
+    return mesh_and_broker[0]
 
 
 def _write(path: Path, text: str) -> Path:
@@ -118,10 +131,49 @@ def test_another_nodes_credentials_are_refused_on_the_node_and_logged_on_the_hub
 ) -> None:
     shared.credentials("n3")  # n3's own exist: n1's are not them
     intruder = shared.join("n3", credentials=shared.credentials("n1"))
-    assert intruder.wait(timeout=30) != 0
-    reason = "not this node's credentials; issue new ones with parley node add n3 --replace"
-    assert f"the hub refused node 'n3': {reason}" in shared.log("n3")
-    assert f"node 'n3' refused on parley.mesh.register.n3: {reason}" in shared.log("hub")
+    assert intruder.wait(timeout=30) == 2
+    said = "these credentials are node n1's, not n3's: on the hub run `parley node add n3`"
+    assert said in shared.log("n3")
+
+
+def test_the_broker_lets_no_anonymous_client_in_and_no_node_read_another_s_turns(
+    shared: Machines,
+) -> None:
+    """From outside, against the mesh's own broker: no credentials, no connection; n1's
+    credentials cannot listen to n2's turns nor to everything."""
+    assert shared.broker_url is not None
+    assert not asyncio.run(lets_anyone_in(shared.broker_url, 5))
+    refused = asyncio.run(_subscriptions_refused(shared.broker_url, shared.credentials("n1")))
+    assert refused == ["parley.node.n2.turn", ">"]
+
+
+async def _subscriptions_refused(url: str, creds: Path) -> list[str]:
+    """The subjects the broker refused n1's subscription to, as its errors name them."""
+    errors: list[str] = []
+
+    async def note(error: Exception) -> None:
+        errors.append(str(error))
+
+    client = await nats.connect(
+        url,
+        user_credentials=RawCredentials(creds.read_text()),
+        inbox_prefix=node_inbox_prefix("n1"),
+        error_cb=note,
+        allow_reconnect=False,
+    )
+    refused: list[str] = []
+    try:
+        for subject in ("parley.node.n2.turn", ">"):
+            await client.subscribe(subject)
+            await client.flush(timeout=5)
+            for _ in range(100):  # the server's error comes as its answer to the SUB
+                if any(f'subscription to "{subject}"' in error.lower() for error in errors):
+                    refused.append(subject)
+                    break
+                await asyncio.sleep(0.05)
+    finally:
+        await client.close()
+    return refused
 
 
 def test_a_turn_on_a_node_is_stopped_from_the_hub_and_its_process_group_killed(
@@ -203,9 +255,10 @@ def _alive(pid: int) -> bool:
 
 
 def test_a_node_the_hub_and_nats_each_failing_mid_traffic_lose_and_repeat_nothing(
-    machines: Machines, nats_server: NatsServer
+    mesh_and_broker: tuple[Machines, NatsServer],
 ) -> None:
     """One mesh through three faults, each with its own 200 tasks in flight."""
+    machines, nats_server = mesh_and_broker
     tasks = relay(machines, IN_FLIGHT, "node")
     machines.kill(machines.nodes["n2"])  # SIGKILL: its turns end with it, unreported
     assert until(lambda: machines.node("n2")["status"] == "offline")
