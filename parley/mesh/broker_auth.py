@@ -26,8 +26,8 @@ from parley.datafolder import PRIVATE_MODE, DataFolder, write_secret
 from parley.errors import Invalid, Unavailable
 from parley.mesh import nats_durable, nats_jwt
 from parley.mesh.messages import (
-    HEARTBEAT,
-    REGISTER,
+    heartbeat_subject,
+    register_subject,
     run_events_subject,
     run_outcomes_subject,
 )
@@ -173,8 +173,8 @@ def node_permissions(node: str, stream: str = STREAM) -> dict[str, Any]:
     return {
         "pub": {
             "allow": [
-                f"{REGISTER}.{node}",
-                f"{HEARTBEAT}.{node}",
+                register_subject(node),
+                heartbeat_subject(node),
                 run_events_subject(node),
                 f"{stream}.{run_outcomes_subject(node)}",
             ]
