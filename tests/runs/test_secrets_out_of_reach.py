@@ -9,6 +9,7 @@ has keys and tokens redacted, which would hide a leak from the assertions."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -26,7 +27,7 @@ from bench.machines import HEARTBEAT, Machines, until
 from parley.brains.confinement import landlock_abi
 from tests.cli.test_serve import serving
 from tests.conftest import database_of_its_own
-from tests.nats_server import NatsServer
+from tests.nats_server import running_nats_config
 from tests.runs.test_serve_brains import _hire, _token
 from tests.runs.test_serve_restart import _api, _until
 from tests.served import free_port
@@ -147,7 +148,7 @@ def test_a_brain_finds_none_of_the_server_s_secrets_wherever_it_looks(
 
 @pytest.mark.parametrize("given_as", ["file", "environment"])
 def test_a_brain_on_a_joined_node_finds_none_of_the_node_s_secrets(
-    tmp_path: Path, confined: None, nats_server: NatsServer, given_as: str
+    tmp_path: Path, confined: None, given_as: str
 ) -> None:
     """Its credentials given as the README says: ``--credentials FILE`` (a file in its $HOME,
     which the node hides from its brains by itself) or their text in
@@ -162,14 +163,18 @@ def test_a_brain_on_a_joined_node_finds_none_of_the_node_s_secrets(
     program = node_dir / "probe.py"  # where the walk finds it
     program.write_text(f"DATA = {str(data)!r}\nWORKDIR = {str(node_dir.resolve())!r}\n" + PROBE)
     kept = tmp_path / "gpu1-home" / ".config" / "parley" / "gpu1.creds"
-    with database_of_its_own("secrets_node") as database_url:
-        machines = Machines(tmp_path, database_url, nats_server.url)
+    with database_of_its_own("secrets_node") as database_url, contextlib.ExitStack() as stack:
+        port = free_port()
+        broker_url = f"nats://127.0.0.1:{port}"
+        machines = Machines(tmp_path, database_url, broker_url)
         try:
+            broker = running_nats_config(machines.broker_config(port), port)
+            stack.enter_context(broker)
             machines.start_hub()
             creds = machines.credentials("gpu1").read_text()
             given["node credentials"] = creds
             argv = [sys.executable, "-m", "parley", "node", "join", "gpu1"]
-            environment = planted | HEARTBEAT | {"PARLEY_BROKER": nats_server.url}
+            environment = planted | HEARTBEAT | {"PARLEY_BROKER": broker_url}
             if given_as == "file":
                 kept.write_text(creds)
                 kept.chmod(0o600)
