@@ -4,9 +4,8 @@ PostgreSQL and NATS), the node's credentials (``parley node add``) and its secon
 README's addresses and paths swapped for this test's), then its ```console mesh block against
 that hub, output checked.
 
-Until ``parley mesh broker-config`` is in (helper broker-keys), the test's nats-server lets
-anyone in and the hub is started with --insecure-broker; the keys are made as broker-config
-makes them."""
+Its nats-server is started from the file the tour's ``parley mesh broker-config`` writes: only
+the hub's and the node's credentials get in."""
 
 from __future__ import annotations
 
@@ -24,11 +23,9 @@ from pathlib import Path
 import httpx
 
 from bench.machines import until
-from parley.datafolder import DataFolder
-from parley.mesh.broker_auth import BrokerKeys
 from tests.cli.test_serve import cli
 from tests.conftest import database_of_its_own
-from tests.nats_server import NatsServer
+from tests.nats_server import running_nats_config
 from tests.served import free_port
 from tests.test_readme import PARLEY, README, Command, write_named_files
 
@@ -66,10 +63,14 @@ def swapped(line: str, swaps: dict[str, str]) -> list[str]:
     return [sys.executable, "-m", "parley", *words[1:]]
 
 
+def _clean() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("PARLEY_")}
+
+
 @contextmanager
 def started(argv: list[str], cwd: Path) -> Iterator[subprocess.Popen[bytes]]:
     cwd.mkdir(parents=True, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PARLEY_")} | FAST
+    env = _clean() | FAST
     log = (cwd / "process.log").open("ab")
     process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
@@ -80,22 +81,32 @@ def started(argv: list[str], cwd: Path) -> Iterator[subprocess.Popen[bytes]]:
         log.close()
 
 
-def test_the_many_machines_tour_works(tmp_path: Path, nats_server: NatsServer) -> None:
+def test_the_many_machines_tour_works(tmp_path: Path) -> None:
     config, nats, serve, add, join = sh_commands()
-    assert config.startswith(f"{PARLEY} mesh broker-config --out ")
-    assert nats.startswith("nats-server -c ")  # the test's own runs instead
+    assert nats.startswith("nats-server -c ")  # the test's own runs the file instead
     hub_dir, node_dir, port = tmp_path / "hub", tmp_path / "gpu1", free_port()
-    BrokerKeys.load_or_create(DataFolder(hub_dir / "parley-data"))  # what broker-config makes
-    with database_of_its_own("readme_mesh") as database:
-        hub_argv = swapped(serve, {BROKER: nats_server.url, DATABASE: database})
+    broker_port, out = free_port(), tmp_path / "broker"
+    broker_url = f"nats://127.0.0.1:{broker_port}"
+    hub_dir.mkdir()
+    config_argv = swapped(config, {"/etc/parley-nats": str(out)})
+    config_argv = [
+        w.replace(f"{HUB_ADDRESS}:4222", f"127.0.0.1:{broker_port}") for w in config_argv
+    ]
+    made = subprocess.run(config_argv, cwd=hub_dir, capture_output=True, text=True, env=_clean())
+    assert made.returncode == 0, made.stderr
+    with (
+        database_of_its_own("readme_mesh") as database,
+        running_nats_config(out / "nats-server.conf", broker_port),
+    ):
+        hub_argv = swapped(serve, {BROKER: broker_url, DATABASE: database})
         hub_argv = [word.replace(HUB_ADDRESS, "127.0.0.1") for word in hub_argv]
-        with started([*hub_argv, "--port", str(port), "--insecure-broker"], hub_dir):
+        with started([*hub_argv, "--port", str(port)], hub_dir):
             assert until(lambda: _healthy(port)), (hub_dir / "process.log").read_text()
             added = cli(hub_dir, port, *swapped(add, {})[3:])
             assert added.returncode == 0, added.stderr
             creds = hub_dir / CREDS
             assert creds.stat().st_mode & 0o777 == 0o600
-            swaps = {BROKER: nats_server.url, CREDS: str(creds), WORKSPACES: str(node_dir / "w")}
+            swaps = {BROKER: broker_url, CREDS: str(creds), WORKSPACES: str(node_dir / "w")}
             with started(swapped(join, swaps), node_dir):
                 assert until(lambda: _node_status(hub_dir, port) == "online")
                 write_named_files(hub_dir)
@@ -105,7 +116,7 @@ def test_the_many_machines_tour_works(tmp_path: Path, nats_server: NatsServer) -
                     if command.shown:
                         assert done.stdout.splitlines() == command.shown, command.line
                 listed = cli(hub_dir, port, "node", "list")
-                assert f"broker {nats_server.url}: connected" in listed.stdout
+                assert f"broker {broker_url}: connected" in listed.stdout
             assert (node_dir / "w" / "scout").is_dir()  # its workspace, on the second machine
 
 
