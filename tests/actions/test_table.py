@@ -64,8 +64,9 @@ def test_a_turn_offers_every_action_unless_told_otherwise() -> None:
     assert defaults["tools"] == AGENT_TOOLS
 
 
-def test_the_rule_brain_s_acts_are_the_table_s_and_its_own_two() -> None:
-    assert set(ACTS) == {"reply", "sleep", *ACTIONS}
+def test_the_rule_brain_s_acts_are_the_table_s_and_its_own_three() -> None:
+    # reply, sleep, and wait_for (a gate a test opens: the turn holds until a file exists)
+    assert set(ACTS) == {"reply", "sleep", "wait_for", *ACTIONS}
 
 
 async def test_the_deferred_recorder_takes_each_action_as_the_table_defines_it() -> None:
