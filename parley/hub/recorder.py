@@ -10,14 +10,13 @@ that is unreachable fails no turn: the same work is tried again, with a growing 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
 from parley.clock import Clock
 from parley.conversations.model import HopBudget, Topic
 from parley.conversations.refusals import Told, tell_refusal
-from parley.errors import ParleyError, Unavailable
+from parley.errors import ParleyError
 from parley.hub.outcomes import (
     ActionsRefused,
     Outcome,
@@ -26,6 +25,7 @@ from parley.hub.outcomes import (
     replies_to_agent,
 )
 from parley.hub.plain_replies import BudgetTight, Loaded, record_plain, take_plain
+from parley.retrying import retrying
 from parley.store import Store, Tx
 
 log = logging.getLogger(__name__)
@@ -78,14 +78,13 @@ class OutcomeRecorder:
 
     async def _retrying(self, record: Callable[[], Awaitable[None]]) -> None:
         """``record``, tried again while the store is unreachable: an outage fails no turn."""
-        pause = RETRY_FIRST_SECONDS
-        while True:
-            try:
-                return await record()
-            except Unavailable as exc:
-                log.warning("recording outcomes: %s; again in %.2fs", exc.message, pause)
-                await asyncio.sleep(pause)
-                pause = min(pause * 2, RETRY_LONGEST_SECONDS)
+        await retrying(
+            record,
+            what="recording outcomes",
+            first=RETRY_FIRST_SECONDS,
+            longest=RETRY_LONGEST_SECONDS,
+            logger=log,
+        )
 
     async def _refusing(self, batch: list[Outcome]) -> None:
         """Record a batch; a turn whose deferred actions were refused rolls the batch back and

@@ -56,6 +56,7 @@ from parley.mesh.messages import (
     turn_subject,
 )
 from parley.people.tokens import hash_token
+from parley.retrying import retrying
 from parley.runs.model import RunChange, RunState
 from parley.runs.tokens import new_run_token
 from parley.store import Store
@@ -66,6 +67,8 @@ log = logging.getLogger(__name__)
 BATCH = 256
 START_TIMEOUT = 10.0
 NODE_RETRY_SECONDS = 5.0
+# Pauses between tries to queue again a run its node did not take, while the store is away.
+REQUEUE_FIRST_SECONDS, REQUEUE_LONGEST_SECONDS = 0.05, 5.0
 
 
 class Scheduler:
@@ -224,9 +227,25 @@ class Scheduler:
             self._out.ended([turn.run_id])
             self._run_nodes.ended([turn.run_id])
             self._unreachable[node] = asyncio.get_running_loop().time() + NODE_RETRY_SECONDS
-            async with self._store.transaction() as tx:
-                await tx.runs.requeue(turn.run_id)
+            await self._requeue(turn.run_id)
             asyncio.get_running_loop().call_later(NODE_RETRY_SECONDS, self.wake)
+
+    async def _requeue(self, run_id: int) -> None:
+        """Queue again a run its node did not take. A store blip must not leave it running on
+        no node: tried again, the pause growing to the longest, until done or the scheduler
+        stops (then the next start's reconciliation finds it)."""
+
+        async def requeue() -> None:
+            async with self._store.transaction() as tx:
+                await tx.runs.requeue(run_id)
+
+        await retrying(
+            requeue,
+            what=f"queueing run {run_id} again",
+            first=REQUEUE_FIRST_SECONDS,
+            longest=REQUEUE_LONGEST_SECONDS,
+            logger=log,
+        )
 
     async def _on_chunk(self, message: Delivered) -> bytes | None:
         try:
