@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from parley.errors import Unavailable
-from parley.mesh.join_token import load_or_create_join_token
 from parley.mesh.messages import turn_subject
 from parley.mesh.node_runner import NodeRunner
 from parley.store import Store, Tx
+from tests.node_creds import node_key
 from tests.runs.support import get, say
 from tests.support import Harness, eventually
 
@@ -44,8 +44,8 @@ async def test_a_store_blip_while_requeueing_leaves_no_run_running_on_no_node(
     store = parley.context.store
     blip = _BlipOnce(store)
     monkeypatch.setattr(store, "transaction", blip.transaction)
-    token = load_or_create_join_token(parley.context.settings.data_dir)
-    beta = NodeRunner("beta", parley.context.broker, token, tmp_path / "beta", 3600)
+    key = await node_key(parley, "beta")
+    beta = NodeRunner("beta", parley.context.broker, key, tmp_path / "beta", 3600)
     await beta.start()
     await parley.hire("far", node="beta")
     await beta.stop()
