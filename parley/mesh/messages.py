@@ -26,11 +26,6 @@ def heartbeat_subject(node: str) -> str:
     return f"parley.mesh.heartbeat.{node}"
 
 
-def node_of_subject(subject: str) -> str:
-    """The node a per-node subject (``….<node>``) belongs to."""
-    return subject.rsplit(".", 1)[-1]
-
-
 def provision_subject(node: str) -> str:
     return f"parley.node.{node}.provision"
 

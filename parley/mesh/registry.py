@@ -23,8 +23,10 @@ from parley.mesh.messages import (
     Register,
     RegisterReply,
     TakenOver,
+    heartbeat_subject,
     instance_subject,
-    node_of_subject,
+    node_of,
+    register_subject,
     taken_over_subject,
 )
 from parley.mesh.nodes import register_node
@@ -100,7 +102,8 @@ class MeshRegistry:
             message = Register.model_validate_json(data)
         except ValidationError as exc:
             return RegisterReply(accepted=False, reason=f"malformed registration: {exc}")
-        refused = await self._registrations.refusal(node_of_subject(subject), message)
+        subject_node = node_of(subject, register_subject) or ""  # "": no node's, refused
+        refused = await self._registrations.refusal(subject_node, message)
         if refused is not None:
             log.warning("node %r refused on %s: %s", message.node, subject, refused.reason)
             return refused
@@ -132,7 +135,7 @@ class MeshRegistry:
         except ValidationError:
             log.warning("dropped a malformed heartbeat on %s", subject)
             return None
-        if message.node != node_of_subject(subject):
+        if message.node != node_of(subject, heartbeat_subject):
             log.warning("dropped a heartbeat of node %r sent on %s", message.node, subject)
             return None
         if not self._claims.heard(message.node, message.instance):
