@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -19,6 +19,7 @@ from parley.brains.factory import brain_for
 from parley.brains.groups import end_leftovers
 from parley.brains.keys import model_endpoints
 from parley.channels.discord.available import discord_installed, install_hint
+from parley.channels.registry import ChannelAdapter
 from parley.channels.sweeper import run_binding_sweeper
 from parley.clock import Clock, SystemClock
 from parley.context import Context
@@ -50,11 +51,16 @@ HUB_TIMEOUT = 60.0
 
 @asynccontextmanager
 async def running(
-    settings: Settings, clock: Clock, mesh: Broker | None = None
+    settings: Settings,
+    clock: Clock,
+    mesh: Broker | None = None,
+    channels: Mapping[str, ChannelAdapter] | None = None,
 ) -> AsyncIterator[Context]:
     """Data folder, store (migrated), owner, broker, hub registry, the local node, the sweeper.
     ``mesh``: a broker to other machines, which the caller opened and closes; else the
-    in-process one."""
+    in-process one. ``channels``: adapters of more channels (by name, for every account).
+    Every channel's adapters are registered before deliveries start: a post left pending by
+    the last stop, due at once, would otherwise fail for good as having no adapter."""
     folder = DataFolder(settings.data_dir)
     folder.prepare(default_store=settings.database_url is None)
     store = await Store.open(settings.resolved_database_url, direct_driver=settings.direct_driver)
@@ -91,6 +97,9 @@ async def running(
         stack.push_async_callback(registry.stop)
         end_leftovers(folder.brain_groups)  # before their runs are recovered and run again
         folder.clear_run_temp()
+        for name, adapter in (channels or {}).items():
+            runtime.channels.registry.register(name, adapter)
+        await _start_discord(stack, context)
         await runtime.start()
         stack.push_async_callback(runtime.stop)
         if settings.local_node:
@@ -101,7 +110,6 @@ async def running(
         stack.push_async_callback(_cancel, sweeper)
         bindings = asyncio.create_task(run_binding_sweeper(store, clock, settings.sweep_seconds))
         stack.push_async_callback(_cancel, bindings)
-        await _start_discord(stack, context)
         log.info(
             "Parley is up: store %s, broker %s, %s",
             store.dialect,
@@ -269,6 +277,7 @@ async def _start_discord(stack: contextlib.AsyncExitStack, context: Context) -> 
         context.settings.channels.discord,
         context.runtime.channels.registry,
     )
+    await discord.start_configured()  # each configured account's adapter registered now
     polling = asyncio.create_task(discord.run())
     stack.push_async_callback(discord.stop)
     stack.push_async_callback(_cancel, polling)

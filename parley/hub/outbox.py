@@ -9,7 +9,6 @@ item falls due (a retry, or a claim whose worker died)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import secrets
@@ -29,6 +28,7 @@ from parley.redact import redact
 from parley.store import Store
 from parley.store.effects import Effects
 from parley.text import without_nul
+from parley.worker import Worker
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,11 @@ class Pass:
     next_due: datetime | None
 
 
-class OutboxWorker:
+class OutboxWorker(Worker):
+    """Local items are delivered in the pass that claims them; remote ones are sent by a task
+    per kind, in claim order, while passes go on: a destination whose sends hang (up to their
+    timeout) holds up only its own kind's items, never a subtask's result or any other kind."""
+
     def __init__(
         self,
         store: Store,
@@ -61,73 +65,91 @@ class OutboxWorker:
         lease: timedelta = LEASE,
         name: str | None = None,
     ) -> None:
-        self._store, self._clock, self._deliverers = store, clock, deliverers
-        self._backoff = backoff or Backoff()
-        self._lease = lease
         # Whose claim an item is under: one name per worker, so a new process never settles
         # an attempt it did not make.
         self.name = name or f"outbox-{secrets.token_hex(6)}"
-        self._wakeup = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-
-    async def start(self) -> None:
-        self._task = asyncio.create_task(self._loop())
-        self.wake()  # what a previous process left pending
+        super().__init__(
+            f"deliveries ({self.name})",
+            first_pause=STORE_PAUSE_SECONDS,
+            longest_pause=STORE_PAUSE_CAP_SECONDS,
+            logger=log,
+        )
+        self._store, self._clock, self._deliverers = store, clock, deliverers
+        self._backoff = backoff or Backoff()
+        self._lease = lease
+        self._sending: dict[str, asyncio.Task[list[datetime | None]]] = {}  # kind → its sends
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-
-    def wake(self) -> None:
-        self._wakeup.set()
+        await super().stop()
+        # What is cut off mid-send stays claimed: due again when its lease passes, same key.
+        sending, self._sending = list(self._sending.values()), {}
+        for task in sending:
+            task.cancel()
+        await asyncio.gather(*sending, return_exceptions=True)
 
     async def on_commit(self, effects: Effects) -> None:
         if effects.outbox:
             self.wake()
 
-    async def _loop(self) -> None:
-        pause = STORE_PAUSE_SECONDS
-        wait: float | None = 0.0
-        while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wakeup.wait(), wait)
-            self._wakeup.clear()
-            try:
-                done = await self.deliver_due()
-            except Unavailable as exc:  # the store is away: nothing can be claimed meanwhile
-                log.warning("deliveries paused: store unreachable, again in %.1fs: %s", pause, exc)
-                wait, pause = pause, min(pause * 2, STORE_PAUSE_CAP_SECONDS)
-                continue
-            pause = STORE_PAUSE_SECONDS
-            wait = 0.0 if done.attempted == BATCH else self._seconds_until(done.next_due)
+    async def one_pass(self) -> float | None:
+        claimed, next_due, _ = await self._claim_and_attempt()
+        if claimed == BATCH:
+            return 0.0
+        return self._seconds_until(next_due)
 
     def _seconds_until(self, due: datetime | None) -> float | None:
         if due is None:
-            return None  # nothing pending: only a commit wakes us
+            return None  # nothing pending: only a commit (or a kind's sends ending) wakes us
         return max((due - self._clock.now()).total_seconds(), MIN_WAIT_SECONDS)
 
     async def deliver_due(self) -> Pass:
-        """Claim what is due, attempt each item, settle each; when the next item falls due."""
+        """One pass with its sends awaited: claim what is due, attempt each item, settle each;
+        when the next item falls due."""
+        claimed, next_due, sends = await self._claim_and_attempt()
+        due_again = [due for sent in await asyncio.gather(*sends) for due in sent]
+        return Pass(claimed, min(filter(None, [next_due, *due_again]), default=None))
+
+    async def _claim_and_attempt(
+        self,
+    ) -> tuple[int, datetime | None, list[asyncio.Task[list[datetime | None]]]]:
+        """Claim what is due of the kinds not sending now; deliver the local items, start the
+        remote ones' sends; how many were claimed, when the next item not claimed falls due,
+        and the sends started."""
         now = self._clock.now()
         until = now + self._lease
+        busy = sorted(self._sending)
         async with self._store.transaction() as tx:
-            items = await tx.outbox.claim_due(self.name, now, until, BATCH)
-            later = await tx.outbox.next_due(excluding=[item.id for item in items])
-        due_again = [await self._attempt(item, until) for item in items]
-        return Pass(len(items), min(filter(None, [later, *due_again]), default=None))
+            items = await tx.outbox.claim_due(self.name, now, until, BATCH, busy)
+            later = await tx.outbox.next_due([item.id for item in items], busy)
+        due_again: list[datetime | None] = [later]
+        remote: dict[str, list[tuple[Delivery, Route[Any]]]] = {}
+        for item in items:
+            try:
+                route = self._deliverers.route(item)
+            except Invalid as exc:
+                due_again.append(await self._recorded(item, self._fail(item, None, exc), until))
+                continue
+            if route.local is not None:
+                due_again.append(await self._deliver_here(item, route, until))
+            else:
+                remote.setdefault(item.kind, []).append((item, route))
+        sends = [self._start_sending(kind, routed, until) for kind, routed in remote.items()]
+        return len(items), min(filter(None, due_again), default=None), sends
 
-    async def _attempt(self, item: Delivery, until: datetime) -> datetime | None:
-        """Attempt and settle one item; when it is due again, if it is still pending."""
-        try:
-            route = self._deliverers.route(item)
-        except Invalid as exc:
-            return await self._recorded(item, self._fail(item, None, exc), until)
-        if route.local is not None:
-            return await self._deliver_here(item, route, until)
-        return await self._send(item, route, until)
+    def _start_sending(
+        self, kind: str, routed: list[tuple[Delivery, Route[Any]]], until: datetime
+    ) -> asyncio.Task[list[datetime | None]]:
+        async def send_in_order() -> list[datetime | None]:
+            try:
+                return [await self._send(item, route, until) for item, route in routed]
+            finally:  # before any awaiting caller resumes: its next claim may take this kind
+                if self._sending.get(kind) is task:
+                    del self._sending[kind]
+                self.wake()  # the kind's next items, and any retry it scheduled, to be seen
+
+        task = asyncio.create_task(send_in_order(), name=f"deliveries of {kind}")
+        self._sending[kind] = task
+        return task
 
     async def _deliver_here(
         self, item: Delivery, route: Route[Any], until: datetime

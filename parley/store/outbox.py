@@ -18,11 +18,14 @@ from parley.store.tables import outbox
 PENDING = outbox.c.state == DeliveryState.PENDING.value
 # Frames for peers are the federation sender's (store/frames.py), claimed per connection.
 _GENERAL = outbox.c.connection.is_(None)
+# Kinds whose sends are still out in this worker: left until they return, so that one kind's
+# items go in order and a hanging destination holds up only its own kind.
+_NOT_BUSY = outbox.c.kind.not_in(bindparam("busy", expanding=True))
 # Due items, oldest due first; on PostgreSQL rows another worker is claiming are skipped, not
 # waited for (SQLite has one writer: the clause is left out there).
 _DUE = (
     select(outbox.c.id)
-    .where(PENDING, _GENERAL, outbox.c.next_attempt_at <= bindparam("now"))
+    .where(PENDING, _GENERAL, _NOT_BUSY, outbox.c.next_attempt_at <= bindparam("now"))
     .order_by(outbox.c.next_attempt_at, outbox.c.id)
     .limit(bindparam("limit"))
     .with_for_update(skip_locked=True)
@@ -50,7 +53,10 @@ def claiming(due: Select[Any]) -> Update:
 _CLAIM = once(claiming(_DUE))
 _NEXT_DUE = once(
     select(func.min(outbox.c.next_attempt_at)).where(
-        PENDING, _GENERAL, outbox.c.id.not_in(bindparam("excluding", expanding=True))
+        PENDING,
+        _GENERAL,
+        _NOT_BUSY,
+        outbox.c.id.not_in(bindparam("excluding", expanding=True)),
     )
 )
 
@@ -122,18 +128,25 @@ class OutboxRepo:
         )
 
     async def claim_due(
-        self, worker: str, now: datetime, until: datetime, limit: int
+        self,
+        worker: str,
+        now: datetime,
+        until: datetime,
+        limit: int,
+        busy: Sequence[str] = (),
     ) -> list[Delivery]:
-        """Take up to ``limit`` due items for ``worker`` until ``until``; each claim is an
-        attempt begun."""
-        params = {"worker": worker, "now": now, "until": until, "limit": limit}
+        """Take up to ``limit`` due items for ``worker`` until ``until``, none of a kind in
+        ``busy``; each claim is an attempt begun."""
+        params = {"worker": worker, "now": now, "until": until, "limit": limit, "busy": list(busy)}
         rows = await self._c.execute(_CLAIM, params)
         return sorted((delivery_of(row) for row in rows), key=lambda item: item.id)
 
-    async def next_due(self, excluding: Sequence[int] = ()) -> datetime | None:
-        """When the earliest pending item but ``excluding`` is due (a claimed one: when its
-        lease passes)."""
-        params = {"excluding": list(excluding)}
+    async def next_due(
+        self, excluding: Sequence[int] = (), busy: Sequence[str] = ()
+    ) -> datetime | None:
+        """When the earliest pending item but ``excluding`` and those of a kind in ``busy`` is
+        due (a claimed one: when its lease passes)."""
+        params = {"excluding": list(excluding), "busy": list(busy)}
         due: datetime | None = (await self._c.execute(_NEXT_DUE, params)).scalar_one_or_none()
         return due
 

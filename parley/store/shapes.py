@@ -65,7 +65,10 @@ class Shape:
         if self.expanding:
             expanded = self.compiled.construct_expanded_state(parameters)
             sql, values = expanded.statement, expanded.parameters
-            names, binders = expanded.positiontup or (), expanded.processors
+            # The expanded lists' processors on top of every other parameter's, as SQLAlchemy
+            # merges them: the expanded state alone holds only the lists'.
+            names = expanded.positiontup or ()
+            binders = {**self.binders, **expanded.processors}
         else:
             sql, values = self.compiled.string, self.compiled.construct_params(parameters)
             names, binders = self.positions, self.binders

@@ -42,8 +42,7 @@ class FileChannel:
 
 async def serve(data_dir: Path, port: int, folder: Path) -> None:
     settings = Settings(data_dir=data_dir, port=port, heartbeat_seconds=3600, sweep_seconds=3600)
-    async with running(settings, SystemClock()) as context:
-        context.runtime.channels.registry.register("file", FileChannel(folder))
+    async with running(settings, SystemClock(), channels={"file": FileChannel(folder)}) as context:
         config = uvicorn.Config(
             create_app(settings, context=context), host="127.0.0.1", port=port, log_level="warning"
         )

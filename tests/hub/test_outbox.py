@@ -376,3 +376,33 @@ async def _answer_waits(parley: Harness) -> bool:
 async def _listed(parley: Harness, state: str) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = (await get(parley.owner, f"/deliveries?state={state}"))["items"]
     return items
+
+
+async def test_a_destination_whose_sends_hang_holds_up_only_its_own_kind(
+    store: Store, clock: ManualClock
+) -> None:
+    """A subtask's result, or any local delivery, arrives while a channel's send hangs; the
+    hanging kind's next item waits behind it, so that its items still go in order."""
+    async with receiving() as receiver:
+        receiver.script = [HANG]
+        deliverers, sender = _remote(receiver)
+        sender.timeout = 3600  # hangs until the lease's bound: longer than any wait below
+        deliverers.add_local(Note, NoteDeliverer()).add_local(Echo, EchoDeliverer())
+        worker = OutboxWorker(store, clock, deliverers, backoff=NO_JITTER)
+        unsubscribe = store.subscribe(worker.on_commit)
+        await worker.start()
+        try:
+            await _put(store, clock, "frame:1", Frame(body="hangs"))
+            assert await eventually(lambda: _sent(receiver, ["frame:1"]))
+            await _put(store, clock, "frame:2", Frame(body="after it"))
+            await _put(store, clock, "note:result", Note(text="a subtask's result"))
+            assert await eventually(lambda: _is(store, "note:result", DeliveryState.DELIVERED))
+            assert receiver.keys == ["frame:1"]  # frame 2 waits for frame 1's send to return
+        finally:
+            receiver.release.set()
+            await worker.stop()
+            unsubscribe()
+
+
+async def _sent(receiver: Receiver, keys: list[str]) -> bool:
+    return receiver.keys == keys
