@@ -29,9 +29,11 @@ async def retrying(
     sleep: Sleep = asyncio.sleep,
     logger: logging.Logger = log,
     level: int = logging.WARNING,
+    traceback: bool = False,
 ) -> T:
     """``attempt()``'s result, tried again after each failure of a kind in ``on``; the
-    failure itself once ``within`` seconds (if given) have passed since the first try."""
+    failure itself once ``within`` seconds (if given) have passed since the first try.
+    ``traceback``: each failure logged with where it came from (a bug, not an outage)."""
     give_up_at = None if within is None else time.monotonic() + within
     pause = first
     while True:
@@ -40,7 +42,14 @@ async def retrying(
         except on as exc:
             if give_up_at is not None and time.monotonic() + pause > give_up_at:
                 raise
-            logger.log(level, "%s: %s; again in %.2fs", what, _why(exc), pause)
+            logger.log(
+                level,
+                "%s: %s; again in %.2fs",
+                what,
+                _why(exc),
+                pause,
+                exc_info=exc if traceback else None,
+            )
         await sleep(pause)
         pause = min(pause * 2, longest)
 

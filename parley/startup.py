@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Mapping
@@ -12,7 +11,7 @@ from pathlib import Path
 
 import httpx
 
-from parley.agents.sweeper import run_sweeper
+from parley.agents.sweeper import AgentSweeper
 from parley.agents.workspaces import provision_waiting
 from parley.brains.cache import BrainCache
 from parley.brains.factory import brain_for
@@ -20,7 +19,7 @@ from parley.brains.groups import end_leftovers
 from parley.brains.keys import model_endpoints
 from parley.channels.discord.available import discord_installed, install_hint
 from parley.channels.registry import ChannelAdapter
-from parley.channels.sweeper import run_binding_sweeper
+from parley.channels.sweeper import BindingSweeper
 from parley.clock import Clock, SystemClock
 from parley.context import Context
 from parley.conversations.model import HopBudget
@@ -106,10 +105,10 @@ async def running(
             node = _local_node(settings, context, own_key, folder.workspaces, own_instance)
             await node.start()
             stack.push_async_callback(node.stop)
-        sweeper = asyncio.create_task(run_sweeper(store, clock, settings.sweep_seconds))
-        stack.push_async_callback(_cancel, sweeper)
-        bindings = asyncio.create_task(run_binding_sweeper(store, clock, settings.sweep_seconds))
-        stack.push_async_callback(_cancel, bindings)
+        for sweeper in (AgentSweeper, BindingSweeper):
+            sweeping = sweeper(store, clock, settings.sweep_seconds)
+            await sweeping.start()
+            stack.push_async_callback(sweeping.stop)
         log.info(
             "Parley is up: store %s, broker %s, %s",
             store.dialect,
@@ -278,12 +277,5 @@ async def _start_discord(stack: contextlib.AsyncExitStack, context: Context) -> 
         context.runtime.channels.registry,
     )
     await discord.start_configured()  # each configured account's adapter registered now
-    polling = asyncio.create_task(discord.run())
+    await discord.start()
     stack.push_async_callback(discord.stop)
-    stack.push_async_callback(_cancel, polling)
-
-
-async def _cancel(task: asyncio.Task[None]) -> None:
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task

@@ -24,13 +24,15 @@ LONGEST_PAUSE_SECONDS = 30.0
 class Worker(ABC):
     """Subclasses write ``one_pass``; its answer says when the next pass is due: ``0`` at once,
     ``None`` only when woken, a number of seconds otherwise (``every`` if given is the default
-    wait between passes for loops that return ``None`` yet must also tick)."""
+    wait between passes for loops that return ``None`` yet must also tick; ``at_start``: whether
+    the first pass comes at once, or only after a first ``every``)."""
 
     def __init__(
         self,
         name: str,
         *,
         every: float | None = None,
+        at_start: bool = True,
         overrun: float | None = None,
         first_pause: float = FIRST_PAUSE_SECONDS,
         longest_pause: float = LONGEST_PAUSE_SECONDS,
@@ -38,6 +40,7 @@ class Worker(ABC):
     ) -> None:
         self.worker_name = name
         self._every = every
+        self._at_start = at_start
         self._overrun = overrun
         self._first_pause, self._longest_pause = first_pause, longest_pause
         self._log = logger or log
@@ -52,7 +55,6 @@ class Worker(ABC):
     async def start(self) -> None:
         if self._task is None:
             self._task = asyncio.create_task(self._loop(), name=self.worker_name)
-            self.wake()  # what a previous process left
 
     async def stop(self) -> None:
         task, self._task = self._task, None
@@ -70,7 +72,7 @@ class Worker(ABC):
 
     async def _loop(self) -> None:
         pause = self._first_pause
-        wait: float | None = 0.0
+        wait: float | None = 0.0 if self._at_start else None
         while True:
             await self._wait(wait)
             self._wakeup.clear()
@@ -94,6 +96,9 @@ class Worker(ABC):
     async def _wait(self, wait: float | None) -> None:
         if wait is None:
             wait = self._every
+        if wait is None:
+            await self._wakeup.wait()
+            return
         if wait == 0:
             await asyncio.sleep(0)  # others run between back-to-back passes
             return

@@ -96,3 +96,59 @@ def test_only_the_nats_modules_know_nats() -> None:
         if "nats" in _third_party_imports(path)
     }
     assert knowing == {"mesh/nats_broker.py", "mesh/nats_durable.py"}
+
+
+# What a node runs on its own machine (a node joins with credentials and a broker address only:
+# no store there), and the broker transport both sides share.
+NODE_RUNTIME = (
+    "parley.mesh.node_runner",
+    "parley.mesh.turn_host",
+    "parley.mesh.brain_checks",
+    "parley.mesh.node_keys",
+    "parley.mesh.http_actions",
+    "parley.mesh.nats_broker",
+    "parley.mesh.local_broker",
+)
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Each module of parley and the parley modules it imports (``from a import b`` counts ``a``
+    and, when it is a module, ``a.b``)."""
+    modules = {}
+    for path in ROOT.rglob("*.py"):
+        relative = path.relative_to(ROOT.parent).with_suffix("")
+        modules[".".join(part for part in relative.parts if part != "__init__")] = path
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found.add(node.module)
+                found.update(f"{node.module}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+        graph[module] = {name for name in found if name in modules}
+    return graph
+
+
+def reached_from(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen, frontier = set(), [start]
+    while frontier:
+        for target in graph.get(frontier.pop(), ()):
+            if target not in seen:
+                seen.add(target)
+                frontier.append(target)
+    return seen
+
+
+def test_the_node_runtime_never_reaches_the_store() -> None:
+    graph = module_graph()
+    for module in NODE_RUNTIME:
+        assert module in graph, f"{module} is gone: update NODE_RUNTIME"
+        reached = sorted(m for m in reached_from(graph, module) if m.startswith("parley.store"))
+        assert not reached, f"{module} reaches {reached}"
+
+
+def test_a_store_import_is_found_however_deep() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"parley.store.x"}, "parley.store.x": set()}
+    assert "parley.store.x" in reached_from(graph, "a")

@@ -88,3 +88,15 @@ async def test_every_ticks_a_loop_that_is_never_woken() -> None:
     worker = Scripted([None, None], every=0.01)
     await _finished(worker)
     assert worker.passes == 3
+
+
+async def test_a_worker_not_at_start_waits_a_first_every() -> None:
+    worker = Scripted([None], every=3600, at_start=False)
+    await worker.start()
+    try:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(worker.passed.wait()), 0.05)
+        worker.wake()  # a wake still brings a pass forward
+        await asyncio.wait_for(worker.passed.wait(), 5)
+    finally:
+        await worker.stop()

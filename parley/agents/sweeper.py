@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass, field
 
@@ -10,6 +9,7 @@ from parley.agents.lifecycle import begin_draining, retire
 from parley.clock import Clock
 from parley.errors import Conflict
 from parley.store import Store
+from parley.worker import Worker
 
 log = logging.getLogger(__name__)
 
@@ -36,12 +36,16 @@ async def sweep_once(store: Store, clock: Clock) -> SweepReport:
     return report
 
 
-async def run_sweeper(store: Store, clock: Clock, interval: float) -> None:
-    while True:
-        try:
-            report = await sweep_once(store, clock)
-            if report.draining or report.retired:
-                log.info("sweep: draining %s, retired %s", report.draining, report.retired)
-        except Exception:
-            log.exception("sweep failed; trying again next round")
-        await asyncio.sleep(interval)
+class AgentSweeper(Worker):
+    """Every ``interval`` seconds: clones whose lifetime ended start draining, drained agents
+    retire."""
+
+    def __init__(self, store: Store, clock: Clock, interval: float) -> None:
+        super().__init__("the agents' sweep", every=interval, logger=log)
+        self._store, self._clock = store, clock
+
+    async def one_pass(self) -> float | None:
+        report = await sweep_once(self._store, self._clock)
+        if report.draining or report.retired:
+            log.info("sweep: draining %s, retired %s", report.draining, report.retired)
+        return None

@@ -4,12 +4,12 @@ people there know why the session stopped answering. The farewell goes through t
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 from parley.channels.outbound import ChannelPlace, ChannelPost
 from parley.clock import Clock
 from parley.store import Store
+from parley.worker import Worker
 
 log = logging.getLogger(__name__)
 
@@ -39,12 +39,15 @@ async def sweep_bindings(store: Store, clock: Clock) -> list[int]:
     return ended
 
 
-async def run_binding_sweeper(store: Store, clock: Clock, interval: float) -> None:
-    while True:
-        try:
-            ended = await sweep_bindings(store, clock)
-            if ended:
-                log.info("bindings ended by the sweep: %s", ended)
-        except Exception:
-            log.exception("the bindings' sweep failed; trying again next round")
-        await asyncio.sleep(interval)
+class BindingSweeper(Worker):
+    """Every ``interval`` seconds: the bindings whose time is up end."""
+
+    def __init__(self, store: Store, clock: Clock, interval: float) -> None:
+        super().__init__("the bindings' sweep", every=interval, logger=log)
+        self._store, self._clock = store, clock
+
+    async def one_pass(self) -> float | None:
+        ended = await sweep_bindings(self._store, self._clock)
+        if ended:
+            log.info("bindings ended by the sweep: %s", ended)
+        return None

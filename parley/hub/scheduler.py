@@ -13,7 +13,6 @@ records every end stored meanwhile in one), so a busy hub pays a commit per batc
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Sequence
@@ -61,6 +60,7 @@ from parley.runs.model import RunChange, RunState
 from parley.runs.tokens import new_run_token
 from parley.store import Store
 from parley.store.effects import Effects
+from parley.worker import Worker
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,10 @@ NODE_RETRY_SECONDS = 5.0
 REQUEUE_FIRST_SECONDS, REQUEUE_LONGEST_SECONDS = 0.05, 5.0
 
 
-class Scheduler:
+class Scheduler(Worker):
+    """Each pass starts a batch of startable runs; woken by every commit that may have made one
+    startable, and at once again while batches come full."""
+
     def __init__(
         self,
         store: Store,
@@ -84,8 +87,7 @@ class Scheduler:
         self._store, self._broker, self._clock = store, broker, clock
         self._parley_url = parley_url
         self._watch = watch
-        self._wakeup = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        super().__init__("starting runs", logger=log)
         self._subscription: Subscription | None = None
         self._outcomes: DurableSubscription | None = None
         self._outcomes_of_no_node: DurableSubscription | None = None
@@ -109,17 +111,13 @@ class Scheduler:
         self._outcomes_of_no_node = await self._broker.consume(
             RUN_OUTCOMES_OF_NO_NODE, EARLIER_HUB_CONSUMER, self._on_ends_of_no_node
         )
-        self._task = asyncio.create_task(self._loop())
-        self.wake()
+        await super().start()
 
     async def stop(self) -> None:
         for outcomes in (self._outcomes, self._outcomes_of_no_node):
             if outcomes is not None:
                 await outcomes.unsubscribe()  # a batch being recorded comes again next start
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await super().stop()
         # A turn cut off on its way stays running; the next start's reconciliation asks the
         # nodes whether one holds it.
         for task in list(self._dispatching):
@@ -134,9 +132,6 @@ class Scheduler:
         await self._outcomes.caught_up()
         await self._outcomes_of_no_node.caught_up()
 
-    def wake(self) -> None:
-        self._wakeup.set()
-
     def node_lost(self, node: str) -> None:
         self._lost.add(node)
 
@@ -150,17 +145,10 @@ class Scheduler:
         if effects.wake:
             self.wake()
 
-    async def _loop(self) -> None:
-        while True:
-            await self._wakeup.wait()
-            self._wakeup.clear()
-            try:
-                if await self._start_batch() == BATCH:
-                    self.wake()  # there may be more that can start
-            except Exception:  # the scheduler must outlive any one bad batch
-                log.exception("starting runs failed; trying again shortly")
-                await asyncio.sleep(0.5)
-                self.wake()
+    async def one_pass(self) -> float | None:
+        if await self._start_batch() == BATCH:
+            return 0.0  # there may be more that can start
+        return None
 
     async def _start_batch(self) -> int:
         loop_time = asyncio.get_running_loop().time()

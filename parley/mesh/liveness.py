@@ -4,7 +4,6 @@ return is logged once, however often the status is read, and each loss is acted 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
@@ -12,6 +11,7 @@ from datetime import timedelta
 from parley.clock import Clock
 from parley.mesh.model import Node, NodeStatus
 from parley.store import Store
+from parley.worker import Worker
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +28,9 @@ def nothing_back(node: str) -> None:
     return None
 
 
-class NodeLiveness:
+class NodeLiveness(Worker):
+    """Looks every ``interval`` once started (the first look is the starter's to take)."""
+
     def __init__(
         self,
         store: Store,
@@ -40,6 +42,7 @@ class NodeLiveness:
         self._store, self._clock = store, clock
         self._on_lost, self._on_back = on_lost, on_back
         self._offline_after = offline_after
+        super().__init__("the nodes' liveness", every=self.interval, at_start=False, logger=log)
         self._online: set[str] | None = None  # unknown until the first look
         # Heard from while a look was reading: what that look read of them is already old.
         self._heard_meanwhile: set[str] = set()
@@ -98,14 +101,9 @@ class NodeLiveness:
         log.info("node %s back online", name)
         self._on_back(name)
 
-    async def watch(self) -> None:
-        """Look again and again, after a first look has been taken."""
-        while True:
-            await asyncio.sleep(self.interval)
-            try:
-                await self.check()
-            except Exception:  # the watch must outlive a store outage
-                log.exception("checking node liveness failed; trying again")
+    async def one_pass(self) -> float | None:
+        await self.check()
+        return None
 
     def _status(self, node: Node) -> NodeStatus:
         return node.status(self._clock.now(), self._offline_after)

@@ -42,6 +42,7 @@ from parley.mesh.broker import (
 )
 from parley.mesh.gathering import gathered
 from parley.mesh.redelivery import hand_over
+from parley.retrying import retrying
 
 log = logging.getLogger(__name__)
 
@@ -100,22 +101,29 @@ class DurableSubjects:
         """Returns once stored; tries again while the broker is away (the message id makes a
         second try that reached the broker a duplicate, dropped)."""
         headers = {"Nats-Msg-Id": message_id}
-        pause = FIRST_PAUSE
-        while True:
+        stored = self.stored_subject(subject)
+
+        async def attempt() -> None:
+            if self._is_closed():
+                raise Unavailable("the broker is closed")  # not tried again
             try:
-                await self.js.publish(self.stored_subject(subject), data, headers=headers)
-                return
+                await self.js.publish(stored, data, headers=headers)
             except (nats.errors.MaxPayloadError, nats.js.errors.BadRequestError) as exc:
                 raise Invalid(f"the broker refused a message on {subject}: {exc}") from exc
             except nats.js.errors.NoStreamResponseError:
                 with contextlib.suppress(Exception):  # a broker that lost its store
                     await self.prepare()
-            except nats.errors.Error as exc:
-                log.debug("storing on %s failed (%s); trying again", subject, exc)
-            if self._is_closed():
-                raise Unavailable("the broker is closed")
-            await asyncio.sleep(pause)
-            pause = min(pause * 2, LONGEST_PAUSE)
+                raise
+
+        await retrying(
+            attempt,
+            what=f"storing on {subject}",
+            first=FIRST_PAUSE,
+            longest=LONGEST_PAUSE,
+            on=(nats.errors.Error,),
+            logger=log,
+            level=logging.DEBUG,
+        )
 
     async def consume(
         self, subject: str, name: str, handler: DurableHandler, gathering: Gathering | None

@@ -8,12 +8,17 @@ import base64
 import binascii
 import os
 import re
+import time
+from collections.abc import Callable
 
 import nkeys
 from nacl.exceptions import BadSignatureError
 from nacl.signing import VerifyKey
 
 from parley.errors import Invalid
+from parley.mesh.messages import Register
+
+Wall = Callable[[], float]  # the machine's time, seconds since the epoch
 
 # The seed part of a standard NATS .creds file (nsc's and Parley's alike).
 _SEED = re.compile(r"-{3,}BEGIN USER NKEY SEED-{3,}\s*(S[A-Z2-7]+)\s*-{3,}END USER NKEY SEED")
@@ -63,3 +68,11 @@ def signed_by(public_key: str, data: bytes, signature: str) -> bool:
     except (binascii.Error, ValueError, BadSignatureError):
         return False
     return True
+
+
+def signed_register(key: NodeKey, message: Register, wall: Wall = time.time) -> Register:
+    """``message`` (its key and signing time set here) signed by ``key``."""
+    unsigned = message.model_copy(
+        update={"public_key": key.public_key, "signed_at": int(wall() * 1000), "signature": ""}
+    )
+    return unsigned.model_copy(update={"signature": key.sign(unsigned.signed_text())})

@@ -5,7 +5,6 @@ process joined under its name with ``replace``)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import secrets
@@ -31,10 +30,10 @@ from parley.mesh.messages import (
     register_subject,
     taken_over_subject,
 )
-from parley.mesh.node_keys import NodeKey
-from parley.mesh.registration import signed_register
+from parley.mesh.node_keys import NodeKey, signed_register
 from parley.mesh.turn_host import TurnHost
 from parley.naming import check_name
+from parley.worker import Worker
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +68,7 @@ class NodeRunner:
         self._subscription: Subscription | None = None
         self._taken_over_subscription: Subscription | None = None
         self._instance_subscription: Subscription | None = None
-        self._heartbeat: asyncio.Task[None] | None = None
+        self._heartbeat: Heartbeats | None = None
         self._turns = turns
         self._checks = checks
         # Set once another process joined under this name with ``replace``: this one is not
@@ -93,7 +92,10 @@ class NodeRunner:
         self._instance_subscription = await self._broker.subscribe(
             instance_subject(self.name), self._on_instance
         )
-        self._heartbeat = asyncio.create_task(self._beat())
+        self._heartbeat = Heartbeats(
+            self._broker, self.name, self.instance, self._heartbeat_seconds
+        )
+        await self._heartbeat.start()
 
     async def stop(self) -> None:
         await self._leave()
@@ -106,9 +108,7 @@ class NodeRunner:
         """No more heartbeats, workspaces, brain checks or turns from this process."""
         heartbeat, self._heartbeat = self._heartbeat, None
         if heartbeat is not None:
-            heartbeat.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await heartbeat
+            await heartbeat.stop()
         for subscription in (self._subscription, self._instance_subscription):
             if subscription is not None:
                 await subscription.unsubscribe()
@@ -159,16 +159,6 @@ class NodeRunner:
             raise Unauthorized(f"the hub refused node {self.name!r}: {reply.reason}")
         log.debug("node %r joined the mesh", self.name)  # the hub logs the join at INFO
 
-    async def _beat(self) -> None:
-        heartbeat = Heartbeat(node=self.name, instance=self.instance)
-        message = heartbeat.model_dump_json().encode()
-        while True:
-            await asyncio.sleep(self._heartbeat_seconds)
-            try:
-                await self._broker.publish(heartbeat_subject(self.name), message)
-            except ParleyError as exc:
-                log.warning("heartbeat of node %r not sent: %s", self.name, exc)
-
     async def _on_provision(self, data: bytes) -> bytes:
         try:
             agent = check_name("agent", Provision.model_validate_json(data).agent)
@@ -177,3 +167,20 @@ class NodeRunner:
         workspace = self._workspace_root / agent
         workspace.mkdir(parents=True, exist_ok=True)
         return ProvisionReply(workspace=str(workspace)).model_dump_json().encode()
+
+
+class Heartbeats(Worker):
+    """Every ``seconds``, the node tells the hub it is alive; one that cannot be sent is
+    logged and the next comes on time."""
+
+    def __init__(self, broker: Broker, node: str, instance: str, seconds: float) -> None:
+        super().__init__(f"heartbeats of node {node!r}", every=seconds, at_start=False, logger=log)
+        self._broker, self._node = broker, node
+        self._message = Heartbeat(node=node, instance=instance).model_dump_json().encode()
+
+    async def one_pass(self) -> float | None:
+        try:
+            await self._broker.publish(heartbeat_subject(self._node), self._message)
+        except ParleyError as exc:
+            log.warning("heartbeat of node %r not sent: %s", self._node, exc)
+        return None

@@ -3,11 +3,11 @@ handler returns: the batch is acknowledged only then, and later messages wait be
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Sequence
 
 from parley.mesh.broker import Delivered, DurableHandler
+from parley.retrying import retrying
 
 log = logging.getLogger(__name__)
 
@@ -15,12 +15,13 @@ FIRST_PAUSE, LONGEST_PAUSE = 0.05, 5.0  # seconds
 
 
 async def hand_over(handler: DurableHandler, batch: Sequence[Delivered], where: str) -> None:
-    pause = FIRST_PAUSE
-    while True:
-        try:
-            await handler(batch)
-            return
-        except Exception:
-            log.exception("the consumer of %s failed; it gets the batch again", where)
-        await asyncio.sleep(pause)
-        pause = min(pause * 2, LONGEST_PAUSE)
+    await retrying(
+        lambda: handler(batch),
+        what=f"the consumer of {where} failed; it gets the batch again",
+        first=FIRST_PAUSE,
+        longest=LONGEST_PAUSE,
+        on=(Exception,),
+        logger=log,
+        level=logging.ERROR,
+        traceback=True,
+    )

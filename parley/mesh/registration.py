@@ -13,24 +13,13 @@ instance of the same node, with the same host, which gives its sender nothing.)"
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 from parley.mesh.messages import Register, RegisterReply
-from parley.mesh.node_keys import NodeKey, signed_by
+from parley.mesh.node_keys import Wall, signed_by
 from parley.store import Store, Tx
 
 FRESH_SECONDS = 120.0
 HUB_OWN = "local"  # the hub's own node's name by default: never issued, never taken
-
-Wall = Callable[[], float]  # the machine's time, seconds since the epoch
-
-
-def signed_register(key: NodeKey, message: Register, wall: Wall = time.time) -> Register:
-    """``message`` (its key and signing time set here) signed by ``key``."""
-    unsigned = message.model_copy(
-        update={"public_key": key.public_key, "signed_at": int(wall() * 1000), "signature": ""}
-    )
-    return unsigned.model_copy(update={"signature": key.sign(unsigned.signed_text())})
 
 
 class Registrations:

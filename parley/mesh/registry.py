@@ -84,9 +84,10 @@ class MeshRegistry:
             await self._broker.subscribe_with_subject(REGISTER, self._on_register),
             await self._broker.subscribe_with_subject(HEARTBEAT, self._on_heartbeat),
         ]
-        self._spawn(self._liveness.watch())
+        await self._liveness.start()
 
     async def stop(self) -> None:
+        await self._liveness.stop()
         for subscription in self._subscriptions:
             await subscription.unsubscribe()
         for task in list(self._tasks):

@@ -18,11 +18,14 @@ from parley.channels.registry import AdapterRegistry
 from parley.clock import Clock
 from parley.settings import DiscordSettings
 from parley.store import Store
+from parley.worker import Worker
 
 log = logging.getLogger(__name__)
 
 
-class DiscordAccounts:
+class DiscordAccounts(Worker):
+    """Started, it looks for accounts given a token every ``accounts_poll_seconds``."""
+
     def __init__(
         self,
         store: Store,
@@ -31,6 +34,7 @@ class DiscordAccounts:
         registry: AdapterRegistry,
         guild_ready_timeout: float = 2.0,
     ) -> None:
+        super().__init__("the Discord accounts' poll", every=settings.accounts_poll_seconds)
         self._store, self._clock, self._settings = store, clock, settings
         self._registry = registry
         self._guild_ready_timeout = guild_ready_timeout
@@ -63,15 +67,12 @@ class DiscordAccounts:
             self._running[account_id] = asyncio.create_task(manager.run())
             log.info("discord account %r: connecting", account_id)
 
-    async def run(self) -> None:
-        while True:
-            try:
-                await self.start_configured()
-            except Exception:
-                log.exception("looking for Discord accounts failed; trying again next round")
-            await asyncio.sleep(self._settings.accounts_poll_seconds)
+    async def one_pass(self) -> float | None:
+        await self.start_configured()
+        return None
 
     async def stop(self) -> None:
+        await super().stop()
         for task in self._running.values():
             task.cancel()
         for task in self._running.values():
