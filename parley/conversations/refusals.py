@@ -23,13 +23,6 @@ from parley.store import Tx
 _AGENTS_OWN = (TopicKind.CONVERSATION, TopicKind.TASK)
 
 
-def with_code(code: str | None, words: str) -> str:
-    """A failure as it is kept and shown: its reason code first, then what it means."""
-    if not code or words.startswith(f"{code}:"):
-        return words
-    return f"{code}: {words}"
-
-
 async def tell_root(
     tx: Tx, now: datetime, topic_id: int, sender_agent_id: int | None, notice: str
 ) -> None:

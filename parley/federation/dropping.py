@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from parley.conversations.agent_conversations import Refusal
-from parley.conversations.refusals import tell_root, with_code
+from parley.conversations.refusals import tell_root
 from parley.federation.model import OutboundDropped
+from parley.reasons import with_code
 from parley.runs.model import Run
 from parley.store import Tx
 

@@ -15,9 +15,10 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from parley.conversations.agent_conversations import Refusal
-from parley.conversations.refusals import tell_root, with_code
+from parley.conversations.refusals import tell_root
 from parley.federation.frames import FrameVerdict
 from parley.federation.model import OutboundText
+from parley.reasons import with_code
 from parley.runs.stop import stop_topics
 from parley.store import Tx
 

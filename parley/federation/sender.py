@@ -31,7 +31,6 @@ from datetime import datetime, timedelta
 
 from parley.clock import Clock
 from parley.conversations.agent_conversations import Refusal
-from parley.conversations.refusals import with_code
 from parley.deliveries.backoff import Backoff
 from parley.deliveries.model import Delivery
 from parley.errors import Invalid, ParleyError, Unauthorized
@@ -62,9 +61,8 @@ from parley.federation.model import (
 )
 from parley.federation.parking import resend_delay, resend_reason
 from parley.federation.peer_client import PeerClient
-from parley.redact import redact
+from parley.reasons import kept, stored_reason, with_code
 from parley.store import Store, Tx
-from parley.text import without_nul
 
 log = logging.getLogger(__name__)
 
@@ -217,17 +215,17 @@ class FederationSender:
         try:
             verdicts = await self._peers.send(peer, [_wire(frame) for frame in frames])
         except Invalid as exc:  # the peer refused the batch as a whole: no retry changes that
-            refused = f"{peer.name} refused the batch: {_reason(exc)}"
+            refused = f"{peer.name} refused the batch: {stored_reason(exc)}"
             refused = with_code(Refusal.INVALID.value, refused)
             await self._settle_refused(items, frames, refused)
             return 0.0
         except Unauthorized as exc:
             if exc.fields.get("reason") != REVOKED:  # a peer restored, misconfigured: may pass
-                return await self._retry(peer, items, _reason(exc))
-            await self._revoked_by_peer(peer, _reason(exc))  # so is ours, for good
+                return await self._retry(peer, items, stored_reason(exc))
+            await self._revoked_by_peer(peer, stored_reason(exc))  # so is ours, for good
             return None
         except (ParleyError, TimeoutError, OSError) as exc:
-            return await self._retry(peer, items, _reason(exc))
+            return await self._retry(peer, items, stored_reason(exc))
         await self._settle(peer, items, frames, verdicts)
         return 0.0
 
@@ -254,7 +252,7 @@ class FederationSender:
                     continue
                 if await self._resent(tx, item, frame, verdict, now):
                     continue
-                await self._fail(tx, item, frame, _clean(_refused(frame, verdict)))
+                await self._fail(tx, item, frame, kept(_refused(frame, verdict)))
                 if _ends_thread(frame, verdict):
                     closing = f"refused by {frame.connection}: {verdict.reason or 'rejected'}"
                     await close_our_side(tx, now, [frame.topic_id], closing)
@@ -278,7 +276,7 @@ class FederationSender:
         ):
             return False
         reason = resend_reason(verdict.expected_seq, resends)
-        await tx.outbox.retry_at(item.id, self.name, at, _clean(reason))
+        await tx.outbox.retry_at(item.id, self.name, at, kept(reason))
         if resends > 1:
             log.info("thread %s to %s waits: %s", frame.thread_id, frame.connection, reason)
         return True
@@ -368,13 +366,3 @@ def _wire(frame: Outbound) -> WireFrame:
         to_role=frame.to_role,
         body=frame.body,
     )
-
-
-def _reason(error: BaseException) -> str:
-    if isinstance(error, TimeoutError):
-        return "timed out"
-    return _clean(getattr(error, "message", None) or str(error) or type(error).__name__)
-
-
-def _clean(reason: str) -> str:
-    return without_nul(redact(reason))

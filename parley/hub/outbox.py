@@ -18,16 +18,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from parley.clock import Clock
-from parley.conversations.refusals import with_code
 from parley.deliveries.backoff import Backoff
 from parley.deliveries.deliverers import Deliverers, Route, is_final
 from parley.deliveries.model import Delivery
 from parley.errors import Invalid, ParleyError, Unavailable
 from parley.hub.run_log import REASON_LOGGED
-from parley.redact import redact
+from parley.reasons import stored_reason
 from parley.store import Store
 from parley.store.effects import Effects
-from parley.text import without_nul
 from parley.worker import Worker
 
 log = logging.getLogger(__name__)
@@ -191,7 +189,7 @@ class OutboxWorker(Worker):
         return await self._retry(item, error)
 
     async def _fail(self, item: Delivery, route: Route[Any] | None, error: Exception) -> None:
-        reason = _describe(error)
+        reason = stored_reason(error)
         async with self._store.transaction() as tx:
             if not await tx.outbox.failed(item.id, self.name, reason):
                 return
@@ -203,7 +201,7 @@ class OutboxWorker(Worker):
         )  # fmt: skip
 
     async def _retry(self, item: Delivery, error: Exception) -> datetime | None:
-        reason = _describe(error)
+        reason = stored_reason(error)
         at = self._clock.now() + self._backoff.delay(item.attempts)
         async with self._store.transaction() as tx:
             if not await tx.outbox.retry_at(item.id, self.name, at, reason):
@@ -232,17 +230,6 @@ class OutboxWorker(Worker):
 
 class _ClaimLost(Exception):
     """Another worker holds the item now: roll this delivery back."""
-
-
-def _describe(error: BaseException) -> str:
-    """The reason kept on the item and shown to owners, its code first when it has one
-    (``thread: the topic it answers was closed``): without anything shaped like a key (a
-    remote receiver's answer may echo a credential), nor a NUL byte, which no store keeps."""
-    if isinstance(error, TimeoutError):
-        return "timed out"
-    message = getattr(error, "message", None) or str(error) or type(error).__name__
-    code = error.fields.get("reason") if isinstance(error, ParleyError) else None
-    return without_nul(redact(with_code(code if isinstance(code, str) else None, str(message))))
 
 
 def _quoted(reason: str) -> str:
