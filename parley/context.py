@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from parley.broker.port import Broker
 from parley.clock import Clock
 from parley.hub.runtime import Runtime
-from parley.mesh.broker import Broker
 from parley.mesh.registry import MeshRegistry
 from parley.settings import Settings
 from parley.store import Store

@@ -17,6 +17,8 @@ from parley.brains.cache import BrainCache
 from parley.brains.factory import brain_for
 from parley.brains.groups import end_leftovers
 from parley.brains.keys import model_endpoints
+from parley.broker.local import LocalBroker
+from parley.broker.port import Broker
 from parley.channels.discord.available import discord_installed, install_hint
 from parley.channels.registry import ChannelAdapter
 from parley.channels.sweeper import BindingSweeper
@@ -28,16 +30,14 @@ from parley.errors import ParleyError
 from parley.hub.local_actions import LocalActions
 from parley.hub.node_loss import failing_lost_turns
 from parley.hub.runtime import Runtime
-from parley.mesh.brain_checks import BrainChecks
-from parley.mesh.broker import Broker
 from parley.mesh.claims import Holder
 from parley.mesh.credentials import broker_revoker, tell_broker
-from parley.mesh.http_actions import HttpActions
-from parley.mesh.local_broker import LocalBroker
-from parley.mesh.node_keys import NodeKey
-from parley.mesh.node_runner import NodeRunner, new_instance
 from parley.mesh.registry import MeshRegistry
-from parley.mesh.turn_host import TurnHost
+from parley.node.brain_checks import BrainChecks
+from parley.node.http_actions import HttpActions
+from parley.node.keys import NodeKey
+from parley.node.runner import NodeRunner, new_instance
+from parley.node.turn_host import TurnHost
 from parley.people.bootstrap import ensure_owner, owner_token_path
 from parley.settings import Settings
 from parley.store import Store

@@ -17,7 +17,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from parley.mesh.node_runner import NodeRunner
+from parley.node.runner import NodeRunner
 from parley.settings import Settings
 from parley.store.store import Store
 from parley.store.tables import metadata

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from parley.datafolder import DataFolder
 from parley.mesh.broker_auth import BrokerKeys
-from parley.mesh.node_keys import NodeKey
+from parley.node.keys import NodeKey
 from tests.support import Harness
 
 

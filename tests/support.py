@@ -13,9 +13,9 @@ import httpx
 from fastapi import FastAPI
 
 from parley.app import create_app
+from parley.broker.port import Broker
 from parley.context import Context
 from parley.deliveries.model import Delivery
-from parley.mesh.broker import Broker
 from parley.people.bootstrap import owner_token_path
 from parley.settings import Settings
 from parley.startup import running

@@ -95,20 +95,12 @@ def test_only_the_nats_modules_know_nats() -> None:
         for path in ROOT.rglob("*.py")
         if "nats" in _third_party_imports(path)
     }
-    assert knowing == {"mesh/nats_broker.py", "mesh/nats_durable.py"}
+    assert knowing == {"broker/nats_broker.py", "broker/nats_durable.py"}
 
 
 # What a node runs on its own machine (a node joins with credentials and a broker address only:
 # no store there), and the broker transport both sides share.
-NODE_RUNTIME = (
-    "parley.mesh.node_runner",
-    "parley.mesh.turn_host",
-    "parley.mesh.brain_checks",
-    "parley.mesh.node_keys",
-    "parley.mesh.http_actions",
-    "parley.mesh.nats_broker",
-    "parley.mesh.local_broker",
-)
+STORELESS = ("parley.node", "parley.broker")
 
 
 def module_graph() -> dict[str, set[str]]:
@@ -143,8 +135,9 @@ def reached_from(graph: dict[str, set[str]], start: str) -> set[str]:
 
 def test_the_node_runtime_never_reaches_the_store() -> None:
     graph = module_graph()
-    for module in NODE_RUNTIME:
-        assert module in graph, f"{module} is gone: update NODE_RUNTIME"
+    storeless = [m for m in graph if m.startswith(STORELESS)]
+    assert "parley.node.runner" in storeless and "parley.broker.nats_broker" in storeless
+    for module in storeless:
         reached = sorted(m for m in reached_from(graph, module) if m.startswith("parley.store"))
         assert not reached, f"{module} reaches {reached}"
 
@@ -152,3 +145,42 @@ def test_the_node_runtime_never_reaches_the_store() -> None:
 def test_a_store_import_is_found_however_deep() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"parley.store.x"}, "parley.store.x": set()}
     assert "parley.store.x" in reached_from(graph, "a")
+
+
+ARCHITECTURE = ROOT.parent / "docs" / "architecture.md"
+
+
+def documented_layers() -> dict[str, int]:
+    """Each package's layer, as the table under "## Layers" in docs/architecture.md says."""
+    text = ARCHITECTURE.read_text().split("## Layers", 1)[1].split("\n## ", 1)[0]
+    layers = {}
+    for line in text.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0].isdigit():
+            for name in cells[1].split(","):
+                layers[name.strip().strip("`")] = int(cells[0])
+    return layers
+
+
+def top_level_names() -> set[str]:
+    names = {path.stem for path in ROOT.glob("*.py") if path.stem != "__init__"}
+    return names | {path.parent.name for path in ROOT.glob("*/__init__.py")}
+
+
+def test_every_package_is_on_a_documented_layer() -> None:
+    graph = package_graph()
+    present = top_level_names() | set(graph) | {t for ts in graph.values() for t in ts}
+    layers = documented_layers()
+    assert sorted(present - set(layers)) == [], "packages missing from the table"
+    assert sorted(set(layers) - present) == [], "the table names packages that are gone"
+
+
+def test_each_package_imports_only_its_layer_and_those_above() -> None:
+    layers = documented_layers()
+    breaking = [
+        f"{source} (layer {layers[source]}) imports {target} (layer {layers[target]})"
+        for source, targets in package_graph().items()
+        for target in targets
+        if layers[target] > layers[source]
+    ]
+    assert breaking == []

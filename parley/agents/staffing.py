@@ -16,10 +16,10 @@ from parley.agents.templates import clone
 from parley.agents.workspaces import provision
 from parley.brains.keys import key_notices
 from parley.brains.spec import parse_brain_spec
+from parley.broker.port import Broker
 from parley.clock import Clock
 from parley.durations import parse_duration
-from parley.mesh.brain_checks import check_on_node
-from parley.mesh.broker import Broker
+from parley.node.brain_checks import check_on_node
 from parley.people.accounts import require_owner
 from parley.people.model import Person
 from parley.settings import Settings

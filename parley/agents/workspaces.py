@@ -6,9 +6,9 @@ import logging
 
 from parley.agents.lifecycle import activate
 from parley.agents.model import Agent, Lifecycle
+from parley.broker.port import Broker
 from parley.errors import ParleyError
-from parley.mesh.broker import Broker
-from parley.mesh.messages import Provision, ProvisionReply, provision_subject
+from parley.node.messages import Provision, ProvisionReply, provision_subject
 from parley.store import Store
 
 log = logging.getLogger(__name__)

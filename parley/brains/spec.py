@@ -53,7 +53,7 @@ async def check_brain(spec: BrainSpec) -> BrainSpec:
     """What can be checked when hiring, so that a typo fails now and not at the first turn: a
     scripted brain's file must be an absolute path to a valid script (the CLI makes a relative
     one absolute where the operator typed it); a command brain's line must parse and its
-    program be on this machine. Runs on the agent's node (parley.mesh.brain_checks)."""
+    program be on this machine. Runs on the agent's node (parley.node.brain_checks)."""
     # Here, not at the top: the CLI reads this module and should not load YAML and pydantic.
     if spec.kind == "scripted":
         from parley.brains.scripted import load_script

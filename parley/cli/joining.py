@@ -10,13 +10,13 @@ import logging
 import signal
 from pathlib import Path
 
+from parley.broker.nats_broker import NatsBroker
+from parley.broker.port import Broker
 from parley.cli.event_loop import run_long_lived
 from parley.errors import Conflict, Invalid, Unavailable
-from parley.mesh.broker import Broker
 from parley.mesh.broker_auth import node_inbox_prefix, node_named_in
-from parley.mesh.nats_broker import NatsBroker
-from parley.mesh.node_keys import NodeKey
-from parley.mesh.node_runner import NodeRunner, new_instance
+from parley.node.keys import NodeKey
+from parley.node.runner import NodeRunner, new_instance
 from parley.settings import Settings
 from parley.startup import joining
 

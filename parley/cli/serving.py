@@ -16,12 +16,12 @@ import uvicorn
 from fastapi import FastAPI
 
 from parley.app import create_app
+from parley.broker.nats_url import parse_nats_url
+from parley.broker.port import Broker
 from parley.cli.event_loop import run_long_lived
 from parley.clock import SystemClock
 from parley.datafolder import DataFolder, announcing_url, holding_server_lock
 from parley.errors import Unavailable
-from parley.mesh.broker import Broker
-from parley.mesh.nats_url import parse_nats_url
 from parley.process_secrets import protect_process
 from parley.settings import Settings
 from parley.startup import running

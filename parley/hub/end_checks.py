@@ -30,9 +30,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from parley.broker.port import Delivered
 from parley.hub.outcomes import Outcome
-from parley.mesh.broker import Delivered
-from parley.mesh.messages import RUN_OUTCOMES_OF_NO_NODE, RunEvent, node_of, run_outcomes_subject
+from parley.node.messages import RUN_OUTCOMES_OF_NO_NODE, RunEvent, node_of, run_outcomes_subject
 from parley.people.tokens import hash_token
 from parley.runs.model import RUN_IDS, Run
 from parley.store import Store

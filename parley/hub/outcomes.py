@@ -18,7 +18,7 @@ from parley.deliveries.model import NodeAnswer, node_answer_key
 from parley.errors import ParleyError
 from parley.hub.actions import RunActing
 from parley.hub.cut_short import NOT_KEPT, keep_said_so_far
-from parley.mesh.messages import ActionCall, RunEvent
+from parley.node.messages import ActionCall, RunEvent
 from parley.people.tokens import hash_token
 from parley.redact import redact
 from parley.runs.model import Run, RunChange, RunState

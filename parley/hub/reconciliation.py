@@ -11,10 +11,10 @@ from collections.abc import Awaitable, Callable
 
 from pydantic import ValidationError
 
+from parley.broker.port import Broker
 from parley.clock import Clock
 from parley.errors import ParleyError
-from parley.mesh.broker import Broker
-from parley.mesh.messages import HeldTurns, held_subject
+from parley.node.messages import HeldTurns, held_subject
 from parley.runs.recovery import recover_interrupted
 from parley.store import Store
 from parley.store.contention import retried

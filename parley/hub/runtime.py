@@ -12,6 +12,7 @@ from typing import Any
 
 from parley.agents.model import Agent
 from parley.agents.workspaces import provision
+from parley.broker.port import Broker
 from parley.channels.wiring import Channels
 from parley.clock import Clock
 from parley.conversations.model import HopBudget
@@ -26,8 +27,7 @@ from parley.hub.run_log import log_run_changes
 from parley.hub.scheduler import Scheduler
 from parley.hub.topic_watch import TopicWatch
 from parley.hub.watch import RunWatch
-from parley.mesh.broker import Broker
-from parley.mesh.messages import StopTurn, stop_subject
+from parley.node.messages import StopTurn, stop_subject
 from parley.settings import ChannelsSettings
 from parley.store import Store
 from parley.store.effects import Effects

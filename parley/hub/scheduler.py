@@ -20,6 +20,13 @@ from collections.abc import Sequence
 from pydantic import ValidationError
 
 from parley.agents.model import Modality
+from parley.broker.port import (
+    Broker,
+    Delivered,
+    DurableSubscription,
+    Gathering,
+    Subscription,
+)
 from parley.clock import Clock
 from parley.conversations.model import HopBudget
 from parley.errors import ParleyError
@@ -35,14 +42,7 @@ from parley.hub.run_nodes import RunNodes
 from parley.hub.turns import Starting, build_turns
 from parley.hub.turns_out import GATHER_SECONDS, TurnsOut
 from parley.hub.watch import RunWatch
-from parley.mesh.broker import (
-    Broker,
-    Delivered,
-    DurableSubscription,
-    Gathering,
-    Subscription,
-)
-from parley.mesh.messages import (
+from parley.node.messages import (
     EARLIER_HUB_CONSUMER,
     HUB_CONSUMER,
     RUN_EVENTS_OF_EVERY_NODE,

@@ -9,7 +9,7 @@ from parley.agents.model import Agent, AgentVariable
 from parley.conversations.model import Message, Topic, TopicKind
 from parley.conversations.refusals import claim_notices
 from parley.hub.actions import describe, tools_of
-from parley.mesh.messages import SaidText, TurnStart
+from parley.node.messages import SaidText, TurnStart
 from parley.runs.model import Run, Session
 from parley.store import Tx
 

@@ -22,16 +22,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from parley.broker import nats_durable, nats_jwt
 from parley.datafolder import PRIVATE_MODE, DataFolder, write_secret
 from parley.errors import Invalid, Unavailable
-from parley.mesh import nats_durable, nats_jwt
-from parley.mesh.messages import (
+from parley.naming import check_name
+from parley.node.messages import (
     heartbeat_subject,
     register_subject,
     run_events_subject,
     run_outcomes_subject,
 )
-from parley.naming import check_name
 
 STREAM = nats_durable.STREAM  # where JetStream stores a node's ends
 NODE_USER = "node "  # a node's user is named "node NAME" in its JWT
@@ -187,7 +187,7 @@ def node_permissions(node: str, stream: str = STREAM) -> dict[str, Any]:
 async def push_revocations(broker_url: str, keys: BrokerKeys, revoked: Mapping[str, int]) -> None:
     """Give the running server the PARLEY account re-signed with ``revoked``: it drops those
     users' connections and refuses them from then on. Unavailable when it cannot be done."""
-    from parley.mesh.nats_broker import NatsBroker
+    from parley.broker.nats_broker import NatsBroker
 
     broker = await NatsBroker.connect(
         broker_url, credentials=keys.system_creds(), prepare_stream=False

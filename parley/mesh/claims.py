@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from parley.mesh.messages import Register
 from parley.mesh.model import Node, NodeStatus
+from parley.node.messages import Register
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import logging
 
+from parley.broker.nats_broker import CONNECT_TIMEOUT, NatsBroker, lets_anyone_in
+from parley.broker.nats_url import parse_nats_url
 from parley.datafolder import DataFolder
 from parley.errors import Conflict
 from parley.mesh.broker_auth import BrokerKeys
-from parley.mesh.nats_broker import CONNECT_TIMEOUT, NatsBroker, lets_anyone_in
-from parley.mesh.nats_url import parse_nats_url
 from parley.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import time
 
-from parley.mesh.messages import Register, RegisterReply
-from parley.mesh.node_keys import Wall, signed_by
+from parley.node.keys import Wall, signed_by
+from parley.node.messages import Register, RegisterReply
 from parley.store import Store, Tx
 
 FRESH_SECONDS = 120.0

@@ -11,12 +11,14 @@ from datetime import timedelta
 
 from pydantic import ValidationError
 
+from parley.broker.port import Broker, Delivered, Subscription
 from parley.clock import Clock
 from parley.errors import ParleyError
-from parley.mesh.broker import Broker, Delivered, Subscription
 from parley.mesh.claims import Holder, NodeClaims
 from parley.mesh.liveness import NodeBack, NodeLiveness, NodeLost, nothing_back, nothing_lost
-from parley.mesh.messages import (
+from parley.mesh.nodes import register_node
+from parley.mesh.registration import Registrations
+from parley.node.messages import (
     HEARTBEAT,
     REGISTER,
     Heartbeat,
@@ -29,8 +31,6 @@ from parley.mesh.messages import (
     register_subject,
     taken_over_subject,
 )
-from parley.mesh.nodes import register_node
-from parley.mesh.registration import Registrations
 from parley.store import Store
 
 log = logging.getLogger(__name__)

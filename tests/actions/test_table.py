@@ -19,7 +19,7 @@ from parley.brains.prompt import system_prompt
 from parley.brains.scripted import ACTS
 from parley.cli import act
 from parley.hub.actions import RunActing
-from parley.mesh.messages import ActionCall
+from parley.node.messages import ActionCall
 from parley.settings import Settings
 from tests.brains.support import a_turn
 

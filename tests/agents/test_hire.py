@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from parley.brains.spec import absolute_brain
-from parley.mesh.node_runner import NodeRunner
+from parley.node.runner import NodeRunner
 from tests.node_creds import node_key
 from tests.support import Harness, eventually, items, lifecycle_is
 

@@ -9,7 +9,7 @@ import pytest
 from parley.agents import lifecycle
 from parley.agents.sweeper import sweep_once
 from parley.errors import Conflict
-from parley.mesh.node_runner import NodeRunner
+from parley.node.runner import NodeRunner
 from tests.agents.support import finish_work, give_work
 from tests.support import Harness, items
 

@@ -11,7 +11,7 @@ import pytest
 
 from parley.datafolder import DataFolder
 from parley.mesh.broker_auth import BrokerKeys
-from parley.mesh.node_keys import NodeKey
+from parley.node.keys import NodeKey
 from parley.settings import Settings
 from tests.cli.test_serve import cli
 from tests.served import Served

@@ -21,15 +21,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from parley.broker.nats_broker import NatsBroker
 from parley.hub.end_checks import Claim, accepted
 from parley.hub.outcomes import Outcome
-from parley.mesh.messages import (
+from parley.node.messages import (
     RUN_OUTCOMES_OF_NO_NODE,
     RunEvent,
     run_events_subject,
     run_outcomes_subject,
 )
-from parley.mesh.nats_broker import NatsBroker
 from parley.people.tokens import hash_token
 from parley.runs.model import INTERRUPTED, Run, RunState
 from parley.runs.tokens import new_run_token

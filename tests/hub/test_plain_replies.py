@@ -12,7 +12,7 @@ from typing import Any
 from parley.hub.outcomes import Outcome
 from parley.hub.plain_replies import take_plain
 from parley.hub.recorder import OutcomeRecorder
-from parley.mesh.messages import ActionCall
+from parley.node.messages import ActionCall
 from parley.people.tokens import hash_token
 from parley.settings import Settings
 from tests.runs.support import HOLD_ONCE, get, get_all, say, script

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from parley.errors import Unavailable
-from parley.mesh.messages import turn_subject
-from parley.mesh.node_runner import NodeRunner
+from parley.node.messages import turn_subject
+from parley.node.runner import NodeRunner
 from parley.store import Store, Tx
 from tests.node_creds import node_key
 from tests.runs.support import get, say

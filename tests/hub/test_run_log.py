@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from parley.mesh.messages import ActionCall, RunEvent
+from parley.node.messages import ActionCall, RunEvent
 from parley.people.tokens import hash_token
 from parley.runs.stop import stop_runs
 from parley.settings import Settings

@@ -12,8 +12,8 @@ from typing import Any
 from sqlalchemy import text
 
 from parley.clock import SystemClock
-from parley.mesh.messages import TurnStart, turn_subject
-from parley.mesh.node_runner import NodeRunner
+from parley.node.messages import TurnStart, turn_subject
+from parley.node.runner import NodeRunner
 from parley.settings import Settings
 from tests.runs.support import follow, get, say, script
 from tests.support import Harness, eventually, items, oldest_first, started

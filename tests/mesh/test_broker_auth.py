@@ -21,9 +21,10 @@ import pytest
 from nats.aio.client import Client, RawCredentials
 from nats.aio.msg import Msg
 
+from parley.broker.nats_broker import NatsBroker, lets_anyone_in
+from parley.broker.port import Delivered
 from parley.datafolder import DataFolder
 from parley.errors import Unavailable
-from parley.mesh.broker import Delivered
 from parley.mesh.broker_auth import (
     STREAM,
     BrokerKeys,
@@ -32,7 +33,6 @@ from parley.mesh.broker_auth import (
     push_revocations,
 )
 from parley.mesh.broker_config import TlsFiles, write_server_config
-from parley.mesh.nats_broker import NatsBroker, lets_anyone_in
 from tests.nats_server import NatsServer, free_port, running_nats_config
 
 T = TypeVar("T")

@@ -1,4 +1,4 @@
-"""The Broker contract (parley/mesh/broker.py). Every implementation passes these: LocalBroker
+"""The Broker contract (parley/broker/port.py). Every implementation passes these: LocalBroker
 in process, NatsBroker against a real nats-server started for the test."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from collections.abc import AsyncIterator, Sequence
 
 import pytest
 
+from parley.broker.local import LocalBroker
+from parley.broker.nats_broker import NatsBroker
+from parley.broker.port import Broker, Delivered, Gathering
 from parley.errors import Invalid, Unavailable
-from parley.mesh.broker import Broker, Delivered, Gathering
-from parley.mesh.local_broker import LocalBroker
-from parley.mesh.nats_broker import NatsBroker
 from tests.nats_server import NatsServer
 
 WAIT = 10  # seconds before a test that waits for a delivery gives up (a hang guard only)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from parley.broker import nats_jwt
 from parley.datafolder import DataFolder
 from parley.errors import Invalid
-from parley.mesh import nats_jwt
 from parley.mesh.broker_auth import (
     CONFIGURED_AT,
     STREAM,

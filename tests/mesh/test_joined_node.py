@@ -18,8 +18,8 @@ import pytest
 from parley.cli.following import node_lost_notice
 from parley.errors import Unauthorized
 from parley.hub.reconciliation import reconcile
-from parley.mesh.node_keys import NodeKey
-from parley.mesh.node_runner import NodeRunner
+from parley.node.keys import NodeKey
+from parley.node.runner import NodeRunner
 from parley.settings import Settings
 from parley.startup import joining
 from tests.brains.fake_openai import openai_app

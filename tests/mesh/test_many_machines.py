@@ -21,8 +21,8 @@ import pytest
 from nats.aio.client import RawCredentials
 
 from bench.machines import Machines, until
+from parley.broker.nats_broker import lets_anyone_in
 from parley.mesh.broker_auth import node_inbox_prefix
-from parley.mesh.nats_broker import lets_anyone_in
 from tests.conftest import database_of_its_own
 from tests.nats_server import NatsServer, free_port, running_nats_config
 

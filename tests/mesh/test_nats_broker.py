@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from nats.aio.client import Client
 
+from parley.broker import nats_durable
+from parley.broker.nats_broker import NatsBroker, _server_requires_tls
+from parley.broker.nats_url import parse_nats_url
+from parley.broker.port import Broker, Delivered
 from parley.errors import Unavailable
-from parley.mesh import nats_durable
-from parley.mesh.broker import Broker, Delivered
-from parley.mesh.nats_broker import NatsBroker, _server_requires_tls
-from parley.mesh.nats_url import parse_nats_url
 from tests.nats_server import NatsServer, free_port, running_nats
 from tests.support import eventually
 
@@ -263,7 +263,7 @@ def test_a_nats_py_without_server_info_is_said_once_and_its_connection_kept(
     checked: the connection goes on, with a warning that says why."""
     client = Client()
     del client._server_info  # a real nats-py client, as a release without it would build one
-    with caplog.at_level(logging.WARNING, "parley.mesh.nats_broker"):
+    with caplog.at_level(logging.WARNING, "parley.broker.nats_broker"):
         assert _server_requires_tls(client, parse_nats_url("tls://broker.example:4222"))
     assert [r.getMessage() for r in caplog.records if "_server_info" in r.getMessage()]
     client._server_info = {"tls_required": False}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from parley.broker.nats_url import NatsAddress, parse_nats_url
 from parley.errors import Invalid
-from parley.mesh.nats_url import NatsAddress, parse_nats_url
 
 
 @pytest.mark.parametrize(

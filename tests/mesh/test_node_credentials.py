@@ -17,10 +17,10 @@ import pytest
 from parley.datafolder import DataFolder
 from parley.errors import Unauthorized
 from parley.mesh.broker_auth import BrokerKeys
-from parley.mesh.messages import Heartbeat, Register, heartbeat_subject, register_subject
-from parley.mesh.node_keys import NodeKey, signed_register
-from parley.mesh.node_runner import NodeRunner
 from parley.mesh.registration import FRESH_SECONDS
+from parley.node.keys import NodeKey, signed_register
+from parley.node.messages import Heartbeat, Register, heartbeat_subject, register_subject
+from parley.node.runner import NodeRunner
 from tests.mesh.test_joined_node import joined
 from tests.node_creds import node_key
 from tests.runs.support import get, say, script

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from parley.mesh.messages import (
+from parley.node.messages import (
     Heartbeat,
     ProvisionReply,
     heartbeat_subject,
     provision_subject,
 )
-from parley.mesh.node_runner import NodeRunner
+from parley.node.runner import NodeRunner
 from parley.settings import Settings
 from tests.node_creds import node_key
 from tests.support import Harness, ManualClock, eventually, started

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from parley.errors import Conflict
-from parley.mesh.messages import Heartbeat, HeldTurns, heartbeat_subject, held_subject
-from parley.mesh.node_keys import NodeKey
-from parley.mesh.node_runner import NodeRunner
+from parley.node.keys import NodeKey
+from parley.node.messages import Heartbeat, HeldTurns, heartbeat_subject, held_subject
+from parley.node.runner import NodeRunner
 from tests.mesh.test_joined_node import SLOW, joined
 from tests.node_creds import node_key
 from tests.runs.support import get, say, script

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from parley.errors import Unauthorized
-from parley.mesh.messages import Heartbeat, heartbeat_subject, register_subject
-from parley.mesh.node_keys import NodeKey
-from parley.mesh.node_runner import NodeRunner
+from parley.node.keys import NodeKey
+from parley.node.messages import Heartbeat, heartbeat_subject, register_subject
+from parley.node.runner import NodeRunner
 from tests.node_creds import node_key
 from tests.support import Harness, eventually, items
 

@@ -1,4 +1,4 @@
-"""Subjects with wildcards as NATS reads them (``parley/mesh/subjects.py``), and the node a
+"""Subjects with wildcards as NATS reads them (``parley/broker/subjects.py``), and the node a
 per-node subject names (``messages.node_of``)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from parley.mesh.messages import node_of, run_events_subject, run_outcomes_subject
-from parley.mesh.subjects import has_wildcards, matches, overlap
+from parley.broker.subjects import has_wildcards, matches, overlap
+from parley.node.messages import node_of, run_events_subject, run_outcomes_subject
 
 TOKENS = ["a", "b"]
 # Every subject of up to five tokens of TOKENS: enough to find what two patterns of up to four

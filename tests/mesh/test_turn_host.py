@@ -8,9 +8,9 @@ import asyncio
 import pytest
 
 from parley.brains.cache import BrainCache
-from parley.mesh.local_broker import LocalBroker
-from parley.mesh.messages import StopTurn, TurnStart, stop_subject, turn_subject
-from parley.mesh.turn_host import TurnHost
+from parley.broker.local import LocalBroker
+from parley.node.messages import StopTurn, TurnStart, stop_subject, turn_subject
+from parley.node.turn_host import TurnHost
 from tests.brains.support import Ending, FakeProvider, RecordingActions
 from tests.support import eventually
 

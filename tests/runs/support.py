@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from parley.mesh.messages import RunEvent, run_outcomes_subject
+from parley.node.messages import RunEvent, run_outcomes_subject
 from tests.support import Harness, eventually
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from parley.conversations.person import say as say_in_store
-from parley.mesh.messages import StopTurn, stop_subject
+from parley.node.messages import StopTurn, stop_subject
 from parley.runs.model import RunState
 from parley.runs.stop import stop_runs
 from parley.store import Store

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from parley.mesh.broker import BrokerState
+from parley.broker.port import BrokerState
 
 
 class BrokerOut(BaseModel):

@@ -32,16 +32,16 @@ from nats.js.api import (
 )
 from nats.js.client import JetStreamContext
 
-from parley.errors import Invalid, Unavailable
-from parley.mesh.broker import (
+from parley.broker.gathering import gathered
+from parley.broker.port import (
     DEDUP_WINDOW,
     DURABLE_BATCH,
     Delivered,
     DurableHandler,
     Gathering,
 )
-from parley.mesh.gathering import gathered
-from parley.mesh.redelivery import hand_over
+from parley.broker.redelivery import hand_over
+from parley.errors import Invalid, Unavailable
 from parley.retrying import retrying
 
 log = logging.getLogger(__name__)

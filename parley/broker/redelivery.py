@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from parley.mesh.broker import Delivered, DurableHandler
+from parley.broker.port import Delivered, DurableHandler
 from parley.retrying import retrying
 
 log = logging.getLogger(__name__)

@@ -13,10 +13,12 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from parley.broker.port import Broker, Subscription
 from parley.errors import Conflict, Invalid, ParleyError, Unauthorized
-from parley.mesh.brain_checks import BrainChecks
-from parley.mesh.broker import Broker, Subscription
-from parley.mesh.messages import (
+from parley.naming import check_name
+from parley.node.brain_checks import BrainChecks
+from parley.node.keys import NodeKey, signed_register
+from parley.node.messages import (
     Heartbeat,
     InstanceReply,
     Provision,
@@ -30,9 +32,7 @@ from parley.mesh.messages import (
     register_subject,
     taken_over_subject,
 )
-from parley.mesh.node_keys import NodeKey, signed_register
-from parley.mesh.turn_host import TurnHost
-from parley.naming import check_name
+from parley.node.turn_host import TurnHost
 from parley.worker import Worker
 
 log = logging.getLogger(__name__)

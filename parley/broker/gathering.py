@@ -9,7 +9,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
-from parley.mesh.broker import DURABLE_BATCH, Gathering
+from parley.broker.port import DURABLE_BATCH, Gathering
 
 log = logging.getLogger(__name__)
 

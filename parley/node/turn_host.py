@@ -17,9 +17,9 @@ from parley.brains.brain import Actions, Brain, Said, Turn
 from parley.brains.cache import BrainCache
 from parley.brains.deferred import DeferredActions
 from parley.brains.tail import Tail
+from parley.broker.port import Broker, Subscription
 from parley.errors import Invalid, ParleyError
-from parley.mesh.broker import Broker, Subscription
-from parley.mesh.messages import (
+from parley.node.messages import (
     ActionCall,
     HeldTurns,
     RunEvent,

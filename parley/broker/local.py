@@ -7,8 +7,8 @@ import logging
 import random
 from collections import defaultdict
 
-from parley.errors import Unavailable
-from parley.mesh.broker import (
+from parley.broker.local_durable import LocalConsumer, LocalDurable
+from parley.broker.port import (
     BrokerState,
     Delivered,
     DurableHandler,
@@ -16,8 +16,8 @@ from parley.mesh.broker import (
     Handler,
     SubjectHandler,
 )
-from parley.mesh.local_durable import LocalConsumer, LocalDurable
-from parley.mesh.subjects import has_wildcards, matches
+from parley.broker.subjects import has_wildcards, matches
+from parley.errors import Unavailable
 
 log = logging.getLogger(__name__)
 

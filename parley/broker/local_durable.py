@@ -14,17 +14,17 @@ import contextlib
 import logging
 from collections import OrderedDict, deque
 
-from parley.errors import Conflict, Invalid
-from parley.mesh.broker import (
+from parley.broker.gathering import gathered
+from parley.broker.port import (
     DEDUP_WINDOW,
     DURABLE_BATCH,
     Delivered,
     DurableHandler,
     Gathering,
 )
-from parley.mesh.gathering import gathered
-from parley.mesh.redelivery import hand_over
-from parley.mesh.subjects import matches, overlap
+from parley.broker.redelivery import hand_over
+from parley.broker.subjects import matches, overlap
+from parley.errors import Conflict, Invalid
 
 log = logging.getLogger(__name__)
 

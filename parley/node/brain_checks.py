@@ -8,9 +8,9 @@ from pydantic import ValidationError
 
 from parley.brains.keys import key_notices
 from parley.brains.spec import check_brain, parse_brain_spec
+from parley.broker.port import Broker, Subscription
 from parley.errors import Invalid, ParleyError
-from parley.mesh.broker import Broker, Subscription
-from parley.mesh.messages import BrainCheck, BrainCheckReply, brain_check_subject
+from parley.node.messages import BrainCheck, BrainCheckReply, brain_check_subject
 from parley.settings import Settings
 
 CHECK_TIMEOUT = 5.0

@@ -16,7 +16,7 @@ from nacl.exceptions import BadSignatureError
 from nacl.signing import VerifyKey
 
 from parley.errors import Invalid
-from parley.mesh.messages import Register
+from parley.node.messages import Register
 
 Wall = Callable[[], float]  # the machine's time, seconds since the epoch
 

@@ -20,9 +20,10 @@ from nats.aio.client import DEFAULT_INBOX_PREFIX, Client
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription as NatsSubscription
 
-from parley.errors import ERRORS_BY_CODE, ParleyError, Unavailable
-from parley.mesh import nats_jwt
-from parley.mesh.broker import (
+from parley.broker import nats_jwt
+from parley.broker.nats_durable import DurableSubjects
+from parley.broker.nats_url import NatsAddress, parse_nats_url
+from parley.broker.port import (
     BrokerState,
     Delivered,
     DurableHandler,
@@ -32,8 +33,7 @@ from parley.mesh.broker import (
     Status,
     SubjectHandler,
 )
-from parley.mesh.nats_durable import DurableSubjects
-from parley.mesh.nats_url import NatsAddress, parse_nats_url
+from parley.errors import ERRORS_BY_CODE, ParleyError, Unavailable
 from parley.redact import redact
 
 log = logging.getLogger(__name__)
