@@ -215,11 +215,17 @@ async def _converse(process: asyncio.subprocess.Process, text: str, stream: Stre
 
 async def _feed(stdin: asyncio.StreamWriter, data: bytes) -> None:
     # A program that does not read its prompt may exit first: that is its choice, not an error.
-    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+    # uvloop says so with a RuntimeError from a closed pipe's write, asyncio with a broken pipe.
+    try:
         stdin.write(data)
         await stdin.drain()
         stdin.close()
         await stdin.wait_closed()
+    except (BrokenPipeError, ConnectionResetError):
+        return
+    except RuntimeError:
+        if not stdin.is_closing():
+            raise
 
 
 async def _read_reply(stdout: asyncio.StreamReader, stream: Stream) -> str:

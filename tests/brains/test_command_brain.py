@@ -338,3 +338,24 @@ async def test_the_prompt_names_the_parley_act_commands_of_the_table(
     assert "- parley act spawn AGENT TEXT [--thread]: give an agent a subtask" in reply
     assert "parley act input --json" in reply
     assert "spawn(agent, text, thread=false)" not in reply  # a tool's name, not a command
+
+
+def test_a_program_gone_before_its_prompt_is_written_is_no_failure_on_uvloop() -> None:
+    """`parley serve` runs on uvloop, whose pipe to a program that exited refuses a write with a
+    RuntimeError (asyncio's with a broken pipe): the reply it gave stands either way."""
+    import uvloop
+
+    from parley.brains.command import _feed
+
+    async def feed_a_gone_program() -> bool:
+        process = await asyncio.create_subprocess_exec("true", stdin=asyncio.subprocess.PIPE)
+        await process.wait()
+        assert process.stdin is not None
+        for _ in range(500):  # until uvloop noticed the pipe's end went away
+            if process.stdin.is_closing():
+                break
+            await asyncio.sleep(0.01)
+        await _feed(process.stdin, b"the prompt")
+        return process.stdin.is_closing()
+
+    assert uvloop.run(feed_a_gone_program())
