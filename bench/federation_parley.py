@@ -36,7 +36,7 @@ from bench.figures import Figures
 from parley.clock import SystemClock
 from parley.context import Context
 from parley.federation.frames import FrameVerdict, Verdict, WireFrame
-from parley.federation.handshake import accept_invite
+from parley.federation.invites import accept_invite
 from parley.federation.model import OutboundText, PeerEndpoint
 from parley.settings import Settings
 from parley.startup import running

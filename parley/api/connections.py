@@ -17,8 +17,7 @@ from parley.api.schemas.connections import (
 )
 from parley.durations import parse_duration
 from parley.federation.connections import expose, list_connections
-from parley.federation.handshake import accept_invite
-from parley.federation.invites import make_invite
+from parley.federation.invites import accept_invite, make_invite
 from parley.federation.lifecycle import pause, revoke, set_queue_limit, unpause
 
 router = APIRouter(tags=["connections"])

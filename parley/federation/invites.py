@@ -16,13 +16,15 @@ from urllib.parse import urlsplit
 
 from parley.clock import Clock
 from parley.errors import Conflict, Invalid
-from parley.federation.model import Connection, Invite
+from parley.federation.connections import connection_named
+from parley.federation.model import Connection, ConnectionStatus, Invite
+from parley.federation.peer_client import PeerClient
 from parley.federation.tokens import PEER_TOKEN_PREFIX, new_peer_token
 from parley.naming import check_name
 from parley.people.accounts import require_owner
 from parley.people.model import Person
 from parley.people.tokens import hash_token
-from parley.store import Tx
+from parley.store import Store, Tx
 
 CODE_PREFIX = "parley-invite:"
 DEFAULT_EXPIRY = timedelta(hours=24)
@@ -132,3 +134,17 @@ async def _check_free(tx: Tx, name: str) -> None:
         raise Invalid("'local' names this installation itself; choose another name", field="name")
     if await tx.connections.by_name(name) is not None:
         raise Conflict(f"a connection named {name!r} exists already")
+
+
+async def accept_invite(
+    store: Store, clock: Clock, peers: PeerClient, public_url: str, by: Person, code: str, name: str
+) -> ConnectionStatus:
+    invite = parse_code(code)
+    async with store.transaction() as tx:
+        await check_acceptable(tx, by, name)
+    issued = new_peer_token()
+    received = await peers.handshake(invite.url, invite.secret, public_url, issued)
+    async with store.transaction() as tx:
+        await record_accepted(tx, clock, by, name, invite, issued, received)
+        connection = await connection_named(tx, name)
+    return ConnectionStatus(connection, [], 0)

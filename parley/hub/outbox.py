@@ -12,6 +12,7 @@ import asyncio
 import json
 import logging
 import secrets
+from collections import deque
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -38,6 +39,10 @@ STORE_PAUSE_SECONDS, STORE_PAUSE_CAP_SECONDS = 0.5, 30.0
 # The least a worker waits for an item already due that it could not claim (another worker's
 # transaction holds it on PostgreSQL).
 MIN_WAIT_SECONDS = 0.05
+# How long a pass waits for one send before letting it go on by itself (its kind's later
+# items behind it): items are attempted in claim order, so a completion's thread is made before
+# the completion is posted there, unless a destination hangs.
+DETACH_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -48,10 +53,26 @@ class Pass:
     next_due: datetime | None
 
 
+class _Lane:
+    """One kind's sends, in claim order, from a task of their own; more of its items may be
+    added while it runs."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.items: deque[tuple[Delivery, Route[Any]]] = deque()
+        self.due_again: list[datetime | None] = []
+        self.task: asyncio.Task[None] | None = None
+
+    def takes_more(self) -> bool:
+        """Whether an item added now is still sent by this lane (its task has not ended)."""
+        return self.task is not None and not self.task.done()
+
+
 class OutboxWorker(Worker):
-    """Local items are delivered in the pass that claims them; remote ones are sent by a task
-    per kind, in claim order, while passes go on: a destination whose sends hang (up to their
-    timeout) holds up only its own kind's items, never a subtask's result or any other kind."""
+    """Items are attempted in claim order, a remote one's send awaited as long as it is quick;
+    a send still out after ``DETACH_SECONDS`` goes on by itself, with its kind's later items
+    behind it, while the pass goes on: a destination whose sends hang holds up only its own
+    kind, never a subtask's result or any other kind."""
 
     def __init__(
         self,
@@ -75,15 +96,16 @@ class OutboxWorker(Worker):
         self._store, self._clock, self._deliverers = store, clock, deliverers
         self._backoff = backoff or Backoff()
         self._lease = lease
-        self._sending: dict[str, asyncio.Task[list[datetime | None]]] = {}  # kind → its sends
+        self._sending: dict[str, _Lane] = {}  # the kinds whose sends went on by themselves
 
     async def stop(self) -> None:
         await super().stop()
         # What is cut off mid-send stays claimed: due again when its lease passes, same key.
-        sending, self._sending = list(self._sending.values()), {}
-        for task in sending:
+        lanes, self._sending = list(self._sending.values()), {}
+        tasks = [lane.task for lane in lanes if lane.task is not None]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*sending, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def on_commit(self, effects: Effects) -> None:
         if effects.outbox:
@@ -101,18 +123,17 @@ class OutboxWorker(Worker):
         return max((due - self._clock.now()).total_seconds(), MIN_WAIT_SECONDS)
 
     async def deliver_due(self) -> Pass:
-        """One pass with its sends awaited: claim what is due, attempt each item, settle each;
-        when the next item falls due."""
-        claimed, next_due, sends = await self._claim_and_attempt()
-        due_again = [due for sent in await asyncio.gather(*sends) for due in sent]
+        """One pass with every send awaited: claim what is due, attempt each item, settle
+        each; when the next item falls due."""
+        claimed, next_due, detached = await self._claim_and_attempt()
+        await asyncio.gather(*(lane.task for lane in detached if lane.task is not None))
+        due_again = [due for lane in detached for due in lane.due_again]
         return Pass(claimed, min(filter(None, [next_due, *due_again]), default=None))
 
-    async def _claim_and_attempt(
-        self,
-    ) -> tuple[int, datetime | None, list[asyncio.Task[list[datetime | None]]]]:
-        """Claim what is due of the kinds not sending now; deliver the local items, start the
-        remote ones' sends; how many were claimed, when the next item not claimed falls due,
-        and the sends started."""
+    async def _claim_and_attempt(self) -> tuple[int, datetime | None, list[_Lane]]:
+        """Claim what is due of the kinds not sending by themselves, attempt each in order;
+        how many were claimed, when the next item falls due (as far as is known at the end of
+        the pass), and the lanes whose sends went on by themselves."""
         now = self._clock.now()
         until = now + self._lease
         busy = sorted(self._sending)
@@ -120,7 +141,7 @@ class OutboxWorker(Worker):
             items = await tx.outbox.claim_due(self.name, now, until, BATCH, busy)
             later = await tx.outbox.next_due([item.id for item in items], busy)
         due_again: list[datetime | None] = [later]
-        remote: dict[str, list[tuple[Delivery, Route[Any]]]] = {}
+        detached: dict[str, _Lane] = {}
         for item in items:
             try:
                 route = self._deliverers.route(item)
@@ -129,25 +150,35 @@ class OutboxWorker(Worker):
                 continue
             if route.local is not None:
                 due_again.append(await self._deliver_here(item, route, until))
+                continue
+            lane = detached.get(item.kind)
+            if lane is not None and lane.takes_more():
+                lane.items.append((item, route))  # behind its kind's send that hangs
+                continue
+            lane = self._lane(item.kind, item, route, until)
+            assert lane.task is not None
+            await asyncio.wait({lane.task}, timeout=DETACH_SECONDS)
+            if lane.task.done():
+                due_again.extend(lane.due_again)
             else:
-                remote.setdefault(item.kind, []).append((item, route))
-        sends = [self._start_sending(kind, routed, until) for kind, routed in remote.items()]
-        return len(items), min(filter(None, due_again), default=None), sends
+                detached[item.kind] = self._sending[item.kind] = lane
+        return len(items), min(filter(None, due_again), default=None), list(detached.values())
 
-    def _start_sending(
-        self, kind: str, routed: list[tuple[Delivery, Route[Any]]], until: datetime
-    ) -> asyncio.Task[list[datetime | None]]:
-        async def send_in_order() -> list[datetime | None]:
+    def _lane(self, kind: str, item: Delivery, route: Route[Any], until: datetime) -> _Lane:
+        lane = _Lane(kind)
+        lane.items.append((item, route))
+
+        async def send_in_order() -> None:
             try:
-                return [await self._send(item, route, until) for item, route in routed]
+                while lane.items:
+                    lane.due_again.append(await self._send(*lane.items.popleft(), until))
             finally:  # before any awaiting caller resumes: its next claim may take this kind
-                if self._sending.get(kind) is task:
+                if self._sending.get(kind) is lane:
                     del self._sending[kind]
-                self.wake()  # the kind's next items, and any retry it scheduled, to be seen
+                    self.wake()  # the kind's next items, and any retry it scheduled
 
-        task = asyncio.create_task(send_in_order(), name=f"deliveries of {kind}")
-        self._sending[kind] = task
-        return task
+        lane.task = asyncio.create_task(send_in_order(), name=f"deliveries of {kind}")
+        return lane
 
     async def _deliver_here(
         self, item: Delivery, route: Route[Any], until: datetime

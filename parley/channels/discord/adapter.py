@@ -11,13 +11,13 @@ from __future__ import annotations
 import discord
 
 from parley.channels.bindings import SessionBindingService
-from parley.channels.discord.activity import record_outbound
 from parley.channels.discord.failures import speaking_to_discord
 from parley.channels.discord.manager import DiscordAccountManager
 from parley.channels.discord.refs import conversation, nonce, snowflake
 from parley.channels.model import ConversationRef, SessionBindingRecord
 from parley.clock import Clock
 from parley.errors import Invalid, NotFound
+from parley.store import Store
 
 MAX_MESSAGE = 2000  # characters of one Discord message
 MAX_THREAD_NAME = 100
@@ -107,3 +107,15 @@ async def _plain(client: discord.Client, channel_id: int, text: str, key: str) -
 def _parts(text: str) -> list[str]:
     """Discord takes 2000 characters a message: longer text goes in several, in order."""
     return [text[i : i + MAX_MESSAGE] for i in range(0, len(text), MAX_MESSAGE)] or [text]
+
+
+# Every post of the account, a webhook's included, is activity: the account's last outbound
+# time, and the binding it went through touched (what its idle timeout counts from).
+async def record_outbound(
+    store: Store, clock: Clock, ref: ConversationRef, binding_id: int | None
+) -> None:
+    async with store.transaction() as tx:
+        now = clock.now()
+        await tx.channels.record_activity(ref.channel, ref.account_id, now, outbound=True)
+        if binding_id is not None:
+            await tx.bindings.touch(binding_id, now)
