@@ -10,10 +10,11 @@ as SQLite always does, so a command that opens the store briefly leaves no log b
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import sqlite3
 from pathlib import Path
+
+from parley.worker import Worker
 
 log = logging.getLogger(__name__)
 
@@ -21,22 +22,22 @@ EVERY_SECONDS = 1.0
 BUSY_TIMEOUT_SECONDS = 30.0
 
 
-class Checkpointer:
+class Checkpointer(Worker):
     def __init__(self, database: Path, every: float = EVERY_SECONDS) -> None:
-        self._database, self._every = database, every
-        self._stopping = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        super().__init__("sqlite-checkpoints", every=every, logger=log)
+        self._database = database
         self._connection: sqlite3.Connection | None = None
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._loop(), name="sqlite-checkpoints")
+        # The checkpoint on its thread: a thread cannot be cancelled, so stopping waits for it.
+        self._under_way: asyncio.Future[tuple[int, int]] | None = None
 
     async def stop(self) -> None:
         """A last checkpoint (or the one under way: its thread cannot be cancelled), then
         close."""
-        self._stopping.set()
-        if self._task is not None:
-            await self._task
+        was_running = self.running
+        await super().stop()
+        if was_running:
+            under_way = self._under_way
+            await self._warned(under_way if under_way and not under_way.done() else None)
         if self._connection is not None:
             self._connection.close()
             self._connection = None
@@ -45,14 +46,18 @@ class Checkpointer:
         """One passive checkpoint now: the log's pages, and how many of them are copied."""
         return await asyncio.to_thread(self._checkpoint)
 
-    async def _loop(self) -> None:
-        while not self._stopping.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stopping.wait(), self._every)
-            try:
-                await self.checkpoint()
-            except sqlite3.Error as exc:  # a busy or full disk: the log waits for the next one
-                log.warning("checkpointing the store failed, again in %ss: %s", self._every, exc)
+    async def one_pass(self) -> float | None:
+        self._under_way = asyncio.ensure_future(self.checkpoint())
+        await self._warned(asyncio.shield(self._under_way))
+        return None  # the next one ``every`` seconds on
+
+    async def _warned(self, checkpoint: asyncio.Future[tuple[int, int]] | None) -> None:
+        """``checkpoint`` (a new one if None) seen through; a busy or full disk only warned of:
+        the log waits for the next one."""
+        try:
+            await (checkpoint if checkpoint is not None else self.checkpoint())
+        except sqlite3.Error as exc:
+            log.warning("checkpointing the store failed, again in %ss: %s", self._every, exc)
 
     def _checkpoint(self) -> tuple[int, int]:
         if self._connection is None:

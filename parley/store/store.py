@@ -114,7 +114,7 @@ class Store:
             ) from exc
         store = cls(engine, direct_driver)
         if store.checkpoints is not None:
-            store.checkpoints.start()
+            await store.checkpoints.start()
         return store
 
     @property

@@ -74,7 +74,7 @@ async def test_the_store_checkpoints_by_itself_while_open(tmp_path: Path) -> Non
     assert store.checkpoints is not None
     await store.checkpoints.stop()
     store.checkpoints = Checkpointer(database, every=0.05)
-    store.checkpoints.start()
+    await store.checkpoints.start()
     try:
         await _write(store, ROWS)
         grown = _log_pages(database)
