@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import datetime
+from typing import cast
 
-from parley.agents.sweeper import sweep_once
+import pytest
+
+from parley.agents.sweeper import AgentSweeper, sweep_once
 from parley.settings import Settings
+from parley.store import Store, Tx
 from tests.agents.support import finish_work, give_work
 from tests.support import Harness, ManualClock, eventually, lifecycle_is, started
 
@@ -117,3 +123,36 @@ async def test_the_background_sweeper_retires_expired_clones_by_itself(
         await parley.owner.post("/api/v1/agents/researcher/clones", json={})
         parley.clock.advance(hours=3)
         assert await eventually(lambda: lifecycle_is(parley, "researcher-1", "retired"))
+
+
+class _FailsOnce:
+    """The real store's transactions, the first one raising as a bug would."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self.failed = False
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Tx]:
+        if not self.failed:
+            self.failed = True
+            raise RuntimeError("a sweep gone wrong (test)")
+        async with self._store.transaction() as tx:
+            yield tx
+
+
+async def test_the_sweeper_goes_on_after_a_sweep_that_raised(
+    parley: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    await _template(parley)
+    await parley.owner.post("/api/v1/agents/researcher/clones", json={})
+    parley.clock.advance(hours=3)
+    store = _FailsOnce(parley.context.store)
+    sweeper = AgentSweeper(cast(Store, store), parley.clock, 0.01)
+    await sweeper.start()
+    try:
+        assert await eventually(lambda: lifecycle_is(parley, "researcher-1", "retired"))
+    finally:
+        await sweeper.stop()
+    assert store.failed and sweeper.passes >= 2
+    assert "the agents' sweep: a pass failed (a sweep gone wrong (test))" in caplog.text
