@@ -8,8 +8,8 @@ The people of a channel conversation:
   - a web conversation (or thread): its person; it is theirs alone, as a person's conversation
     is (a web conversation with no person counts as any member: only roots every member reads);
   - a conversation of a channel whose readers Parley cannot list (Discord): the people Parley
-    knows there, each linked person who wrote there. Who writes there later is checked as they
-    write (``inbound``)."""
+    knows there, each linked person who wrote or bound there. Who writes there later is checked
+    as they write (``inbound``)."""
 
 from __future__ import annotations
 

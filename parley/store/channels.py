@@ -181,14 +181,14 @@ class ChannelsRepo:
         return [(row.user_id, row.name) for row in await self._c.execute(query)]
 
     async def met(self, ref: ConversationRef, person_id: int, now: datetime) -> None:
-        """``person_id`` wrote in ``ref``: one of the people Parley knows there."""
+        """``person_id`` wrote or bound in ``ref``: one of the people Parley knows there."""
         values = {"channel": ref.channel, "account_id": ref.account_id,
                   "conversation_id": ref.conversation_id, "person_id": person_id,
                   "first_at": now}  # fmt: skip
         await self._c.execute(_MET[self._c.dialect.name], values)
 
     async def people_in(self, ref: ConversationRef) -> list[Person]:
-        """The people Parley knows in ``ref`` (who wrote there), by name."""
+        """The people Parley knows in ``ref`` (who wrote or bound there), by name."""
         query = (
             select(people)
             .join(channel_people, channel_people.c.person_id == people.c.id)

@@ -2,7 +2,8 @@
 they are in to a session (their conversation with an agent, or ``topic:ID``), so that what is
 said there goes to it and its answers come back there; only who bound it unbinds it (an owner
 can always, with ``parley binding unbind``). The binding service keeps the privacy rule: the
-session's root must be one the person and every person Parley knows there may read. Each
+session's root must be one the person and every person Parley knows there (who wrote or
+bound there) may read. Each
 answers with one sentence, seen by the person who asked only."""
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ async def focus(
     lifetimes: DiscordThreadBindingSettings,
 ) -> str:
     person = await _person(tx, ref, user_id)
+    # Who binds a place is there, as who writes there is: a later binding must not show them
+    # a session they may not read.
+    await tx.channels.met(ref, person.id, clock.now())
     key = await _session(tx, clock, person, target.strip())
     await SessionBindingService(tx, clock).bind(
         BindRequest(

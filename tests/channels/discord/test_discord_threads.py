@@ -221,3 +221,27 @@ async def test_focus_keeps_the_privacy_rule(parley: Harness, fake_discord: FakeD
     assert notice.startswith("This conversation is no longer bound to a session: bea writes")
     shown = await call(parley, "GET", "/conversations/manager")
     assert "what did ada say?" not in [m["body"] for m in shown["messages"]["items"]]
+
+
+@pytest.mark.parametrize("spawn_threads", [False])
+async def test_who_focused_a_thread_is_known_there(
+    parley: Harness, fake_discord: FakeDiscord
+) -> None:
+    """ada (the owner) focused a thread and unfocused it, without writing there: she is still in
+    it, so bea may not bind it to bea's own conversation, which ada may not read."""
+    bea = fake_discord.state.user("bea")
+    await call(parley, "POST", "/people", name="bea")
+    await call(parley, "PUT", f"/channels/discord/accounts/bot/identities/{bea.id}", person="bea")
+    thread = await fake_discord.user_starts_thread(fake_discord.channel.id, "ada", "talk")
+    replies = fake_discord.state.replies
+    await fake_discord.user_runs_command(thread.id, "ada", "focus", {"target": "manager"})
+    await fake_discord.wait_until(lambda: len(replies) == 1)
+    await fake_discord.user_runs_command(thread.id, "ada", "unfocus")
+    await fake_discord.wait_until(lambda: len(replies) == 2)
+
+    await fake_discord.user_runs_command(thread.id, "bea", "focus", {"target": "manager"})
+    await fake_discord.wait_until(lambda: len(replies) == 3)
+    refused = replies[2].data["content"]
+    assert "to owner, who may not read it" in refused, refused  # ada is the owner
+    bindings = (await call(parley, "GET", "/bindings"))["items"]
+    assert [b["status"] for b in bindings] == ["ended"]
