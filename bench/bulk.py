@@ -19,9 +19,9 @@ from sqlalchemy import Table, insert, text
 
 from parley.conversations.model import pair_key
 from parley.people.model import Person, Role
-from parley.people.tokens import hash_token
 from parley.store import Store
 from parley.store import tables as t
+from parley.tokens import hash_token
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 CHUNK = 5_000

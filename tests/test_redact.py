@@ -7,10 +7,8 @@ import os
 import nkeys
 import pytest
 
-from parley.federation.tokens import new_peer_token
-from parley.people.tokens import new_token
 from parley.redact import redact
-from parley.runs.tokens import new_run_token
+from parley.tokens import new_peer_token, new_run_token, new_token
 
 SHAPED = [
     (

@@ -18,9 +18,9 @@ from parley.context import Context
 from parley.errors import ParleyError, TooLarge, Unauthorized, Unavailable
 from parley.federation.model import ConnectionState
 from parley.federation.receiver import revoked_here
-from parley.federation.tokens import peer_token_hash
+from parley.hub.actions import running_run
 from parley.people.accounts import authenticate
-from parley.runs.tokens import running_run
+from parley.tokens import peer_token_hash
 
 API = "/api/v1/"
 ACTIONS = "/api/v1/act/"

@@ -19,12 +19,11 @@ from parley.errors import Conflict, Invalid
 from parley.federation.connections import connection_named
 from parley.federation.model import Connection, ConnectionStatus, Invite
 from parley.federation.peer_client import PeerClient
-from parley.federation.tokens import PEER_TOKEN_PREFIX, new_peer_token
 from parley.naming import check_name
 from parley.people.accounts import require_owner
 from parley.people.model import Person
-from parley.people.tokens import hash_token
 from parley.store import Store, Tx
+from parley.tokens import PEER_TOKEN_PREFIX, hash_token, new_peer_token
 
 CODE_PREFIX = "parley-invite:"
 DEFAULT_EXPIRY = timedelta(hours=24)

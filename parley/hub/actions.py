@@ -17,12 +17,12 @@ from parley.conversations.model import LOCAL, HopBudget, Role, TaskStatus, Topic
 from parley.conversations.node_exchange import ask_node_from_run
 from parley.conversations.peer_conversations import send_to_peer
 from parley.conversations.tasks import end_task, spawn_subtask
-from parley.errors import Conflict, Forbidden, Invalid
+from parley.errors import Conflict, Forbidden, Invalid, Unauthorized
 from parley.runs.model import Run
 from parley.runs.queueing import check_text
-from parley.runs.tokens import running_run
 from parley.store import Tx
 from parley.text import MAX_TEXT, check_length
+from parley.tokens import RUN_TOKEN_PREFIX, hash_token
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,20 @@ class Acted:
     task_id: int | None = None
     # The run that will read what was sent or asked (it may have been waiting already).
     run_id: int | None = None
+
+
+async def running_run(tx: Tx, token: str | None) -> Run:
+    """The running run a token belongs to: its token is its whole authority, valid only while it
+    runs; without one there is no topic to act in."""
+    if not token or not token.startswith(RUN_TOKEN_PREFIX):
+        raise Unauthorized(
+            "a role token without a run has no topic: actions need the PARLEY_RUN_TOKEN of a"
+            " running turn"
+        )
+    run = await tx.runs.running_by_token_hash(hash_token(token))
+    if run is None:
+        raise Unauthorized("this run token belongs to no running turn (it ended or was stopped)")
+    return run
 
 
 def tools_of(agent: Agent | Run) -> tuple[str, ...]:

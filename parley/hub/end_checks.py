@@ -33,9 +33,9 @@ from pydantic import ValidationError
 from parley.broker.port import Delivered
 from parley.hub.outcomes import Outcome
 from parley.node.messages import RUN_OUTCOMES_OF_NO_NODE, RunEvent, node_of, run_outcomes_subject
-from parley.people.tokens import hash_token
 from parley.runs.model import RUN_IDS, Run
 from parley.store import Store
+from parley.tokens import hash_token
 
 log = logging.getLogger(__name__)
 

@@ -19,11 +19,11 @@ from parley.errors import ParleyError
 from parley.hub.actions import RunActing
 from parley.hub.cut_short import NOT_KEPT, keep_said_so_far
 from parley.node.messages import ActionCall, RunEvent
-from parley.people.tokens import hash_token
 from parley.redact import redact
 from parley.runs.model import Run, RunChange, RunState
 from parley.store import Tx
 from parley.text import without_nul
+from parley.tokens import hash_token
 
 
 @dataclass(frozen=True)

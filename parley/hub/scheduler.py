@@ -54,12 +54,11 @@ from parley.node.messages import (
     run_events_subject,
     turn_subject,
 )
-from parley.people.tokens import hash_token
 from parley.retrying import retrying
 from parley.runs.model import RunChange, RunState
-from parley.runs.tokens import new_run_token
 from parley.store import Store
 from parley.store.effects import Effects
+from parley.tokens import hash_token, new_run_token
 from parley.worker import Worker
 
 log = logging.getLogger(__name__)

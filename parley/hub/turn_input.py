@@ -7,9 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from parley.conversations.model import Message, Topic
-from parley.hub.actions import describe
+from parley.hub.actions import describe, running_run
 from parley.runs.model import Run
-from parley.runs.tokens import running_run
 from parley.store import Tx
 
 

@@ -31,8 +31,8 @@ from parley.node.messages import (
     stop_subject,
     turn_subject,
 )
-from parley.people.tokens import hash_token
 from parley.redact import redact
+from parley.tokens import hash_token
 
 log = logging.getLogger(__name__)
 

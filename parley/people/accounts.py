@@ -8,8 +8,8 @@ from parley.clock import Clock
 from parley.errors import Conflict, Forbidden, NotFound, Unauthorized
 from parley.naming import check_name
 from parley.people.model import Person, Role
-from parley.people.tokens import hash_token, new_token
 from parley.store import Store, Tx
+from parley.tokens import hash_token, new_token
 
 
 @dataclass(frozen=True)

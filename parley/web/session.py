@@ -22,8 +22,8 @@ from parley.datafolder import DataFolder, write_secret
 from parley.errors import Forbidden
 from parley.people.accounts import authenticate
 from parley.people.model import Person
-from parley.people.tokens import hash_token
 from parley.store import Store
+from parley.tokens import hash_token
 
 COOKIE = "parley_session"
 SALT = "parley-web-session"

@@ -14,9 +14,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import func, select
 
-from parley.federation.tokens import new_peer_token
-from parley.people.tokens import hash_token
 from parley.store.tables import messages, received_frames
+from parley.tokens import hash_token, new_peer_token
 from tests.support import Harness, bearer
 
 PRINTABLE = st.characters(blacklist_characters="\x00", blacklist_categories=["Cs"])

@@ -19,8 +19,8 @@ from parley.federation.backlogs import Backlogs
 from parley.federation.frames import CloseFrame, TextFrame, WireFrame
 from parley.federation.model import Connection
 from parley.federation.receiver import _receive, receive_batch
-from parley.people.tokens import hash_token
 from parley.store.tables import messages, received_frames, runs, topics
+from parley.tokens import hash_token
 from tests.support import Harness
 
 LIMIT = 10_000  # room for every text: the backlog's bound is the batch's own (one count)

@@ -168,7 +168,7 @@ async def test_deferred_actions_without_the_run_s_token_are_refused(
     """What a node reports for a turn acts with that run's token, like any action: an end
     with another token is not the run's end at all (hub/end_checks.py), and changes nothing."""
     from parley.node.messages import ActionCall, RunEvent, run_outcomes_subject
-    from parley.people.tokens import hash_token
+    from parley.tokens import hash_token
 
     await parley.hire("napper", brain=script(tmp_path, "napper", "otherwise: [{sleep: 30}]"))
     queued = await say(parley.owner, "napper", "zzz")

@@ -30,10 +30,9 @@ from parley.node.messages import (
     run_events_subject,
     run_outcomes_subject,
 )
-from parley.people.tokens import hash_token
 from parley.runs.model import INTERRUPTED, Run, RunState
-from parley.runs.tokens import new_run_token
 from parley.settings import Settings
+from parley.tokens import hash_token, new_run_token
 from tests.agents.support import queue_task
 from tests.nats_server import NatsServer
 from tests.runs.support import get

@@ -21,9 +21,9 @@ from sqlalchemy import Connection
 from parley.hub.outcomes import Outcome, record_loaded_outcome
 from parley.hub.recorder import UNRECORDED, OutcomeRecorder
 from parley.node.messages import ActionCall, RunEvent, run_outcomes_subject
-from parley.people.tokens import hash_token
 from parley.runs.recovery import fail_and_requeue
 from parley.store.effects import Effects
+from parley.tokens import hash_token
 from tests.runs.support import get, hold_a_turn, say
 from tests.support import Harness, eventually, items
 

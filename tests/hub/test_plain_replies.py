@@ -13,8 +13,8 @@ from parley.hub.outcomes import Outcome
 from parley.hub.plain_replies import take_plain
 from parley.hub.recorder import OutcomeRecorder
 from parley.node.messages import ActionCall
-from parley.people.tokens import hash_token
 from parley.settings import Settings
+from parley.tokens import hash_token
 from tests.runs.support import HOLD_ONCE, get, get_all, say, script
 from tests.support import Harness, ManualClock, eventually, items, started
 

@@ -12,9 +12,9 @@ import httpx
 import pytest
 
 from parley.node.messages import ActionCall, RunEvent
-from parley.people.tokens import hash_token
 from parley.runs.stop import stop_runs
 from parley.settings import Settings
+from parley.tokens import hash_token
 from tests.runs.support import (
     end_as_node,
     follow,

@@ -22,9 +22,9 @@ from parley.conversations.lifetime import close_root
 from parley.conversations.model import LOCAL, HopBudget, TopicKind, pair_key
 from parley.hub.outcomes import Outcome
 from parley.hub.recorder import OutcomeRecorder
-from parley.people.tokens import hash_token
 from parley.runs.queueing import queue_text
 from parley.store.tables import hop_counts, messages, outbox, runs, sessions, topics
+from parley.tokens import hash_token
 from tests.support import Harness
 
 PAIRS = 4

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from parley.node.messages import RunEvent, run_outcomes_subject
-from parley.people.tokens import hash_token
+from parley.tokens import hash_token
 from tests.runs.support import follow, get, holding_brain, say, script, token_of
 from tests.support import Harness, eventually, items
 

@@ -1,0 +1,44 @@
+"""Bearer tokens, of three kinds told apart by their prefix, so that each is refused where
+another kind is expected: a person's API token (``pk_``), a run's (``prt_``: a brain's authority
+for one running turn, valid while the run runs) and a peer installation's (``ppt_``: what each
+side of a connection issued the other at the handshake). Random, shown once, stored only as a
+hash."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from parley.errors import Unauthorized
+
+TOKEN_PREFIX = "pk_"
+RUN_TOKEN_PREFIX = "prt_"
+PEER_TOKEN_PREFIX = "ppt_"
+
+
+def new_token(prefix: str = TOKEN_PREFIX) -> str:
+    return prefix + secrets.token_urlsafe(32)
+
+
+def new_run_token() -> str:
+    return new_token(RUN_TOKEN_PREFIX)
+
+
+def new_peer_token() -> str:
+    return new_token(PEER_TOKEN_PREFIX)
+
+
+def hash_token(token: str) -> str:
+    # Tokens carry 256 random bits, so a plain digest cannot be brute-forced; no salt needed.
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def peer_token_hash(token: str | None) -> str:
+    """The hash to look a peer's bearer token up by; Unauthorized for anything else."""
+    if not token:
+        raise Unauthorized("no peer token: send 'Authorization: Bearer <the token we issued>'")
+    if not token.startswith(PEER_TOKEN_PREFIX):
+        raise Unauthorized(
+            "this route takes a peer installation's token; a person's or a run's is refused here"
+        )
+    return hash_token(token)
