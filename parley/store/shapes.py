@@ -139,17 +139,9 @@ def lists_as_arrays(statement: ClauseElement) -> Any:
     per item at execution: a tenth of the hub's CPU on PostgreSQL, measured with py-spy)."""
 
     def array(element: Any, **_: Any) -> Any:
-        if not isinstance(element, BinaryExpression):
+        if (values := _listed(element)) is None:
             return None
-        listed = element.right
-        if not isinstance(listed, BindParameter) or not listed.expanding:
-            return None
-        if element.operator not in (operators.in_op, operators.not_in_op):
-            return None
-        if element.left.type.python_type not in (int, str):
-            return None
-        values = listed._clone()
-        values.expanding, values.type = False, ARRAY(element.left.type)
+        values.type = ARRAY(element.left.type)
         if element.operator is operators.in_op:
             return element.left == any_(values)
         return element.left != all_(values)
@@ -163,23 +155,32 @@ def lists_as_json(statement: ClauseElement) -> Any:
     one whatever the list's length (SQLAlchemy's expansion of a list cost 80 µs a statement)."""
 
     def json_list(element: Any, **_: Any) -> Any:
-        if not isinstance(element, BinaryExpression):
+        if (values := _listed(element)) is None:
             return None
-        listed = element.right
-        if not isinstance(listed, BindParameter) or not listed.expanding:
-            return None
-        if element.operator not in (operators.in_op, operators.not_in_op):
-            return None
-        if element.left.type.python_type not in (int, str):
-            return None
-        values = listed._clone()
-        values.expanding, values.type = False, JSON()
+        values.type = JSON()
         each: Any = select(literal_column("value")).select_from(func.json_each(values))
         if element.operator is operators.in_op:
             return element.left.in_(each)
         return element.left.not_in(each)
 
     return visitors.replacement_traverse(statement, {}, json_list)
+
+
+def _listed(element: Any) -> BindParameter[Any] | None:
+    """If ``element`` is an ``IN`` (or ``NOT IN``) of a list of ints or strings: a copy of the
+    list's parameter, no longer expanded, for one value holding the whole list."""
+    if not isinstance(element, BinaryExpression):
+        return None
+    listed = element.right
+    if not isinstance(listed, BindParameter) or not listed.expanding:
+        return None
+    if element.operator not in (operators.in_op, operators.not_in_op):
+        return None
+    if element.left.type.python_type not in (int, str):
+        return None
+    values = listed._clone()
+    values.expanding = False
+    return values
 
 
 _SHAPES: dict[tuple[int, tuple[str, ...], str], Shape] = {}
