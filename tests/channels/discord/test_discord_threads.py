@@ -143,15 +143,21 @@ async def test_a_focused_session_s_completion_resolves_only_to_its_thread(
     }
 
 
-async def test_only_who_focused_may_unfocus(parley: Harness, fake_discord: FakeDiscord) -> None:
-    bea = fake_discord.state.user("bea")
+async def a_thread_ada_focused(parley: Harness, fake: FakeDiscord) -> tuple[Any, list[Any]]:
+    """bea linked to a person of her own; a thread ada started and focused on her conversation
+    with the manager: the thread, and the replies to commands so far (ada's focus)."""
+    bea = fake.state.user("bea")
     await call(parley, "POST", "/people", name="bea")
     await call(parley, "PUT", f"/channels/discord/accounts/bot/identities/{bea.id}", person="bea")
-    thread = await fake_discord.user_starts_thread(fake_discord.channel.id, "ada", "talk")
-    replies = fake_discord.state.replies
+    thread = await fake.user_starts_thread(fake.channel.id, "ada", "talk")
+    replies = fake.state.replies
+    await fake.user_runs_command(thread.id, "ada", "focus", {"target": "manager"})
+    await fake.wait_until(lambda: len(replies) == 1)
+    return thread, replies
 
-    await fake_discord.user_runs_command(thread.id, "ada", "focus", {"target": "manager"})
-    await fake_discord.wait_until(lambda: len(replies) == 1)
+
+async def test_only_who_focused_may_unfocus(parley: Harness, fake_discord: FakeDiscord) -> None:
+    thread, replies = await a_thread_ada_focused(parley, fake_discord)
     await fake_discord.user_runs_command(thread.id, "bea", "unfocus")
     await fake_discord.wait_until(lambda: len(replies) == 2)
     assert "only who bound it" in replies[1].data["content"]
@@ -229,13 +235,7 @@ async def test_who_focused_a_thread_is_known_there(
 ) -> None:
     """ada (the owner) focused a thread and unfocused it, without writing there: she is still in
     it, so bea may not bind it to bea's own conversation, which ada may not read."""
-    bea = fake_discord.state.user("bea")
-    await call(parley, "POST", "/people", name="bea")
-    await call(parley, "PUT", f"/channels/discord/accounts/bot/identities/{bea.id}", person="bea")
-    thread = await fake_discord.user_starts_thread(fake_discord.channel.id, "ada", "talk")
-    replies = fake_discord.state.replies
-    await fake_discord.user_runs_command(thread.id, "ada", "focus", {"target": "manager"})
-    await fake_discord.wait_until(lambda: len(replies) == 1)
+    thread, replies = await a_thread_ada_focused(parley, fake_discord)
     await fake_discord.user_runs_command(thread.id, "ada", "unfocus")
     await fake_discord.wait_until(lambda: len(replies) == 2)
 
