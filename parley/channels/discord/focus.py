@@ -2,9 +2,8 @@
 they are in to a session (their conversation with an agent, or ``topic:ID``), so that what is
 said there goes to it and its answers come back there; only who bound it unbinds it (an owner
 can always, with ``parley binding unbind``). The binding service keeps the privacy rule: the
-session's root must be one the person and every person Parley knows there (who wrote or
-bound there) may read. Each
-answers with one sentence, seen by the person who asked only."""
+session's root must be one the person and every person Parley knows there (who wrote or bound
+there) may read. Each answers with one sentence, seen by the person who asked only."""
 
 from __future__ import annotations
 
