@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Integer, bindparam, case, null, select, update
+from sqlalchemy import Integer, bindparam, case, null, select, true, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from parley.store.connection import Connection
@@ -14,16 +14,6 @@ from parley.store.shapes import once
 from parley.store.tables import hop_counts
 from parley.store.types import UTCDateTime
 from parley.store.unnest import unnested
-
-
-def _spend(dialect: Any) -> Any:
-    """Count ``count`` hops of one origin in one statement: a window that began at or before
-    ``since`` is over, and the hops start a new one (forgetting that it was noticed)."""
-    now = bindparam("now", type_=UTCDateTime)
-    statement = dialect.insert(hop_counts).values(
-        origin_topic_id=bindparam("origin_id"), window_started_at=now, hops=bindparam("count")
-    )
-    return _counted(statement)
 
 
 def _counted(statement: Any) -> Any:
@@ -42,18 +32,23 @@ def _counted(statement: Any) -> Any:
     ).returning(hop_counts.c.origin_topic_id, hop_counts.c.hops)
 
 
-def _spend_many() -> Any:
-    """PostgreSQL counts the hops of several origins in one statement (each origin once)."""
+def _spend_many(dialect: Any) -> Any:
+    """Count the hops of several origins in one statement (each origin once): a window that
+    began at or before ``since`` is over, and the hops start a new one (forgetting that it was
+    noticed)."""
     given = unnested(origin_id=("origin_ids", Integer), count=("counts", Integer))
     now = bindparam("now", type_=UTCDateTime)
-    rows = select(given.c.origin_id, now, given.c.count)
+    # ``WHERE true``: SQLite reads an upsert's ``ON CONFLICT`` after a bare FROM as a join's ON.
+    rows = select(given.c.origin_id, now, given.c.count).where(true())
     columns = ["origin_topic_id", "window_started_at", "hops"]
-    return _counted(postgresql.insert(hop_counts).from_select(columns, rows))
+    return _counted(dialect.insert(hop_counts).from_select(columns, rows))
 
 
-# Built once: this runs on every hop.
-_SPEND = {"sqlite": once(_spend(sqlite)), "postgresql": once(_spend(postgresql))}
-_SPEND_MANY = once(_spend_many())
+# Built once: this runs on every hop. The upsert is a construct of each dialect's own.
+_SPEND_MANY = {
+    "sqlite": once(_spend_many(sqlite)),
+    "postgresql": once(_spend_many(postgresql)),
+}
 _NOTICE = once(
     update(hop_counts)
     .where(
@@ -80,17 +75,10 @@ class HopsRepo:
         locked until commit: two batches lock theirs in one order); how many each window holds,
         these included."""
         origin_ids = sorted(counts)
-        if self._c.dialect.name == "postgresql" and len(origin_ids) > 1:
-            given = {"origin_ids": origin_ids, "counts": [counts[o] for o in origin_ids]}
-            rows = await self._c.execute(_SPEND_MANY, {**given, "now": now, "since": since})
-            return {row.origin_topic_id: int(row.hops) for row in rows}
-        held: dict[int, int] = {}
-        for origin_id in origin_ids:
-            parameters = {"origin_id": origin_id, "count": counts[origin_id], "now": now,
-                          "since": since}  # fmt: skip
-            result = await self._c.execute(_SPEND[self._c.dialect.name], parameters)
-            held[origin_id] = int(result.one().hops)
-        return held
+        given = {"origin_ids": origin_ids, "counts": [counts[o] for o in origin_ids]}
+        statement = _SPEND_MANY[self._c.dialect.name]
+        rows = await self._c.execute(statement, {**given, "now": now, "since": since})
+        return {row.origin_topic_id: int(row.hops) for row in rows}
 
     async def mark_noticed(self, origin_id: int, now: datetime) -> bool:
         """True once per window: the first caller tells the origin that its budget is spent."""

@@ -17,6 +17,7 @@ from sqlalchemy import (
     func,
     insert,
     literal,
+    literal_column,
     select,
     update,
 )
@@ -82,6 +83,13 @@ def _session(row: Any) -> Session:
         brain_session_id=row.brain_session_id,
         was_stopped=bool(row.was_stopped),
     )
+
+
+def _of_run(value: Any, *where: Any) -> Any:
+    """One value of what a run names (its agent's name, its node's), read beside the run.
+    SQLite's RETURNING names columns without their tables (``id = agent_id``): a subquery reads
+    one table, and names the run's columns in full (``literal_column("runs.agent_id")``)."""
+    return select(value).where(*where).scalar_subquery()
 
 
 def _startable() -> Select[Any]:
@@ -222,29 +230,24 @@ _QUEUED_IN_SESSIONS = once(
     .with_for_update()
 )
 _STARTABLE = once(_startable())
-_START = once(
-    update(runs)
-    .where(runs.c.id == bindparam("run_id"), runs.c.state == RunState.QUEUED.value)
-    .values(
-        state=RunState.RUNNING.value,
-        token_hash=bindparam("hash"),
-        started_at=bindparam("now"),
-    )
-)
-# PostgreSQL starts a batch in one statement: each run with its own token's hash.
+# A batch starts in one statement: each run with its own token's hash ...
 _GIVEN = unnested(run_id=("run_ids", Integer), hash=("hashes", String))
-# ... and returns them as ``_query`` reads them: the scheduler needs no read of its own.
+# ... and returns them as ``_query`` reads them: the scheduler needs no read of its own. Its
+# names come from subqueries: SQLite's RETURNING reads only the table it updates.
+_RUNS_AGENT: ColumnElement[int] = literal_column("runs.agent_id")
 _START_MANY = once(
     update(runs)
-    .where(
-        runs.c.id == _GIVEN.c.run_id,
-        runs.c.state == RunState.QUEUED.value,
-        agents.c.id == runs.c.agent_id,
-        nodes.c.id == agents.c.node_id,
-        topics.c.id == runs.c.topic_id,
-    )
+    .where(runs.c.id == _GIVEN.c.run_id, runs.c.state == RunState.QUEUED.value)
     .values(state=RunState.RUNNING.value, token_hash=_GIVEN.c.hash, started_at=bindparam("now"))
-    .returning(*_query().selected_columns)
+    .returning(
+        *(column for column in runs.c if column.key != "stderr"),
+        _of_run(agents.c.name, agents.c.id == _RUNS_AGENT).label("agent_name"),
+        _of_run(agents.c.kind, agents.c.id == _RUNS_AGENT).label("agent_kind"),
+        _of_run(
+            nodes.c.name, nodes.c.id == _of_run(agents.c.node_id, agents.c.id == _RUNS_AGENT)
+        ).label("node_name"),
+        _of_run(topics.c.kind, topics.c.id == literal_column("runs.topic_id")).label("topic_kind"),
+    )
 )
 _FINISH = once(
     update(runs)
@@ -276,7 +279,7 @@ _STOP = once(
         .cte("told")
     )
 )
-# PostgreSQL finishes a batch in one statement: each run with its own output and stderr.
+# A batch finishes in one statement: each run with its own output and stderr.
 _ENDING = unnested(
     run_id=("run_ids", Integer), output=("outputs", String), stderr=("stderrs", String)
 )
@@ -483,16 +486,9 @@ class RunsRepo:
         are now (running)."""
         if not token_hashes:
             return {}
-        if self._c.dialect.name == "postgresql":  # one round trip; SQLite's run inline anyway
-            given = {"run_ids": list(token_hashes), "hashes": list(token_hashes.values())}
-            rows = await self._c.execute(_START_MANY, {**given, "now": now})
-            return {row.id: _run(row) for row in rows}
-        started = []
-        for run_id, token_hash in token_hashes.items():
-            parameters = {"run_id": run_id, "hash": token_hash, "now": now}
-            if (await self._c.execute(_START, parameters)).rowcount == 1:
-                started.append(run_id)
-        return await self.by_ids(started) if started else {}
+        given = {"run_ids": list(token_hashes), "hashes": list(token_hashes.values())}
+        rows = await self._c.execute(_START_MANY, {**given, "now": now})
+        return {row.id: _run(row) for row in rows}
 
     async def requeue(self, run_id: int) -> None:
         """A run its node did not take goes back to waiting, as if never started."""
@@ -540,18 +536,12 @@ class RunsRepo:
         were still open."""
         if not endings:
             return set()
-        if self._c.dialect.name == "postgresql":  # one round trip; SQLite's run inline anyway
-            given = {
-                "run_ids": list(endings),
-                "outputs": [output for output, _ in endings.values()],
-                "stderrs": [stderr for _, stderr in endings.values()],
-            }
-            return {row.id for row in await self._c.execute(_FINISH_MANY, {**given, "now": now})}
-        return {
-            run_id
-            for run_id, (output, stderr) in endings.items()
-            if await self.finish(run_id, RunState.FINISHED, now, output=output, stderr=stderr)
+        given = {
+            "run_ids": list(endings),
+            "outputs": [output for output, _ in endings.values()],
+            "stderrs": [stderr for _, stderr in endings.values()],
         }
+        return {row.id for row in await self._c.execute(_FINISH_MANY, {**given, "now": now})}
 
     async def keep_stderr(self, run_id: int, stderr: str) -> None:
         """Keep what a turn's process wrote on stderr, whatever state its run is in."""
