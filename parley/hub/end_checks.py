@@ -11,6 +11,8 @@ the start it was sent, with proof that node held it. An end is taken if
   given it, so it proves that node held this start (another node, or anyone who could publish
   on the node's subject without having had the turn, cannot end it).
 
+The checks run in the recorder's transaction, on the runs as it reads them to record the ends
+(after the locks it takes): one read of a batch's runs, and no start between check and record.
 Anything else is dropped with a WARNING naming the subject and the run it claims, and changes
 nothing; the batch it came in is acknowledged all the same (a forged end must not hold up the
 genuine ones behind it). An end that passes for a run that has already ended changes nothing
@@ -25,7 +27,6 @@ import hmac
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -34,28 +35,15 @@ from parley.broker.port import Delivered
 from parley.hub.outcomes import Outcome
 from parley.node.messages import RUN_OUTCOMES_OF_NO_NODE, RunEvent, node_of, run_outcomes_subject
 from parley.runs.model import RUN_IDS, Run
-from parley.store import Store
 from parley.tokens import hash_token
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class Claim:
-    """An end as it came: on which subject, which run and start it claims to end, the token it
-    shows, and what it would record."""
-
-    subject: str
-    run_id: int
-    started_as: str | None
-    run_token: str | None
-    outcome: Outcome
-
-
-def claimed(message: Delivered) -> Claim | None:
-    """The end ``message`` claims to be; None if it claims none (malformed past naming its run,
-    or a chunk). An end that cannot be read still ends its turn, failed, saying why — if it
-    shows what any end must."""
+def claimed(message: Delivered) -> Outcome | None:
+    """The end ``message`` claims to be, to be checked against its run (``refusal``); None if
+    it claims none (malformed past naming its run, or a chunk). An end that cannot be read
+    still ends its turn, failed, saying why — if it shows what any end must."""
     try:
         event = RunEvent.model_validate_json(message.data)
     except ValidationError as exc:
@@ -63,37 +51,34 @@ def claimed(message: Delivered) -> Claim | None:
     if not event.is_end:
         log.warning("ignored a chunk of run %s sent as an end on %s", event.run_id, message.subject)
         return None
-    outcome = Outcome.of(event)
-    return Claim(message.subject, event.run_id, event.started_as, event.run_token, outcome)
+    return Outcome.of(event, message.subject)
 
 
-async def accepted(store: Store, claims: Sequence[Claim]) -> list[Outcome]:
-    """The outcomes of the ``claims`` that pass, in their order; the runs read at once."""
-    if not claims:
-        return []
-    # A run id past what the store holds names no run (and would fail the read, and the batch
-    # with it, again and again).
-    run_ids = sorted({claim.run_id for claim in claims if claim.run_id in RUN_IDS})
-    async with store.transaction() as tx:
-        runs = await tx.runs.by_ids(run_ids)
-    outcomes = []
-    for claim in claims:
-        refused = refusal(claim, runs.get(claim.run_id))
-        if refused is None:
-            outcomes.append(claim.outcome)
-        else:
-            log.warning(
-                "dropped an end on %s claiming run %s: %s", claim.subject, claim.run_id, refused
-            )
-    return outcomes
+def readable_run_ids(batch: Sequence[Outcome]) -> list[int]:
+    """The runs ``batch`` names that the store may hold: a run id past what it holds names no
+    run (and would fail the read, and the batch with it, again and again)."""
+    return sorted({outcome.run_id for outcome in batch if outcome.run_id in RUN_IDS})
 
 
-def refusal(claim: Claim, run: Run | None) -> str | None:
-    """Why ``claim`` is not an end of ``run`` (the run it names, as the store has it); None if
-    it is."""
+def admitted(outcome: Outcome, run: Run | None) -> bool:
+    """Whether ``outcome`` may end ``run`` (the run it names, as the store has it now); if not,
+    it is dropped, saying why. An outcome reported in-process has nothing to prove."""
+    if outcome.subject is None:
+        return True
+    refused = refusal(outcome, run)
+    if refused is not None:
+        log.warning(
+            "dropped an end on %s claiming run %s: %s", outcome.subject, outcome.run_id, refused
+        )
+    return refused is None
+
+
+def refusal(claim: Outcome, run: Run | None) -> str | None:
+    """Why ``claim``, reported on its subject, is not an end of ``run`` (the run it names, as
+    the store has it); None if it is."""
     if run is None:
         return "no such run"
-    node = node_of(claim.subject, run_outcomes_subject)
+    node = node_of(claim.subject or "", run_outcomes_subject)
     if node != run.node_name:
         return f"wrong node: the run is on node {run.node_name!r}, not {node!r}"
     if claim.started_as is None:
@@ -136,7 +121,7 @@ def validation_errors(error: ValidationError) -> str:
     )
 
 
-def _unreadable(message: Delivered, error: ValidationError) -> Claim | None:
+def _unreadable(message: Delivered, error: ValidationError) -> Outcome | None:
     run_id = run_of(message.data, ("finished", "failed"))
     if run_id is None:
         why = validation_errors(error)
@@ -148,8 +133,9 @@ def _unreadable(message: Delivered, error: ValidationError) -> Claim | None:
         "its node reported this turn's end in a form the hub cannot take:"
         f" {validation_errors(error)}"
     )
-    outcome = Outcome(run_id, False, why, started_as=started_as)
-    return Claim(message.subject, run_id, started_as, run_token, outcome)
+    return Outcome(
+        run_id, False, why, run_token=run_token, started_as=started_as, subject=message.subject
+    )
 
 
 def _fields(data: bytes) -> dict[str, Any] | None:

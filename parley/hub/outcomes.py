@@ -47,9 +47,13 @@ class Outcome:
     stopped: bool = False
     # The hash of the run token the turn was started with (None: not said, as by a person).
     started_as: str | None = None
+    # The broker subject its node reported it on: the recorder takes it only if it passes the
+    # checks of ``end_checks`` against its run. None: reported in-process (by a person, not
+    # through the broker), with nothing to prove.
+    subject: str | None = None
 
     @classmethod
-    def of(cls, event: RunEvent) -> Outcome:
+    def of(cls, event: RunEvent, subject: str) -> Outcome:
         """A brain's words may hold NUL bytes, which no store keeps: they are dropped here."""
         session = event.brain_session_id
         return cls(
@@ -63,6 +67,7 @@ class Outcome:
             said_so_far=None if event.said_so_far is None else without_nul(event.said_so_far),
             stopped=event.kind == "stopped",
             started_as=event.started_as,
+            subject=subject,
         )
 
     def failed(self, reason: str) -> Outcome:
@@ -78,7 +83,10 @@ class Outcome:
             reason,
             stderr=self.stderr,
             said_so_far=self.said_so_far,  # a turn that failed on its node: what it had said
+            # Its proofs stay: recorded again alone, it is checked again.
+            run_token=self.run_token,
             started_as=self.started_as,
+            subject=self.subject,
         )
 
     def shown_stderr(self) -> str | None:

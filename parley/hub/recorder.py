@@ -17,6 +17,7 @@ from parley.clock import Clock
 from parley.conversations.model import HopBudget, Topic
 from parley.conversations.refusals import Told, tell_refusal
 from parley.errors import ParleyError
+from parley.hub.end_checks import admitted, readable_run_ids
 from parley.hub.outcomes import (
     ActionsRefused,
     Outcome,
@@ -41,40 +42,45 @@ class OutcomeRecorder:
     def __init__(self, store: Store, clock: Clock, budget: HopBudget) -> None:
         self._store, self._clock, self._budget = store, clock, budget
 
-    async def record(self, batch: list[Outcome]) -> None:
+    async def record(self, batch: list[Outcome]) -> set[int]:
         """Record a batch in one transaction; if that cannot be, each outcome alone, and one
-        that cannot be recorded alone fails its turn, saying why. A batch's replies in local
-        agent conversations take a few statements whatever their number (``plain_replies``):
-        one transaction a batch beat parts of it recorded side by side on PostgreSQL
-        (bench/runtime.py: about 1,000 against 800 hops/s at 64 pairs)."""
+        that cannot be recorded alone fails its turn, saying why. An end reported through the
+        broker is checked against its run there (``end_checks``) and dropped if it fails; the
+        runs of those taken are returned. A batch's replies in local agent conversations take
+        a few statements whatever their number (``plain_replies``): one transaction a batch
+        beat parts of it recorded side by side on PostgreSQL (bench/runtime.py: about 1,000
+        against 800 hops/s at 64 pairs)."""
+        taken: set[int] = set()
         try:
-            await self._retrying(lambda: self._refusing(batch))
-            return
+            await self._retrying(lambda: self._refusing(batch, taken))
+            return taken
         except Exception as exc:
             if len(batch) == 1:
                 log.exception("run %s: its outcome cannot be recorded", batch[0].run_id)
                 why = f"the hub could not record how this turn ended: {_why(exc)}"
-                await self._fail(batch[0], why)
-                return
+                return await self._fail(batch[0], why)
             log.exception("recording %d outcomes together failed; one by one", len(batch))
         for outcome in batch:
-            await self.record([outcome])
+            taken |= await self.record([outcome])
+        return taken
 
-    async def _fail(self, outcome: Outcome, reason: str) -> None:
+    async def _fail(self, outcome: Outcome, reason: str) -> set[int]:
         """Fail the turn with ``reason`` in a transaction of its own. If even that cannot be,
         end the run alone (no notice, then no words of the error either), so that its session
-        is not left waiting on it."""
+        is not left waiting on it; but only an end its checks take."""
+        taken: set[int] = set()
         for attempt in (
-            lambda: self._record([outcome.failed(reason)], {}),
-            lambda: self._bare(outcome.run_id, reason),
-            lambda: self._bare(outcome.run_id, UNRECORDED),
+            lambda: self._record([outcome.failed(reason)], {}, taken),
+            lambda: self._bare(outcome, reason, taken),
+            lambda: self._bare(outcome, UNRECORDED, taken),
         ):
             try:
                 await self._retrying(attempt)
-                return
+                return taken
             except Exception:
                 log.exception("run %s: recording its failure failed", outcome.run_id)
         log.error("run %s stays running: the store takes nothing of it", outcome.run_id)
+        return taken
 
     async def _retrying(self, record: Callable[[], Awaitable[None]]) -> None:
         """``record``, tried again while the store is unreachable: an outage fails no turn."""
@@ -86,7 +92,7 @@ class OutcomeRecorder:
             logger=log,
         )
 
-    async def _refusing(self, batch: list[Outcome]) -> None:
+    async def _refusing(self, batch: list[Outcome], taken: set[int]) -> None:
         """Record a batch; a turn whose deferred actions were refused rolls the batch back and
         is recorded, on the next try, as failed without any of its actions."""
         refused: dict[int, str] = {}
@@ -94,7 +100,7 @@ class OutcomeRecorder:
         plain = True
         while True:
             try:
-                await self._record(batch, refused, told, plain)
+                await self._record(batch, refused, taken, told, plain)
                 return
             except BudgetTight:
                 plain = False  # one by one, so that the hop past the budget is the one refused
@@ -109,14 +115,16 @@ class OutcomeRecorder:
         self,
         batch: list[Outcome],
         refused: dict[int, str],
+        taken: set[int],
         told: Sequence[Told] = (),
         plain: bool = True,
     ) -> None:
-        """Record ``batch``, the ``refused`` turns as failed; tell the roots of the refusals
-        ``told``. Its ``plain`` replies together (``plain_replies``), unless
-        told not to."""
+        """Record ``batch``, the ``refused`` turns as failed, and add the runs of the ends
+        taken to ``taken``; tell the roots of the refusals ``told``. Its ``plain`` replies
+        together (``plain_replies``), unless told not to."""
         async with self._store.transaction() as tx:
             ends = await self._load(tx, batch, refused)
+            taken.update(outcome.run_id for outcome, _, _ in ends)
             if plain:
                 replies, ends = await take_plain(tx, ends)
                 await record_plain(tx, self._clock, self._budget, replies)
@@ -127,11 +135,11 @@ class OutcomeRecorder:
                 await tell_refusal(tx, self._clock.now(), refusal)
 
     async def _load(self, tx: Tx, batch: list[Outcome], refused: dict[int, str]) -> list[Loaded]:
-        """Each end with its run and topic, the ``refused`` ones made failures. The roots of
-        the turns that act are locked first and in one order, as a stop locks them
-        (conversations/lifetime.py); read again under those locks, a turn stopped meanwhile
-        shows stopped, and none of its actions apply."""
-        run_ids = [outcome.run_id for outcome in batch]
+        """Each end its checks take (``end_checks``) with its run and topic, the ``refused`` ones
+        made failures. The roots of the turns that act are locked first and in one order, as
+        a stop locks them (conversations/lifetime.py); read again under those locks, a turn
+        stopped meanwhile shows stopped, and none of its actions apply."""
+        run_ids = readable_run_ids(batch)
         runs = await tx.runs.by_ids(run_ids)
         topics = await tx.topics.by_ids({run.topic_id for run in runs.values()})
         acting_under = {
@@ -141,20 +149,24 @@ class OutcomeRecorder:
             and (topic := topics.get(run.topic_id))
             and _acts(outcome, topic)
         }
-        if acting_under:
-            await tx.topics.lock(acting_under)
+        if await tx.topics.lock(acting_under):
             runs = await tx.runs.by_ids(run_ids)
         ends: list[Loaded] = []
         for outcome in batch:
+            run = runs.get(outcome.run_id)
+            if not admitted(outcome, run):
+                continue
             if outcome.run_id in refused:
                 outcome = outcome.failed(refused[outcome.run_id])
-            run = runs.get(outcome.run_id)
             ends.append((outcome, run, topics.get(run.topic_id) if run else None))
         return ends
 
-    async def _bare(self, run_id: int, reason: str) -> None:
+    async def _bare(self, outcome: Outcome, reason: str, taken: set[int]) -> None:
         async with self._store.transaction() as tx:
-            await record_bare_failure(tx, self._clock, run_id, reason)
+            runs = await tx.runs.by_ids(readable_run_ids([outcome]))
+            if admitted(outcome, runs.get(outcome.run_id)):
+                await record_bare_failure(tx, self._clock, outcome.run_id, reason)
+                taken.add(outcome.run_id)
 
 
 def _acts(outcome: Outcome, topic: Topic) -> bool:

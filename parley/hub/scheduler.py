@@ -31,7 +31,6 @@ from parley.clock import Clock
 from parley.conversations.model import HopBudget
 from parley.errors import ParleyError
 from parley.hub.end_checks import (
-    accepted,
     claimed,
     drop_ends_of_no_node,
     run_of,
@@ -250,14 +249,12 @@ class Scheduler(Worker):
         return None
 
     async def _on_ends(self, batch: Sequence[Delivered]) -> None:
-        """Checked (``end_checks``), then recorded in one transaction (the recorder's fallbacks
+        """Checked (``end_checks``) and recorded in one transaction (the recorder's fallbacks
         included) before the broker is told: a hub that dies meanwhile gets the batch again,
         and records nothing twice. What fails the checks is dropped, and acknowledged."""
         claims = [claim for message in batch if (claim := claimed(message)) is not None]
-        outcomes = await accepted(self._store, claims)
-        if outcomes:
-            await self._recorder.record(outcomes)
-        self._out.ended(outcome.run_id for outcome in outcomes)
+        if claims:
+            self._out.ended(await self._recorder.record(claims))
 
     async def _on_ends_of_no_node(self, batch: Sequence[Delivered]) -> None:
         drop_ends_of_no_node(batch)

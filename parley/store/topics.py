@@ -177,13 +177,17 @@ class TopicsRepo:
             self._hold(row)
         return self._held[topic_id]
 
-    async def lock(self, topic_ids: Iterable[int]) -> None:
+    async def lock(self, topic_ids: Iterable[int]) -> bool:
         """Lock these topics' rows until commit, in one order (by id), so that two
-        transactions locking several never wait for each other in a circle."""
+        transactions locking several never wait for each other in a circle. Whether what this
+        transaction read before may have changed while it waited: never on SQLite, whose
+        transactions write one at a time from their start."""
         wanted = sorted(set(topic_ids) - self._held.keys())
-        if wanted:
-            for row in await self._c.execute(_LOCK, {"topic_ids": wanted}):
-                self._hold(row)
+        if not wanted:
+            return False
+        for row in await self._c.execute(_LOCK, {"topic_ids": wanted}):
+            self._hold(row)
+        return self._c.dialect.name != "sqlite"
 
     async def lock_root_of(self, topic_id: int) -> None:
         """Lock the root of ``topic_id`` (itself, if it is a root) as ``lock`` does."""

@@ -22,8 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from parley.broker.nats_broker import NatsBroker
-from parley.hub.end_checks import Claim, accepted
 from parley.hub.outcomes import Outcome
+from parley.hub.recorder import OutcomeRecorder
 from parley.node.messages import (
     RUN_OUTCOMES_OF_NO_NODE,
     RunEvent,
@@ -242,20 +242,35 @@ async def test_a_batch_of_forged_and_genuine_ends_records_the_genuine_ones(
     ]
 
 
-async def test_a_batch_s_checks_read_the_runs_once_and_keep_the_genuine_ones_in_order(
-    parley: Harness,
+async def test_a_batch_s_checks_take_the_genuine_ends_only_and_say_which(
+    parley: Harness, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """The recorder checks a batch's ends in its own transaction, on the runs it reads to record
+    them: what it takes is recorded and returned, nothing else changes."""
     await parley.hire("scribe", max_sessions=10)
     (one, token), (two, _) = await running(parley), await running(parley)
 
-    def claim(run_id: int, shown: str, node: str = "local") -> Claim:
-        outcome = Outcome(run_id, True, f"run {run_id}", started_as=hash_token(shown))
+    def claim(run_id: int, shown: str, node: str = "local") -> Outcome:
         subject = run_outcomes_subject(node)
-        return Claim(subject, run_id, hash_token(shown), shown, outcome)
+        return Outcome(
+            run_id,
+            True,
+            f"run {run_id}",
+            run_token=shown,
+            started_as=hash_token(shown),
+            subject=subject,
+        )
 
     claims = [claim(two, token), claim(one, token, "beta"), claim(one, token), claim(404, token)]
-    outcomes = await accepted(parley.context.store, claims)
-    assert [outcome.run_id for outcome in outcomes] == [one]
+    recorder = OutcomeRecorder(parley.context.store, parley.clock, parley.context.runtime.budget)
+    assert await recorder.record(claims) == {one}
+    assert (await run_of(parley, one)).state is RunState.FINISHED
+    assert (await run_of(parley, two)).state is RunState.RUNNING
+    assert [w.split(": ")[1] for w in dropped(caplog)] == [
+        "stale start",
+        "wrong node",
+        "no such run",
+    ]
 
 
 async def test_an_unreadable_end_fails_its_turn_only_with_the_proofs(

@@ -161,8 +161,12 @@ async def test_a_malformed_report_that_names_no_run_is_ignored(parley: Harness) 
 
 def test_an_outcome_drops_nul_bytes_a_brain_wrote() -> None:
     event = RunEvent(run_id=3, kind="failed", text="bad\x00 news", brain_session_id="s\x001")
-    assert Outcome.of(event) == Outcome(3, False, "bad news", brain_session_id="s1")
-    assert Outcome.of(event).failed("why\x00 not") == Outcome(3, False, "why not")
+    subject = run_outcomes_subject("local")
+    expected = Outcome(3, False, "bad news", brain_session_id="s1", subject=subject)
+    assert Outcome.of(event, subject) == expected
+    assert Outcome.of(event, subject).failed("why\x00 not") == Outcome(
+        3, False, "why not", subject=subject
+    )
 
 
 # A store that refuses a value: a trigger, as any constraint or check of the database would.

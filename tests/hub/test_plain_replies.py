@@ -109,7 +109,7 @@ async def test_a_batch_of_replies_leaves_what_recording_each_alone_leaves(
     ends = [h.end("the answer") for h in held]
     recorder = recorder_of(parley)
     for end in ends[:4]:  # each alone, as before batches were recorded together
-        await recorder._record([end], {}, (), plain=False)
+        await recorder._record([end], {}, set(), plain=False)
     await recorder.record(ends[4:] + ends[4:])  # together, every end twice
     assert await eventually(lambda: settled(parley))
     alone, together = (
