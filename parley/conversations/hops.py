@@ -2,8 +2,9 @@
 which may start new runs. Two agents answering each other would hop for ever:
 
 - A run acts under its root's lock, having read its own state once it held it (the outcome
-  recorder for a batch of turns, ``acting_under_root`` for a single action): a stop of the root
-  takes the same lock, so it either sees what the run set off or the run sees it was stopped.
+  recorder for a batch of turns, which locks the roots of all of them first;
+  ``acting_under_root`` for a single action): a stop of the root takes the same lock, so it
+  either sees what the run set off or the run sees it was stopped.
 - Every hop then passes ``pass_hop``: the root is open, and the origin (the root at the top,
   through subtasks) has budget left: at most ``HopBudget.hops`` in a window. Past it the hop
   fails with ``HopBudgetSpent`` and the origin is told, once per window, that its agents were

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 
 from parley.clock import Clock
-from parley.conversations.model import HopBudget, Topic
+from parley.conversations.model import HopBudget
 from parley.conversations.refusals import Told, tell_refusal
 from parley.errors import ParleyError
 from parley.hub.end_checks import admitted, readable_run_ids
@@ -23,7 +23,6 @@ from parley.hub.outcomes import (
     Outcome,
     record_bare_failure,
     record_loaded_outcome,
-    replies_to_agent,
 )
 from parley.hub.plain_replies import BudgetTight, Loaded, record_plain, take_plain
 from parley.retrying import retrying
@@ -136,21 +135,13 @@ class OutcomeRecorder:
 
     async def _load(self, tx: Tx, batch: list[Outcome], refused: dict[int, str]) -> list[Loaded]:
         """Each end its checks take (``end_checks``) with its run and topic, the ``refused`` ones
-        made failures. The roots of the turns that act are locked first and in one order, as
-        a stop locks them (conversations/lifetime.py); read again under those locks, a turn
-        stopped meanwhile shows stopped, and none of its actions apply."""
+        made failures. The roots of the batch's turns are locked first, in one order, as a
+        stop locks them (conversations/lifetime.py): read under those locks, a turn stopped
+        meanwhile shows stopped, and none of its actions apply."""
         run_ids = readable_run_ids(batch)
+        await tx.topics.lock_roots_of_runs(run_ids)
         runs = await tx.runs.by_ids(run_ids)
         topics = await tx.topics.by_ids({run.topic_id for run in runs.values()})
-        acting_under = {
-            topic.root_id
-            for outcome in batch
-            if (run := runs.get(outcome.run_id))
-            and (topic := topics.get(run.topic_id))
-            and _acts(outcome, topic)
-        }
-        if await tx.topics.lock(acting_under):
-            runs = await tx.runs.by_ids(run_ids)
         ends: list[Loaded] = []
         for outcome in batch:
             run = runs.get(outcome.run_id)
@@ -167,12 +158,6 @@ class OutcomeRecorder:
             if admitted(outcome, runs.get(outcome.run_id)):
                 await record_bare_failure(tx, self._clock, outcome.run_id, reason)
                 taken.add(outcome.run_id)
-
-
-def _acts(outcome: Outcome, topic: Topic) -> bool:
-    """Whether recording ``outcome`` sets anything off: its deferred actions, or a reply sent to
-    the other agent of an agent conversation."""
-    return bool(outcome.actions) or (outcome.succeeded and replies_to_agent(topic, outcome.text))
 
 
 def _why(error: BaseException) -> str:

@@ -15,7 +15,7 @@ from parley.reads.model import Slice, Window
 from parley.store.connection import Connection
 from parley.store.keyset import sliced
 from parley.store.shapes import once
-from parley.store.tables import agents, people, topics
+from parley.store.tables import agents, people, runs, topics
 from parley.store.visibility import readable_topic
 
 _worker = agents.alias("worker")
@@ -141,6 +141,19 @@ _LOCK_ROOT_OF = once(
     .with_for_update(of=topics, key_share=True)
 )
 
+_LOCK_ROOTS_OF_RUNS = once(
+    select(topics.c.id, topics.c.closed_at, topics.c.closed_reason)
+    .where(
+        topics.c.id.in_(
+            select(func.coalesce(_OF.c.root_topic_id, _OF.c.id))
+            .join(runs, runs.c.topic_id == _OF.c.id)
+            .where(runs.c.id.in_(bindparam("run_ids", expanding=True)))
+        )
+    )
+    .order_by(topics.c.id)
+    .with_for_update(of=topics, key_share=True)
+)
+
 
 class TopicsRepo:
     def __init__(self, connection: Connection) -> None:
@@ -177,17 +190,19 @@ class TopicsRepo:
             self._hold(row)
         return self._held[topic_id]
 
-    async def lock(self, topic_ids: Iterable[int]) -> bool:
+    async def lock(self, topic_ids: Iterable[int]) -> None:
         """Lock these topics' rows until commit, in one order (by id), so that two
-        transactions locking several never wait for each other in a circle. Whether what this
-        transaction read before may have changed while it waited: never on SQLite, whose
-        transactions write one at a time from their start."""
+        transactions locking several never wait for each other in a circle."""
         wanted = sorted(set(topic_ids) - self._held.keys())
-        if not wanted:
-            return False
-        for row in await self._c.execute(_LOCK, {"topic_ids": wanted}):
-            self._hold(row)
-        return self._c.dialect.name != "sqlite"
+        if wanted:
+            for row in await self._c.execute(_LOCK, {"topic_ids": wanted}):
+                self._hold(row)
+
+    async def lock_roots_of_runs(self, run_ids: Sequence[int]) -> None:
+        """Lock the roots of the topics of these runs as ``lock`` does, in one statement."""
+        if run_ids:
+            for row in await self._c.execute(_LOCK_ROOTS_OF_RUNS, {"run_ids": list(run_ids)}):
+                self._hold(row)
 
     async def lock_root_of(self, topic_id: int) -> None:
         """Lock the root of ``topic_id`` (itself, if it is a root) as ``lock`` does."""
