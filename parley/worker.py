@@ -53,6 +53,10 @@ class Worker(ABC):
         """Do what is due; seconds until the next pass (``None``: when woken or ``every``)."""
 
     async def start(self) -> None:
+        self.start_soon()
+
+    def start_soon(self) -> None:
+        """Start from code that cannot wait (a wake that finds a loop to make): the same."""
         if self._task is None:
             self._task = asyncio.create_task(self._loop(), name=self.worker_name)
 

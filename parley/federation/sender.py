@@ -21,12 +21,9 @@ backup, a proxy in front of it)."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from parley.clock import Clock
@@ -63,6 +60,7 @@ from parley.federation.parking import resend_delay, resend_reason
 from parley.federation.peer_client import PeerClient
 from parley.reasons import kept, stored_reason, with_code
 from parley.store import Store, Tx
+from parley.worker import Worker
 
 log = logging.getLogger(__name__)
 
@@ -93,12 +91,12 @@ class FederationSender:
         self._store, self._clock, self._peers, self._batch = store, clock, peers, batch
         self._backoff = backoff
         self._in_flight = in_flight
-        self._lease = lease
+        self.lease = lease
         self._out: dict[int, int] = {}  # frames in a batch that is out, with their batches' count
         self.name = f"federation-{secrets.token_hex(6)}"
-        self._wakeups: dict[str, list[_Wakeup]] = {}
+        self._loops: dict[str, list[_ConnectionLoop]] = {}  # a connection's: ``in_flight``
         self._posting: dict[str, int] = {}  # by connection: its loops with a batch out
-        self._loops: list[asyncio.Task[None]] = []
+        self._renewal = _LeaseRenewal(self)
         self._stopped = False
 
     async def start(self) -> None:
@@ -107,15 +105,12 @@ class FederationSender:
             waiting = await tx.frames.connections_pending()
         for connection in waiting:
             self.wake(connection)
-        self._loops.append(asyncio.create_task(self._renew_leases()))
+        await self._renewal.start()
 
     async def stop(self) -> None:
         self._stopped = True  # a commit acted on while stopping starts no new loop
-        for task in self._loops:
-            task.cancel()
-        for task in self._loops:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        for loop in [self._renewal, *(each for loops in self._loops.values() for each in loops)]:
+            await loop.stop()
         self._loops.clear()
 
     async def on_commit(self, effects: object) -> None:
@@ -129,30 +124,17 @@ class FederationSender:
         while the one that claimed posted its batch."""
         if self._stopped:
             return
-        wakeups = self._wakeups.get(connection)
-        if wakeups is None:  # the connection's loops, one per batch it may have out at once
-            wakeups = self._wakeups[connection] = [_Wakeup() for _ in range(self._in_flight)]
-            for wakeup in wakeups:
-                self._loops.append(asyncio.create_task(self._loop(connection, wakeup)))
-        first_idle = next((wakeup for wakeup in wakeups if not wakeup.busy), None)
-        for wakeup in wakeups:
-            if wakeup.busy or wakeup is first_idle:
-                wakeup.event.set()
-
-    async def _loop(self, connection: str, wakeup: _Wakeup) -> None:
-        wait: float | None = None  # until woken: ``wake`` wakes one loop of a new connection
-        while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(wakeup.event.wait(), wait)
-            wakeup.event.clear()
-            wakeup.busy = True
-            try:
-                wait = await self.send_due(connection)
-            except Exception:  # the store away, or a bug: log it and look again shortly
-                log.exception("sending frames to %s failed; again in a moment", connection)
-                wait = ERROR_PAUSE_SECONDS
-            finally:
-                wakeup.busy = False
+        loops = self._loops.get(connection)
+        if loops is None:  # the connection's loops, one per batch it may have out at once
+            loops = self._loops[connection] = [
+                _ConnectionLoop(self, connection, n) for n in range(self._in_flight)
+            ]
+            for loop in loops:
+                loop.start_soon()
+        first_idle = next((loop for loop in loops if not loop.busy), None)
+        for loop in loops:
+            if loop.busy or loop is first_idle:
+                loop.wake()
 
     async def send_due(self, connection: str) -> float | None:
         """Send one batch of what is due; seconds until the loop should look again."""
@@ -165,7 +147,7 @@ class FederationSender:
             if status.retry_at is not None and status.retry_at > now:
                 return self._seconds_until(status.retry_at)
             limit, more = await self._share(tx, connection, now)
-            items = await tx.frames.claim(connection, self.name, now, now + self._lease, limit)
+            items = await tx.frames.claim(connection, self.name, now, now + self.lease, limit)
             next_due = None if items else await tx.frames.next_due(connection)
         if not items:
             return self._seconds_until(next_due)
@@ -185,18 +167,12 @@ class FederationSender:
                 else:
                     self._out[item_id] -= 1
 
-    async def _renew_leases(self) -> None:
-        """Every third of a lease, extend the claims of the frames whose batch is out."""
-        while True:
-            await asyncio.sleep(self._lease.total_seconds() / 3)
-            if not self._out:
-                continue
-            try:
-                async with self._store.transaction() as tx:
-                    until = self._clock.now() + self._lease
-                    await tx.frames.extend(list(self._out), self.name, until)
-            except Exception:  # the store away: the next round tries again
-                log.exception("could not renew the lease of frames being sent")
+    async def renew_leases(self) -> None:
+        """Extend the claims of the frames whose batch is out."""
+        if self._out:
+            async with self._store.transaction() as tx:
+                until = self._clock.now() + self.lease
+                await tx.frames.extend(list(self._out), self.name, until)
 
     async def _share(self, tx: Tx, connection: str, now: datetime) -> tuple[int, bool]:
         """How many due frames this loop takes, and whether more are due than that: up to a
@@ -316,13 +292,43 @@ class FederationSender:
         return self._seconds_until(at)
 
 
-@dataclass
-class _Wakeup:
-    """One of a connection's loops: told to look by its event; busy from then until it has
-    sent what it found (or found nothing)."""
+class _ConnectionLoop(Worker):
+    """One of a connection's loops: a pass sends one batch of what is due; busy from when it is
+    woken until it has sent what it found (or found nothing). The store away, or a bug: logged,
+    and it looks again in a moment."""
 
-    event: asyncio.Event = field(default_factory=asyncio.Event)
-    busy: bool = False
+    def __init__(self, sender: FederationSender, connection: str, n: int) -> None:
+        name = f"{sender.name} to {connection} #{n}"
+        super().__init__(
+            name,
+            at_start=False,
+            first_pause=ERROR_PAUSE_SECONDS,
+            longest_pause=OUTAGE_BACKOFF.cap_seconds,  # the store back, traffic within seconds
+            logger=log,
+        )
+        self._sender, self._connection = sender, connection
+        self.busy = False
+
+    async def one_pass(self) -> float | None:
+        self.busy = True
+        try:
+            return await self._sender.send_due(self._connection)
+        finally:
+            self.busy = False
+
+
+class _LeaseRenewal(Worker):
+    """Every third of a lease, the claims of the frames whose batch is out are extended; the
+    store away: the next round tries again."""
+
+    def __init__(self, sender: FederationSender) -> None:
+        every = sender.lease.total_seconds() / 3
+        super().__init__(f"{sender.name} leases", every=every, at_start=False, logger=log)
+        self._sender = sender
+
+    async def one_pass(self) -> float | None:
+        await self._sender.renew_leases()
+        return None
 
 
 # Refusals after which the peer takes no more text in the thread: it is closed there, was never
