@@ -14,6 +14,7 @@ from parley.people.model import Person
 from parley.reads.model import Slice, Window
 from parley.store.connection import Connection
 from parley.store.keyset import sliced
+from parley.store.rows import RowReader
 from parley.store.shapes import once
 from parley.store.tables import agents, people, runs, topics
 from parley.store.visibility import readable_topic
@@ -70,6 +71,9 @@ def _topic(row: Any) -> Topic:
         seq_received=row.seq_received,
     )
 
+
+# Rows of many topics at once, read by position (``rows``): the same as ``_topic``.
+_TOPICS = RowReader(Topic, convert={"kind": TopicKind, "thread": bool})
 
 # Statements on the hot path are built once: building a select costs ~100 µs here, running a
 # prebuilt one ~15 µs.
@@ -228,7 +232,7 @@ class TopicsRepo:
         if not wanted:
             return {}
         rows = await self._c.execute(query, {"topic_ids": wanted})
-        return {row.id: _topic(row) for row in rows}
+        return {topic.id: topic for topic in _TOPICS.all(rows)}
 
     async def open_conversation(self, person_id: int, addressed_id: int) -> Topic | None:
         query = _query().where(
