@@ -34,6 +34,7 @@ from parley.mesh.broker_auth import (
 )
 from parley.mesh.broker_config import TlsFiles, write_server_config
 from tests.nats_server import NatsServer, free_port, running_nats_config
+from tests.support import eventually
 
 T = TypeVar("T")
 SEED = re.compile(r"S[OAU][A-Z2-7]{50,}")
@@ -88,6 +89,17 @@ class Watched:
         """What the server refused, lower case (2.9 says it so, 2.15 capitalised)."""
         said = "\n".join(self.errors).lower()
         return "\n".join(e for e in said.splitlines() if "permissions violation" in e)
+
+    async def told(self, *refusals: str) -> str:
+        """Its violations once each of ``refusals`` is among them. The server sends its -ERR
+        to this client, whose reader hands each on in its own time: a marker heard on another
+        connection proves the server refused, not that this client has read it yet."""
+
+        async def all_told() -> bool:
+            return all(refusal in self.violations() for refusal in refusals)
+
+        await eventually(all_told)
+        return self.violations()
 
 
 @pytest.fixture
@@ -231,7 +243,8 @@ async def test_a_node_cannot_listen_to_another_s_turns(
     await hub.publish("parley.node.gpu1.turn", b"marker")
     assert (await next_of(own)).data == b"marker"
     assert overheard.empty()  # not even the markers: the subscription was refused whole
-    assert f'subscription to "{subject.lower()}"' in spy.violations()
+    refusal = f'subscription to "{subject.lower()}"'
+    assert refusal in await spy.told(refusal)
     await spy.nc.close()
 
 
@@ -258,8 +271,10 @@ async def test_a_node_cannot_speak_for_another(mesh: Mesh, hub: NatsBroker) -> N
         pass
     assert got == b"marker"  # nothing forged came before it
     assert heard.empty()
-    for subject in forged:
-        assert f'publish to "{subject.lower()}"' in forger.violations()
+    refusals = [f'publish to "{subject.lower()}"' for subject in forged]
+    told = await forger.told(*refusals)
+    for refusal in refusals:
+        assert refusal in told
     await forger.nc.close()
 
 
