@@ -112,20 +112,24 @@ class OutboxWorker(Worker):
             self.wake()
 
     async def one_pass(self) -> float | None:
-        claimed, next_due, _ = await self._claim_and_attempt()
-        if claimed == BATCH:
+        done = await self.deliver_due(await_sends=False)
+        if done.attempted == BATCH:
             return 0.0
-        return self._seconds_until(next_due)
+        return self._seconds_until(done.next_due)
 
     def _seconds_until(self, due: datetime | None) -> float | None:
         if due is None:
             return None  # nothing pending: only a commit (or a kind's sends ending) wakes us
         return max((due - self._clock.now()).total_seconds(), MIN_WAIT_SECONDS)
 
-    async def deliver_due(self) -> Pass:
-        """One pass with every send awaited: claim what is due, attempt each item, settle
-        each; when the next item falls due."""
+    async def deliver_due(self, await_sends: bool = True) -> Pass:
+        """One pass: claim what is due, attempt each item, settle each; when the next item
+        falls due. A kind's sends that went on by themselves are awaited unless told not to:
+        the worker's loop goes on meanwhile (their lane wakes it when they end); a pass that
+        awaits them is whole, as a test or a one-off delivery wants it."""
         claimed, next_due, detached = await self._claim_and_attempt()
+        if not await_sends:
+            return Pass(claimed, next_due)
         await asyncio.gather(*(lane.task for lane in detached if lane.task is not None))
         due_again = [due for lane in detached for due in lane.due_again]
         return Pass(claimed, min(filter(None, [next_due, *due_again]), default=None))

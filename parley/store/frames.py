@@ -103,12 +103,15 @@ class FramesRepo:
         self._c = connection
 
     async def put(self, frame: Outbound, now: datetime) -> None:
-        await self._c.execute(_PUT, _outbox_row(frame, now))
+        await self.put_many([frame], now)
 
     async def put_many(self, frames: Sequence[Outbound], now: datetime) -> None:
         """Frames in one statement, in this order."""
-        if frames:
-            await self._c.execute(_PUT, [_outbox_row(frame, now) for frame in frames])
+        rows = [_outbox_row(frame, now) for frame in frames]
+        if len(rows) == 1:
+            await self._c.execute(_PUT, rows[0])
+        elif rows:
+            await self._c.execute(_PUT, rows)  # one executemany
 
     async def claim(
         self, connection: str, worker: str, now: datetime, until: datetime, limit: int
