@@ -44,9 +44,8 @@ class BudgetTight(Exception):
 async def take_plain(tx: Tx, ends: Sequence[Loaded]) -> tuple[list[PlainReply], list[Loaded]]:
     """The plain replies among ``ends``, each once (a copy of an end changes nothing), and the
     rest in their order; all of ``ends`` if fewer than ``FEWEST_PLAIN`` are plain. A run with
-    different ends in one batch goes one by one, where the first that ends it wins. Roots of
-    replies that say something are held locked already (the recorder locks those of every
-    turn that acts)."""
+    different ends in one batch goes one by one, where the first that ends it wins. Their roots
+    are held locked already (the recorder locks the roots of every turn of its batch)."""
     candidates = [
         (outcome, run, topic)
         for outcome, run, topic in ends
