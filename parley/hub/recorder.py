@@ -118,12 +118,12 @@ class OutcomeRecorder:
         told: Sequence[Told] = (),
         plain: bool = True,
     ) -> None:
-        """Record ``batch``, the ``refused`` turns as failed, and add the runs of the ends
-        taken to ``taken``; tell the roots of the refusals ``told``. Its ``plain`` replies
-        together (``plain_replies``), unless told not to."""
+        """Record ``batch``, the ``refused`` turns as failed, and once committed add the runs
+        of the ends taken to ``taken``; tell the roots of the refusals ``told``. Its ``plain``
+        replies together (``plain_replies``), unless told not to."""
         async with self._store.transaction() as tx:
             ends = await self._load(tx, batch, refused)
-            taken.update(outcome.run_id for outcome, _, _ in ends)
+            recorded = {outcome.run_id for outcome, _, _ in ends}
             if plain:
                 replies, ends = await take_plain(tx, ends)
                 await record_plain(tx, self._clock, self._budget, replies)
@@ -132,6 +132,7 @@ class OutcomeRecorder:
                 await record_loaded_outcome(tx, self._clock, outcome, run, topic, self._budget)
             for refusal in told:
                 await tell_refusal(tx, self._clock.now(), refusal)
+        taken |= recorded
 
     async def _load(self, tx: Tx, batch: list[Outcome], refused: dict[int, str]) -> list[Loaded]:
         """Each end its checks take (``end_checks``) with its run and topic, the ``refused`` ones
@@ -155,9 +156,10 @@ class OutcomeRecorder:
     async def _bare(self, outcome: Outcome, reason: str, taken: set[int]) -> None:
         async with self._store.transaction() as tx:
             runs = await tx.runs.by_ids(readable_run_ids([outcome]))
-            if admitted(outcome, runs.get(outcome.run_id)):
-                await record_bare_failure(tx, self._clock, outcome.run_id, reason)
-                taken.add(outcome.run_id)
+            if not admitted(outcome, runs.get(outcome.run_id)):
+                return
+            await record_bare_failure(tx, self._clock, outcome.run_id, reason)
+        taken.add(outcome.run_id)
 
 
 def _why(error: BaseException) -> str:

@@ -244,7 +244,8 @@ async def test_what_cannot_be_recorded_fails_its_turn_alone_and_the_batch_goes_o
         run_id, token = held[name]
         return Outcome(run_id, True, text, actions=actions, run_token=token)
 
-    await OutcomeRecorder(parley.context.store, parley.clock, parley.context.runtime.budget).record(
+    recorder = OutcomeRecorder(parley.context.store, parley.clock, parley.context.runtime.budget)
+    taken = await recorder.record(
         [
             outcome("fine", "all good", kept),
             outcome("poisoned", "poison"),
@@ -253,6 +254,7 @@ async def test_what_cannot_be_recorded_fails_its_turn_alone_and_the_batch_goes_o
             outcome("refused", "ok", to_ghost),
         ]
     )
+    assert taken == {run_id for run_id, _ in held.values()}  # each ended, one way or another
     runs = {name: await run_of(parley, run_id) for name, (run_id, _) in held.items()}
     assert (runs["fine"]["state"], runs["fine"]["output"]) == ("finished", "all good")
     assert [n["note"] for n in items(await get(parley.owner, "/agents/fine/memory"))] == ["kept"]
