@@ -71,10 +71,14 @@ class _Entry:
 
 
 class Deliverers:
-    """The registry: for each kind, its payload model and its deliverer."""
+    """The registry: for each kind, its payload model and its deliverer; or, for a kind that
+    has a sender of its own (federation frames: claimed per connection, in (thread, seq) order,
+    in batches), the fate of an item of it that fails for good. Channels and federation each
+    contribute their kinds; the outbox worker claims only the items the others do not send."""
 
     def __init__(self) -> None:
         self._by_kind: dict[str, _Entry] = {}
+        self._own: dict[str, Fate[Any]] = {}
 
     def add_local(self, model: type[P], deliverer: LocalDeliverer[P]) -> Deliverers:
         return self._add(_Entry(model, deliverer, None))
@@ -82,20 +86,35 @@ class Deliverers:
     def add_remote(self, model: type[P], deliverer: RemoteDeliverer[P]) -> Deliverers:
         return self._add(_Entry(model, None, deliverer))
 
+    def add_own(self, kind: str, fate: Fate[Any]) -> Deliverers:
+        """A kind its own sender claims and sends; ``fate`` is told of an item that failed."""
+        self._taken(kind)
+        self._own[kind] = fate
+        return self
+
+    def fate_of(self, kind: str) -> Fate[Any]:
+        """The fate of a kind with a sender of its own."""
+        return self._own[kind]
+
     def _add(self, entry: _Entry) -> Deliverers:
-        if entry.model.kind in self._by_kind:
-            raise ValueError(f"a deliverer for {entry.model.kind!r} is registered already")
+        self._taken(entry.model.kind)
         self._by_kind[entry.model.kind] = entry
         return self
 
+    def _taken(self, kind: str) -> None:
+        if kind in self._by_kind or kind in self._own:
+            raise ValueError(f"a deliverer for {kind!r} is registered already")
+
     @property
     def kinds(self) -> list[str]:
-        return sorted(self._by_kind)
+        return sorted([*self._by_kind, *self._own])
 
     def route(self, item: Delivery) -> Route[Any]:
         """The item's payload, parsed, and its deliverer; Invalid (final) when its kind has no
         deliverer or its payload does not fit its kind's model."""
         entry = self._by_kind.get(item.kind)
+        if item.kind in self._own:
+            raise Invalid(f"the {item.kind} kind is sent by a sender of its own, not routed")
         if entry is None:
             raise Invalid(f"no deliverer for kind {item.kind!r}")
         try:

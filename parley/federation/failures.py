@@ -14,10 +14,11 @@ import logging
 from collections.abc import Sequence
 from datetime import datetime
 
+from parley.clock import Clock
 from parley.conversations.agent_conversations import Refusal
 from parley.conversations.refusals import tell_root
 from parley.federation.frames import FrameVerdict
-from parley.federation.model import OutboundText
+from parley.federation.model import Outbound, OutboundText
 from parley.reasons import with_code
 from parley.runs.stop import stop_topics
 from parley.store import Tx
@@ -87,3 +88,13 @@ async def fail_waiting(
     for frame in frames:
         await notify_failed(tx, now, frame, reason)
     await close_our_side(tx, now, [f.topic_id for f in frames], f"not sent: {reason}")
+
+
+class FrameFate:
+    """What becomes of a frame that failed for good (the frame kind's entry in the deliveries
+    registry): a text's sender is told, in its conversation and at its root; a close's thread
+    is closed already, and a report of dropped text ends nothing."""
+
+    async def undeliverable(self, tx: Tx, clock: Clock, payload: Outbound, reason: str) -> None:
+        if isinstance(payload, OutboundText):
+            await notify_failed(tx, clock.now(), payload, reason)

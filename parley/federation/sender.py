@@ -29,11 +29,12 @@ from datetime import datetime, timedelta
 from parley.clock import Clock
 from parley.conversations.agent_conversations import Refusal
 from parley.deliveries.backoff import Backoff
+from parley.deliveries.deliverers import Fate
 from parley.deliveries.model import Delivery
 from parley.errors import Invalid, ParleyError, Unauthorized
 from parley.federation.failures import (
+    FrameFate,
     close_our_side,
-    notify_failed,
     refused_by_peer,
     revoked_by_peer,
 )
@@ -85,13 +86,16 @@ class FederationSender:
         backoff: Backoff = OUTAGE_BACKOFF,
         in_flight: int = 1,
         lease: timedelta = LEASE,
+        fate: Fate[Outbound] | None = None,
     ) -> None:
         """``batch``: most frames in one batch; ``in_flight``: batches out at once per
-        connection (each of other threads: a thread's claimed frame holds up its later ones)."""
+        connection (each of other threads: a thread's claimed frame holds up its later ones);
+        ``fate``: what becomes of a frame failed for good (the deliveries registry's)."""
         self._store, self._clock, self._peers, self._batch = store, clock, peers, batch
         self._backoff = backoff
         self._in_flight = in_flight
         self.lease = lease
+        self._fate = fate or FrameFate()
         self._out: dict[int, int] = {}  # frames in a batch that is out, with their batches' count
         self.name = f"federation-{secrets.token_hex(6)}"
         self._loops: dict[str, list[_ConnectionLoop]] = {}  # a connection's: ``in_flight``
@@ -269,9 +273,8 @@ class FederationSender:
             await close_our_side(tx, self._clock.now(), texts, closing)
 
     async def _fail(self, tx: Tx, item: Delivery, frame: Outbound, reason: str) -> None:
-        failed = await tx.outbox.failed(item.id, self.name, reason)  # else another sender has it
-        if failed and isinstance(frame, OutboundText):  # a close's thread is closed already
-            await notify_failed(tx, self._clock.now(), frame, reason)
+        if await tx.outbox.failed(item.id, self.name, reason):  # else another sender has it
+            await self._fate.undeliverable(tx, self._clock, frame, reason)
 
     async def _revoked_by_peer(self, peer: PeerEndpoint, reason: str) -> None:
         async with self._store.transaction() as tx:

@@ -18,7 +18,9 @@ from parley.clock import Clock
 from parley.conversations.model import HopBudget
 from parley.errors import ParleyError
 from parley.federation.backlogs import Backlogs
+from parley.federation.failures import FrameFate
 from parley.federation.known_peers import KnownPeers
+from parley.federation.model import FRAME_KIND
 from parley.federation.peer_client import PeerClient
 from parley.federation.sender import FederationSender
 from parley.hub.outbox import OutboxWorker
@@ -53,12 +55,19 @@ class Runtime:
         self.topic_watch = TopicWatch()
         self.scheduler = Scheduler(store, broker, clock, parley_url, self.watch, budget)
         self.channels = Channels(store, clock, channels or ChannelsSettings())
-        self.outbox = OutboxWorker(store, clock, self.channels.deliverers())
+        # One registry of delivery kinds: the channels' and federation's frames.
+        self.deliverers = self.channels.deliverers().add_own(FRAME_KIND, FrameFate())
+        self.outbox = OutboxWorker(store, clock, self.deliverers)
         self.peers = PeerClient()  # the one HTTP client to peer installations
         self.known_peers = KnownPeers()  # peers' tokens, for the frames route's check
         self.backlogs = Backlogs()  # what peers' text may wait here, at most, by connection
         self.sender = FederationSender(
-            store, clock, self.peers, send_frames, in_flight=send_batches
+            store,
+            clock,
+            self.peers,
+            send_frames,
+            in_flight=send_batches,
+            fate=self.deliverers.fate_of(FRAME_KIND),
         )
         self._background: set[asyncio.Task[None]] = set()
         self._unsubscribe: list[Callable[[], None]] = []
