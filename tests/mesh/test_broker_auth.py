@@ -37,7 +37,9 @@ from tests.nats_server import NatsServer, free_port, running_nats_config
 from tests.support import eventually
 
 T = TypeVar("T")
-SEED = re.compile(r"S[OAU][A-Z2-7]{50,}")
+# A seed is a whole base32 word of 58 letters, "S" and its kind's first; a public key (56, "O",
+# "A" or "U" first) may hold "SO", "SA" or "SU" inside it, which is no seed.
+SEED = re.compile(r"(?<![A-Z2-7])S[OAU][A-Z2-7]{56}(?![A-Z2-7])")
 
 
 @dataclass
