@@ -7,9 +7,9 @@ import logging
 from parley.agents.lifecycle import activate
 from parley.agents.model import Agent, Lifecycle
 from parley.broker.port import Broker
-from parley.errors import ParleyError
+from parley.errors import Conflict, ParleyError
 from parley.node.messages import Provision, ProvisionReply, provision_subject
-from parley.store import Store
+from parley.store import Store, Tx
 
 log = logging.getLogger(__name__)
 
@@ -33,8 +33,19 @@ async def provision(store: Store, broker: Broker, agent: Agent) -> bool:
         await tx.agents.set_workspace(agent.id, workspace)
         tx.effects.wake = True  # its queued text (moved with it by a reassign) may start now
         if current.lifecycle is Lifecycle.HIRED:
-            await activate(tx, current)
+            await _activate_unless_done(tx, current)
     return True
+
+
+async def _activate_unless_done(tx: Tx, agent: Agent) -> None:
+    """hired → active. A hire provisions the workspace itself and the runtime does too, on its
+    commit: on PostgreSQL both may read the agent hired, and the second finds it active. That
+    is done, not a conflict (the hire was answered 409 though it had succeeded)."""
+    try:
+        await activate(tx, agent)
+    except Conflict as refused:
+        if refused.fields.get("state") != Lifecycle.ACTIVE.value:
+            raise
 
 
 async def provision_waiting(store: Store, broker: Broker, node_name: str) -> None:

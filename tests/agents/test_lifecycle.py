@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
 from parley.agents import lifecycle
+from parley.agents.model import Lifecycle
 from parley.agents.sweeper import sweep_once
+from parley.agents.workspaces import provision
 from parley.errors import Conflict
 from parley.node.runner import NodeRunner
 from tests.agents.support import finish_work, give_work
@@ -184,3 +187,22 @@ async def test_a_retired_agent_cannot_be_reassigned(parley: Harness, beta: NodeR
     response = await parley.owner.post("/api/v1/agents/scribe/reassign", json={"node": "beta"})
     assert response.status_code == 409
     assert "agent scribe is retired" in response.json()["message"]
+
+
+async def test_provisionings_of_one_hired_agent_side_by_side_activate_it_once_and_refuse_none(
+    parley: Harness,
+) -> None:
+    """A hire provisions the workspace itself and the runtime does too, on its commit: both may
+    read the agent hired (PostgreSQL's transactions run side by side) and the second's move to
+    active finds it moved. That is done, not a conflict: a hire answered 409 had succeeded."""
+    await parley.hire("scribe")
+    store, broker = parley.context.store, parley.context.broker
+    async with store.transaction() as tx:
+        agent = await tx.agents.by_name("scribe")
+        assert agent is not None
+        assert await tx.agents.move_lifecycle(agent.id, [Lifecycle.ACTIVE], Lifecycle.HIRED)
+        hired = await tx.agents.by_name("scribe")
+    assert hired is not None
+    outcomes = await asyncio.gather(*(provision(store, broker, hired) for _ in range(8)))
+    assert outcomes == [True] * 8
+    assert (await parley.agent("scribe"))["lifecycle"] == "active"
