@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 from pathlib import Path
 
@@ -10,6 +9,7 @@ from sqlalchemy import text
 
 from parley.store import Store
 from parley.store.checkpoints import Checkpointer
+from tests.support import eventually
 
 ROWS = 2000  # of ~2 KB: about 1000 pages of 4 KB, where SQLite would checkpoint by itself
 
@@ -73,13 +73,20 @@ async def test_the_store_checkpoints_by_itself_while_open(tmp_path: Path) -> Non
     store = await Store.open(f"sqlite:///{database}")
     assert store.checkpoints is not None
     await store.checkpoints.stop()
-    store.checkpoints = Checkpointer(database, every=0.05)
-    await store.checkpoints.start()
+    checkpoints = store.checkpoints = Checkpointer(database, every=0.05)
+    await checkpoints.start()
     try:
         await _write(store, ROWS)
         grown = _log_pages(database)
-        await asyncio.sleep(0.5)  # ten of its beats: the log is copied, and starts over
+        # A whole checkpoint after the writes (the one under way may have begun before they
+        # ended), however slow the machine: the log is copied, and starts over.
+        whole = checkpoints.passes + 2
+        assert await eventually(lambda: _past(checkpoints, whole))
         await _write(store, 200)
         assert _log_pages(database) == grown
     finally:
         await store.close()
+
+
+async def _past(checkpoints: Checkpointer, passes: int) -> bool:
+    return checkpoints.passes >= passes
