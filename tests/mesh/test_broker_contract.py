@@ -4,7 +4,7 @@ in process, NatsBroker against a real nats-server started for the test."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 
 import pytest
 
@@ -80,9 +80,17 @@ async def test_unsubscribed_handlers_hear_nothing(broker: Broker) -> None:
 
     subscription = await broker.subscribe("s.gone", handle)
     await subscription.unsubscribe()
+    witnessed = asyncio.Event()
+
+    async def witness(data: bytes) -> None:
+        witnessed.set()
+
+    # A subscriber of the subject still there hears the message: it was delivered by then.
+    still = await broker.subscribe("s.gone", witness)
     await broker.publish("s.gone", b"x")
-    await asyncio.sleep(0.05)
+    await asyncio.wait_for(witnessed.wait(), WAIT)
     assert heard == []
+    await still.unsubscribe()
     with pytest.raises(Unavailable):
         await broker.request("s.gone", b"x", timeout=0.1)
 
@@ -280,9 +288,11 @@ async def test_a_consumer_name_keeps_its_place_while_away(broker: Broker) -> Non
 
 async def test_durable_and_core_subjects_are_apart(broker: Broker) -> None:
     heard: list[bytes] = []
+    changed = asyncio.Event()
 
     async def listen(data: bytes) -> None:
         heard.append(data)
+        changed.set()
 
     collector = Collector()
     await broker.subscribe("d.apart", listen)
@@ -290,9 +300,15 @@ async def test_durable_and_core_subjects_are_apart(broker: Broker) -> None:
     await broker.publish("d.apart", b"core")
     await broker.send_durable("d.apart", b"durable", "1")
     assert await collector.until(1) == [b"durable"]
-    await asyncio.sleep(0.05)
-    assert heard == [b"core"]  # the subscriber heard the core message only
-    assert collector.received == [b"durable"]  # the consumer the durable one only
+    # A marker on each path, sent after both: what either would hear of the other's comes first.
+    await broker.publish("d.apart", b"core marker")
+    await broker.send_durable("d.apart", b"durable marker", "2")
+    assert await collector.until(2) == [b"durable", b"durable marker"]
+    while b"core marker" not in heard:
+        changed.clear()
+        await asyncio.wait_for(changed.wait(), WAIT)
+    assert heard == [b"core", b"core marker"]  # the subscriber heard the core messages only
+    assert collector.received == [b"durable", b"durable marker"]  # the consumer durable only
 
 
 async def test_a_durable_subject_has_one_consumer_name(broker: Broker) -> None:
@@ -313,13 +329,37 @@ def _until_three(batch: Sequence[bytes]) -> bool:
     return len(batch) < 3
 
 
+class Asked:
+    """A gathering's ``more_due`` that keeps each batch it was asked about: a consumer asks
+    about the batch it holds, so a test can wait until a message is held rather than sleep."""
+
+    def __init__(self, more_due: Callable[[Sequence[bytes]], bool]) -> None:
+        self._more_due = more_due
+        self.batches: list[list[bytes]] = []
+        self._changed = asyncio.Event()
+
+    def __call__(self, batch: Sequence[bytes]) -> bool:
+        self.batches.append(list(batch))
+        self._changed.set()
+        return self._more_due(batch)
+
+    async def about(self, batch: list[bytes]) -> None:
+        async def asked() -> None:
+            while batch not in self.batches:
+                self._changed.clear()
+                await self._changed.wait()
+
+        await asyncio.wait_for(asked(), WAIT)
+
+
 async def test_a_consumer_gathers_what_is_due_into_one_batch(broker: Broker) -> None:
     """Three messages sent apart, the first alone for a while: while more is due, the consumer
     waits for it, and the three are handled together."""
     collector = Collector()
-    await broker.consume("d.gather", "hub", collector, Gathering(_until_three, within=WAIT))
+    asked = Asked(_until_three)
+    await broker.consume("d.gather", "hub", collector, Gathering(asked, within=WAIT))
     await broker.send_durable("d.gather", b"one", "1")
-    await asyncio.sleep(0.2)  # the consumer holds "one" meanwhile: more is due
+    await asked.about([b"one"])  # the consumer holds "one" and is told more is due
     assert collector.batches == []
     await broker.send_durable("d.gather", b"two", "2")
     await broker.send_durable("d.gather", b"three", "3")
@@ -359,11 +399,11 @@ async def test_a_gathering_consumer_stopped_while_it_waits_leaves_its_batch_stor
 ) -> None:
     """A consumer stopped while it gathers (a hub stopping) handed nothing over: the next
     consumer of that name gets the messages."""
-    waiting = Gathering(lambda batch: True, within=60)
+    asked = Asked(lambda batch: True)
     first = Collector()
-    subscription = await broker.consume("d.gather-stop", "hub", first, waiting)
+    subscription = await broker.consume("d.gather-stop", "hub", first, Gathering(asked, 60))
     await broker.send_durable("d.gather-stop", b"held", "1")
-    await asyncio.sleep(0.2)
+    await asked.about([b"held"])  # the consumer holds it, and waits for more
     await subscription.unsubscribe()
     assert first.batches == []
     collector = Collector()
