@@ -34,8 +34,6 @@ class RowReader(Generic[T]):
 
     def all(self, result: Result[Any]) -> list[T]:
         pick = self._pick(tuple(result.keys()))
-        if not self._convert:
-            return [self._model(*pick(row)) for row in result]
         made = []
         for row in result:
             values = list(pick(row))
@@ -50,10 +48,5 @@ class RowReader(Generic[T]):
             missing = [source for source in self._sources if source not in keys]
             if missing:
                 raise KeyError(f"{self._model.__name__} needs the columns {missing}")
-            positions = [keys.index(source) for source in self._sources]
-            # itemgetter of one position gives the value itself, not a tuple of it.
-            pick = (
-                itemgetter(*positions) if len(positions) > 1 else lambda row: (row[positions[0]],)
-            )
-            self._picks[keys] = pick
+            pick = self._picks[keys] = itemgetter(*(keys.index(s) for s in self._sources))
         return pick
