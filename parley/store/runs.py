@@ -56,27 +56,7 @@ def _query() -> Select[Any]:
     )
 
 
-def _run(row: Any) -> Run:
-    return Run(
-        id=row.id,
-        agent_id=row.agent_id,
-        agent_name=row.agent_name,
-        node_name=row.node_name,
-        topic_id=row.topic_id,
-        topic_kind=TopicKind(row.topic_kind),
-        session_id=row.session_id,
-        state=RunState(row.state),
-        reason=row.reason,
-        output=row.output,
-        created_at=row.created_at,
-        started_at=row.started_at,
-        finished_at=row.finished_at,
-        by_node_session=row.agent_kind == "node",
-        token_hash=row.token_hash,
-    )
-
-
-# Rows of many runs at once, read by position (``rows``): the same as ``_run``.
+# A run's row, read by position (``rows``): every read of runs.
 _RUNS = RowReader(
     Run,
     convert={
@@ -86,6 +66,8 @@ _RUNS = RowReader(
     },
     sources={"by_node_session": "agent_kind"},
 )
+# One row alone, as the batch reads read each.
+_run = _RUNS.one
 
 
 def _session(row: Any) -> Session:

@@ -40,40 +40,10 @@ def _query() -> Select[Any]:
     )
 
 
-def _topic(row: Any) -> Topic:
-    return Topic(
-        id=row.id,
-        kind=TopicKind(row.kind),
-        agent_id=row.agent_id,
-        agent_name=row.agent_name,
-        addressed_name=row.addressed_name,
-        person_id=row.person_id,
-        person_name=row.person_name,
-        text=row.text,
-        status=row.status,
-        result=row.result,
-        spawned_by_run_id=row.spawned_by_run_id,
-        reply_agent_id=row.reply_agent_id,
-        reply_topic_id=row.reply_topic_id,
-        thread=bool(row.thread),
-        connection=row.connection,
-        root_topic_id=row.root_topic_id,
-        sender_agent_id=row.sender_agent_id,
-        sender_name=row.sender_name,
-        thread_id=row.thread_id,
-        created_at=row.created_at,
-        finished_at=row.finished_at,
-        closed_at=row.closed_at,
-        closed_reason=row.closed_reason,
-        origin_topic_id=row.origin_topic_id,
-        peer_role=row.peer_role,
-        seq_sent=row.seq_sent,
-        seq_received=row.seq_received,
-    )
-
-
-# Rows of many topics at once, read by position (``rows``): the same as ``_topic``.
+# A topic's row, read by position (``rows``): every read of topics.
 _TOPICS = RowReader(Topic, convert={"kind": TopicKind, "thread": bool})
+# One row alone, as the batch reads read each.
+_topic = _TOPICS.one
 
 # Statements on the hot path are built once: building a select costs ~100 µs here, running a
 # prebuilt one ~15 µs.

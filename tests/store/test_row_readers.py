@@ -1,7 +1,7 @@
-"""Rows read by position (``store/rows.py``, the batch reads of topics and runs) and by name
-(``_topic``, ``_run``, the one-row reads) must make the same objects, field for field: a
-column moved in a statement, or a field added to the model, must not shift a value into
-another field unnoticed."""
+"""Topics and runs are read by position (``store/rows.py``), one row alone (``_topic``,
+``_run``) as each row of a batch: both reads make the same objects, field for field, open,
+started, failed, closed, with a thread. A column moved in a statement, or a field added to the
+model, must not shift a value into another field unnoticed."""
 
 from __future__ import annotations
 
