@@ -203,6 +203,11 @@ class Settings(BaseSettings):
     stop_grace_seconds: float = Field(
         0.2, ge=0, description="how long a stopped command brain may take to exit before SIGKILL"
     )
+    node_sessions_may_run: bool = Field(
+        False,
+        description="let owners give a node session the run tool (commands on its node); a"
+        " node session answers whoever asks its node, so by default it runs none",
+    )
     confine_brains: bool = Field(
         True,
         description="run command brains under Landlock, unable to reach data_dir/private"

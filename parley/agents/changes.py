@@ -14,6 +14,7 @@ from typing import Any
 from parley.agents.hiring import check_max_sessions
 from parley.agents.lookup import agent_by_name
 from parley.agents.model import Agent, Lifecycle, Modality
+from parley.agents.tools import check_node_session_tools, check_tools, stored
 from parley.agents.variables import EnvChange, change_env
 from parley.brains.spec import check_brain, parse_brain_spec
 from parley.clock import Clock
@@ -29,17 +30,25 @@ class AgentChange:
     engram: str | None = None
     brain: str | None = None
     max_sessions: int | None = None
+    tools: tuple[str, ...] | None = None
 
     @property
     def is_empty(self) -> bool:
-        settings = (self.engram, self.brain, self.max_sessions)
+        settings = (self.engram, self.brain, self.max_sessions, self.tools)
         return self.env.is_empty and all(value is None for value in settings)
 
 
 async def change_agent(
-    tx: Tx, clock: Clock, name: str, change: AgentChange, by: Person, brain_checked: bool = False
+    tx: Tx,
+    clock: Clock,
+    name: str,
+    change: AgentChange,
+    by: Person,
+    brain_checked: bool = False,
+    node_sessions_may_run: bool = False,
 ) -> Agent:
-    """``brain_checked``: the agent's node (another machine) has checked a new brain."""
+    """``brain_checked``: the agent's node (another machine) has checked a new brain;
+    ``node_sessions_may_run``: the operator grants node sessions the ``run`` tool."""
     agent = await agent_by_name(tx, name)
     if change.is_empty:
         raise Invalid(f"nothing to change for agent {agent.name}")
@@ -49,6 +58,8 @@ async def change_agent(
         )
     _refuse_what_does_not_apply(agent, change)
     settings = await _checked_settings(agent, change, brain_checked)
+    if agent.is_node_session and "tools" in settings:
+        check_node_session_tools(agent.node_name, change.tools or (), node_sessions_may_run)
     await change_env(tx, agent, change.env)
     if settings:
         await tx.agents.set_settings(agent.id, **settings)
@@ -93,6 +104,8 @@ async def _checked_settings(
             settings["brain"] = brain
     if change.max_sessions is not None and change.max_sessions != agent.max_sessions:
         settings["max_sessions"] = check_max_sessions(change.max_sessions)
+    if change.tools is not None and check_tools(change.tools) != agent.tools:
+        settings["tools"] = stored(check_tools(change.tools))
     return settings
 
 
@@ -106,12 +119,17 @@ def _differences(
             ("engram", before.engram, after.engram),
             ("brain", before.brain, after.brain),
             ("max_sessions", before.max_sessions, after.max_sessions),
+            ("tools", _listed(before.tools), _listed(after.tools)),
         )
         if old != new
     ]
     if not change.env.is_empty:
         found.append(("env", _variables(before), _variables(after)))
     return found
+
+
+def _listed(tools: tuple[str, ...]) -> str:
+    return ",".join(tools) or "(none)"
 
 
 def _variables(agent: Agent) -> str:

@@ -8,6 +8,7 @@ from datetime import timedelta
 from parley.agents.lifecycle import refuse_node_session
 from parley.agents.lookup import agent_by_name
 from parley.agents.model import Agent, Lifecycle, Modality
+from parley.agents.tools import DEFAULT_TOOLS, check_tools, stored
 from parley.agents.variables import EnvChange, change_env
 from parley.brains.spec import check_brain, parse_brain_spec
 from parley.clock import Clock
@@ -35,6 +36,8 @@ class HireOrder:
     clone_lifetime: timedelta | None = None
     human: str | None = None
     env: EnvChange = field(default_factory=EnvChange)
+    # Its workspace tools; None: the read-only ones.
+    tools: tuple[str, ...] | None = None
 
 
 def check_max_sessions(value: int) -> int:
@@ -96,6 +99,7 @@ async def hire(
         is_template=order.template,
         surge_threshold=order.surge_threshold,
         clone_lifetime_seconds=_seconds(order.clone_lifetime),
+        tools=stored(DEFAULT_TOOLS if order.tools is None else check_tools(order.tools)),
         hired_by_person_id=by.id,
         created_at=clock.now(),
     )

@@ -58,6 +58,8 @@ class Agent:
     # Names of the variables declared for its command brain (values are never read with it).
     env: tuple[str, ...] = ()
     env_from_server: tuple[str, ...] = ()
+    # Its workspace tools (agents/tools.py), in the action table's order.
+    tools: tuple[str, ...] = ()
 
     @property
     def is_node_session(self) -> bool:

@@ -6,6 +6,7 @@ from datetime import timedelta
 
 from parley.agents.lookup import agent_by_name
 from parley.agents.model import Agent, Lifecycle
+from parley.agents.tools import stored
 from parley.clock import Clock
 from parley.errors import Conflict, Invalid
 from parley.naming import check_name
@@ -19,8 +20,8 @@ async def clone(
     name: str | None = None,
     lifetime: timedelta | None = None,
 ) -> Agent:
-    """Hire a real agent from a template: its engram, brain, node, session cap and variables;
-    and a lifetime."""
+    """Hire a real agent from a template: its engram, brain, node, session cap, tools and
+    variables; and a lifetime."""
     template = await agent_by_name(tx, template_name)
     if not template.is_template:
         raise Conflict(f"agent {template.name} is not a template; only templates can be cloned")
@@ -41,6 +42,7 @@ async def clone(
         engram=template.engram,
         brain=template.brain,
         max_sessions=template.max_sessions,
+        tools=stored(template.tools),
         template_id=template.id,
         expires_at=now + lifetime,
         created_at=now,

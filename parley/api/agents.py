@@ -11,6 +11,7 @@ from parley.agents.lifecycle import refuse_node_session
 from parley.agents.lookup import agent_by_name
 from parley.agents.memory import remember
 from parley.agents.model import Lifecycle
+from parley.agents.tools import check_tools
 from parley.agents.variables import EnvChange
 from parley.api.deps import Caller, Ctx
 from parley.api.paging import DEFAULT_LIMIT, Before, Limit
@@ -49,6 +50,7 @@ async def hire_agent(body: HireIn, caller: Caller, ctx: Ctx) -> AgentOut:
         surge_threshold=body.surge_threshold,
         human=body.human,
         env=EnvChange(values=body.env, from_server=body.env_from_server),
+        tools=None if body.tools is None else check_tools(body.tools),
     )
     hired = await staffing.hire_agent(
         ctx, caller, order, body.allow_missing_key, body.clone_lifetime
@@ -62,7 +64,11 @@ async def set_agent(name: str, body: AgentPatch, caller: Caller, ctx: Ctx) -> Ag
     require_owner(caller, "change agents")
     env = EnvChange(values=body.env, from_server=body.env_from_server, unset=body.unset_env)
     change = AgentChange(
-        env=env, engram=body.engram, brain=body.brain, max_sessions=body.max_sessions
+        env=env,
+        engram=body.engram,
+        brain=body.brain,
+        max_sessions=body.max_sessions,
+        tools=None if body.tools is None else check_tools(body.tools),
     )
     remote = None
     if body.brain is not None:
@@ -70,7 +76,15 @@ async def set_agent(name: str, body: AgentPatch, caller: Caller, ctx: Ctx) -> Ag
             node = (await agent_by_name(tx, name)).node_name
         remote = await staffing.checked_on_node(ctx, node, body.brain, body.allow_missing_key)
     async with ctx.store.transaction() as tx:
-        changed = await change_agent(tx, ctx.clock, name, change, caller, remote is not None)
+        changed = await change_agent(
+            tx,
+            ctx.clock,
+            name,
+            change,
+            caller,
+            remote is not None,
+            ctx.settings.node_sessions_may_run,
+        )
         notices = remote or []
         if body.brain is not None and remote is None:  # a refusal undoes the change
             notices = staffing.key_notices_for(changed.brain, ctx.settings, body.allow_missing_key)

@@ -35,6 +35,8 @@ def system_prompt(turn: Turn, commands: bool = False) -> str:
         parts.append("Your memory:\n" + "\n".join(f"- {note}" for note in turn.memory))
     actions = [ACTIONS[name] for name in turn.tools if name in ACTIONS]
     if commands:
+        # A command brain works in its workspace with its own tools; `parley act` is Parley's.
+        actions = [action for action in actions if not action.in_workspace]
         lines = [action.described_as_command() for action in actions]
         parts.append(COMMANDS_INTRO + "\n" + "\n".join(f"- {line}" for line in lines))
     else:

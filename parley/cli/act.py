@@ -58,7 +58,7 @@ def _option(param: Param) -> inspect.Parameter:
         default = typer.Option(False, f"--{param.name}", help=param.help)
     else:
         help_text = param.help + (STDIN_HELP if param.kind is Kind.TEXT else "")
-        default = typer.Argument(..., help=help_text)
+        default = typer.Argument(... if param.required else param.default, help=help_text)
     kind = inspect.Parameter.KEYWORD_ONLY
     return inspect.Parameter(param.name, kind, default=default, annotation=param.kind.python_type)
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import typer
 
+from parley.agents.tools import parse_tools
 from parley.brains.spec import absolute_brain
 from parley.cli.output import console, errors, fields, reporting_errors, show, show_page, table
 from parley.cli.state import BeforeOption, JsonOption, LimitOption, client, given_text
@@ -18,7 +19,7 @@ app = typer.Typer(
 
 AGENT_FIELDS = [
     "name", "kind", "lifecycle", "node", "modality", "human", "brain", "max_sessions", "template",
-    "surge_threshold", "clone_lifetime", "clone_of", "expires_at", "workspace", "env",
+    "surge_threshold", "clone_lifetime", "clone_of", "expires_at", "workspace", "tools", "env",
     "env_from_server", "warnings", "retired_reason", "retired_at", "created_at", "engram",
 ]  # fmt: skip
 LIST_COLUMNS = ["name", "lifecycle", "node", "brain", "max_sessions", "template", "warnings"]
@@ -28,6 +29,14 @@ ENV_HELP = "NAME=VALUE for its command brain (NAME alone: the value in your envi
 ENV_FROM_SERVER_HELP = "NAME its command brain takes from the server's environment at each turn"
 BRAIN_HELP = "offline, scripted:FILE, openai:MODEL, anthropic:MODEL, command:LINE"
 ALLOW_MISSING_KEY_HELP = "accept an openai:/anthropic: brain whose API key the server lacks"
+TOOLS_HELP = (
+    "its workspace tools, comma-separated, of read,list,find,write,edit,run (none: no tool);"
+    " a new agent has read,list,find"
+)
+
+
+def _tools(given: str | None) -> list[str] | None:
+    return None if given is None else list(parse_tools(given))
 
 
 def _show_agent(row: Any) -> None:
@@ -71,6 +80,7 @@ def hire(
         None, "--clone-lifetime", help="how long a clone lives, e.g. 2h"
     ),
     human: str | None = typer.Option(None, "--human", help="a person who answers as this agent"),
+    tools: str | None = typer.Option(None, "--tools", help=TOOLS_HELP),
     env: list[str] | None = typer.Option(None, "--env", help=ENV_HELP),
     env_from_server: list[str] | None = typer.Option(
         None, "--env-from-server", help=ENV_FROM_SERVER_HELP
@@ -94,6 +104,7 @@ def hire(
             "human": human,
             "env": _env_values(env),
             "env_from_server": env_from_server or [],
+            "tools": _tools(tools),
             "allow_missing_key": allow_missing_key,
         }
         _show_changed(client(ctx).post("/agents", body), as_json)
@@ -117,13 +128,15 @@ def set_agent(
     unset_env: list[str] | None = typer.Option(
         None, "--unset-env", help="NAME no longer given to its command brain"
     ),
+    tools: str | None = typer.Option(None, "--tools", help=TOOLS_HELP + "; the whole list"),
     allow_missing_key: bool = typer.Option(
         False, "--allow-missing-key", help=ALLOW_MISSING_KEY_HELP
     ),
     as_json: bool = JsonOption,
 ) -> None:
     """Change an agent's settings from its next turn on; what is not given stays (owners). A
-    node session (node:NAME) takes only --brain and variables. See them with: agent changes."""
+    node session (node:NAME) takes only --brain, --tools and variables. See them with: agent
+    changes."""
     with reporting_errors():
         body: dict[str, Any] = {
             "env": _env_values(env),
@@ -137,6 +150,8 @@ def set_agent(
             body["brain"] = absolute_brain(brain, os.getcwd())
         if max_sessions is not None:
             body["max_sessions"] = max_sessions
+        if tools is not None:
+            body["tools"] = _tools(tools)
         _show_changed(client(ctx).patch(f"/agents/{name}", body), as_json)
 
 

@@ -55,9 +55,13 @@ async def running_run(tx: Tx, token: str | None) -> Run:
     return run
 
 
-def tools_of(agent: Agent | Run) -> tuple[str, ...]:
-    """What a run may do: a node session's list is narrower than a hired agent's."""
-    node_session = agent.is_node_session if isinstance(agent, Agent) else agent.by_node_session
+def tools_of(agent: Agent) -> tuple[str, ...]:
+    """What a run of ``agent`` may do: Parley's actions (a node session's list is narrower than
+    a hired agent's), then the workspace tools its own list names."""
+    return _actions_of(agent.is_node_session) + agent.tools
+
+
+def _actions_of(node_session: bool) -> tuple[str, ...]:
     return NODE_SESSION_TOOLS if node_session else AGENT_TOOLS
 
 
@@ -82,9 +86,13 @@ class RunActing:
 
     async def act(self, name: str, arguments: Mapping[str, object]) -> Acted:
         """Do the action ``name`` with ``arguments``, once the table and the run allow it."""
-        action_named(name)
-        if name not in tools_of(self.run):
-            allowed = ", ".join(tools_of(self.run))
+        if action_named(name).in_workspace:
+            raise Forbidden(
+                f"{name} acts in {self.run.agent_name}'s workspace, on its node, during its turn:"
+                " a model brain calls it as a tool there; a command brain has its own"
+            )
+        if name not in _actions_of(self.run.by_node_session):
+            allowed = ", ".join(_actions_of(True))
             raise Forbidden(f"{self.run.agent_name} is a node session; it may only {allowed}")
         do: Callable[..., Awaitable[Acted]] = getattr(self, name)
         return await do(**bind(name, arguments))

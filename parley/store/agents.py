@@ -97,6 +97,7 @@ def _agent(row: Any) -> Agent:
         warning_count=int(row.warning_count),
         env=_names(row.env_names),
         env_from_server=_names(row.env_from_server_names),
+        tools=tuple(row.tools.split(",")) if row.tools else (),
     )
 
 

@@ -9,11 +9,13 @@ from dataclasses import dataclass
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
+from parley.actions.table import WORKSPACE_TOOLS
 from parley.agents import staffing
 from parley.agents.hiring import MAX_SESSIONS_LIMIT, HireOrder
 from parley.agents.lookup import agent_by_name
 from parley.agents.memory import remember
 from parley.agents.model import Agent, Lifecycle
+from parley.agents.tools import DEFAULT_TOOLS, check_tools
 from parley.durations import format_duration
 from parley.errors import Invalid
 from parley.people.accounts import require_owner
@@ -63,6 +65,8 @@ async def agents_list(
         nodes=[node.name for node in nodes],
         default_brain=ctx.settings.default_brain,
         max_sessions=MAX_SESSIONS_LIMIT,
+        workspace_tools=WORKSPACE_TOOLS,
+        default_tools=DEFAULT_TOOLS,
     )
 
 
@@ -155,6 +159,7 @@ def _hire_order(form: Form) -> HireOrder:
         max_sessions=1 if sessions is None else sessions,
         template=form.flag("template"),
         human=human,
+        tools=check_tools(form.all("tools")) if form.flag("tools_listed") else None,
     )
 
 

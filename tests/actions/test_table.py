@@ -10,7 +10,15 @@ from typing import Any
 import typer
 from typer.core import TyperArgument, TyperGroup, TyperOption
 
-from parley.actions.table import ACTIONS, AGENT_TOOLS, NODE_SESSION_TOOLS, Action, Kind
+from parley.actions.table import (
+    ACTIONS,
+    AGENT_TOOLS,
+    NODE_SESSION_TOOLS,
+    READ_ONLY_TOOLS,
+    WORKSPACE_TOOLS,
+    Action,
+    Kind,
+)
 from parley.app import create_app
 from parley.brains.brain import Turn
 from parley.brains.deferred import DeferredActions
@@ -38,8 +46,22 @@ def test_the_table_holds_the_six_actions_of_the_design_and_the_node_session_s_th
     assert NODE_SESSION_TOOLS == ("send", "remember", "ask_node")
 
 
+def test_the_table_holds_the_six_workspace_tools_after_parley_s_actions() -> None:
+    assert WORKSPACE_TOOLS == ("read", "list", "find", "write", "edit", "run")
+    assert list(ACTIONS) == [*AGENT_TOOLS, *WORKSPACE_TOOLS]
+    assert all(ACTIONS[name].in_workspace for name in WORKSPACE_TOOLS)
+    assert not any(ACTIONS[name].in_workspace for name in AGENT_TOOLS)
+    assert set(READ_ONLY_TOOLS) < set(WORKSPACE_TOOLS)
+
+
+def test_an_optional_path_is_shown_with_its_default_everywhere() -> None:
+    assert ACTIONS["list"].signature() == 'list(path=".")'
+    assert ACTIONS["find"].command_line() == "parley act find TEXT [PATH]"
+    assert ACTIONS["find"].json_schema()["required"] == ["text"]
+
+
 def test_the_model_brain_s_tools_are_the_table_s() -> None:
-    tools = tool_definitions(AGENT_TOOLS)
+    tools = tool_definitions(AGENT_TOOLS + WORKSPACE_TOOLS)
     assert [tool.name for tool in tools] == list(ACTIONS)
     for tool in tools:
         schema = tool.parameters_json_schema
@@ -87,21 +109,20 @@ def test_the_hub_has_a_method_per_action_with_the_table_s_parameters() -> None:
         for name, member in inspect.getmembers(RunActing, inspect.iscoroutinefunction)
         if not name.startswith("_") and name not in ("act", "for_token")
     }
-    assert methods == set(ACTIONS)
-    for name, action in ACTIONS.items():
-        signature = inspect.signature(getattr(RunActing, name), eval_str=True)
-        taken = [
-            (p.name, p.annotation, p.default is not inspect.Parameter.empty)
-            for p in signature.parameters.values()
-            if p.name != "self"
-        ]
-        table = [(p.name, p.kind.python_type, not p.required) for p in action.params]
-        assert taken == table, name
-        assert all(
-            p.default is False
-            for p in signature.parameters.values()
-            if p.default is not inspect.Parameter.empty
-        )
+    assert methods == set(AGENT_TOOLS)
+    for name in AGENT_TOOLS:
+        _assert_takes_the_table_s_parameters(getattr(RunActing, name), ACTIONS[name])
+
+
+def _assert_takes_the_table_s_parameters(method: Any, action: Action) -> None:
+    """Each parameter by name, type and default (a flag's false, an optional path's ".")."""
+    taken = [
+        (p.name, p.annotation, None if p.default is inspect.Parameter.empty else p.default)
+        for p in inspect.signature(method, eval_str=True).parameters.values()
+        if p.name != "self"
+    ]
+    table = [(p.name, p.kind.python_type, p.default) for p in action.params]
+    assert taken == table, action.name
 
 
 def test_the_api_has_a_route_per_action_with_the_table_s_body(tmp_path: Any) -> None:
@@ -132,7 +153,7 @@ def test_parley_act_has_a_command_per_action_with_the_table_s_arguments() -> Non
         offered = {}
         for param in group.commands[action.path].params:
             if isinstance(param, TyperArgument):
-                offered[param.name] = ("string", True)  # text and names are arguments
+                offered[param.name] = ("string", param.required)  # text, paths, names
             elif isinstance(param, TyperOption) and param.name not in ("as_json", "verbose"):
                 assert param.is_flag
                 offered[param.name] = ("boolean", False)

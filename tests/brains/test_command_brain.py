@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import shlex
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from parley.actions.table import ACTIONS
+from parley.actions.table import ACTIONS, AGENT_TOOLS, WORKSPACE_TOOLS
 from parley.brains.brain import Said, Turn
 from parley.brains.command import CommandBrain
 from parley.errors import Invalid, Unavailable
@@ -331,10 +332,14 @@ async def test_a_failing_stream_kills_the_process(tmp_path: Path, workspace: Pat
 async def test_the_prompt_names_the_parley_act_commands_of_the_table(
     tmp_path: Path, workspace: Path
 ) -> None:
+    """Parley's own actions; not the workspace tools, even on the agent's list: a command brain
+    works in its workspace with tools of its own."""
     echo = script(tmp_path, "import sys; print(sys.stdin.read())")
-    reply, _ = await think(CommandBrain(echo), make_turn(workspace))
+    turn = dataclasses.replace(make_turn(workspace), tools=AGENT_TOOLS + WORKSPACE_TOOLS)
+    reply, _ = await think(CommandBrain(echo), turn)
     for action in ACTIONS.values():
-        assert f"- {action.command_line()}: {action.help}" in reply
+        listed = f"- {action.command_line()}: {action.help}" in reply
+        assert listed == (action.name in AGENT_TOOLS)
     assert "- parley act spawn AGENT TEXT [--thread]: give an agent a subtask" in reply
     assert "parley act input --json" in reply
     assert "spawn(agent, text, thread=false)" not in reply  # a tool's name, not a command

@@ -119,7 +119,7 @@ async def test_a_node_session_remembers_every_exchange_in_its_next_turn(
         ("owner", "one"),
         ("node:local", turn.history[1].text),
     ]
-    assert turn.tools == ["send", "remember", "ask_node"]
+    assert turn.tools == ["send", "remember", "ask_node", "read", "list", "find"]
 
 
 async def test_a_template_s_work_goes_to_clones_and_surges(parley: Harness, tmp_path: Path) -> None:

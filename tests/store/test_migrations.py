@@ -39,7 +39,7 @@ async def test_opening_twice_migrates_once(database_url: str) -> None:
             ).all()
     finally:
         await second.close()
-    assert [row[0] for row in versions] == ["0022"]
+    assert [row[0] for row in versions] == ["0023"]
 
 
 async def test_sqlite_runs_in_wal_mode(tmp_path: object) -> None:
@@ -73,3 +73,20 @@ async def test_federation_migration_goes_down_and_up_with_data_kept(database_url
     finally:
         await store.close()
     assert kept is not None and kept.text == "t" and count == 1
+
+
+async def test_agents_hired_before_tool_lists_have_the_read_only_tools(database_url: str) -> None:
+    """0023 gives every existing agent (node sessions too) read, list and find, and going down
+    and up again keeps the agents."""
+    now = datetime(2026, 12, 5, tzinfo=UTC)
+    store = await Store.open(database_url)
+    try:
+        async with store.transaction() as tx:
+            node = await tx.nodes.create_with_session("here", "node:here", "host", "/tmp", now)
+        await migrate(store.engine, "downgrade", "0022")
+        await migrate(store.engine, "upgrade", "head")
+        async with store.transaction() as tx:
+            session = await tx.agents.by_id(node.session_agent_id)
+    finally:
+        await store.close()
+    assert session is not None and session.tools == ("read", "list", "find")

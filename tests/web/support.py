@@ -35,11 +35,10 @@ class Browser:
         pairs = list(fields.items()) if isinstance(fields, dict) else list(fields or [])
         if not self.form_token:
             await self.get("/")
-        return await self.http.post(
-            path,
-            data=dict([("form_token", self.form_token), *pairs]),
-            headers={"Origin": ORIGIN},
-        )
+        fields_by_name: dict[str, list[str]] = {}
+        for name, value in [("form_token", self.form_token), *pairs]:
+            fields_by_name.setdefault(name, []).append(value)  # a name given twice: both sent
+        return await self.http.post(path, data=fields_by_name, headers={"Origin": ORIGIN})
 
 
 @asynccontextmanager

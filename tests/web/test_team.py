@@ -50,6 +50,29 @@ async def test_an_owner_hires_and_retires_an_agent_from_the_page(parley: Harness
     assert "scribe is retired." in after.text and "Retire (drain)" not in after.text
 
 
+async def test_the_hire_form_offers_the_tools_read_only_ticked_and_hires_with_those_ticked(
+    parley: Harness,
+) -> None:
+    async with signed_in(parley) as browser:
+        listed = (await browser.get("/agents")).text
+        ticked = re.findall(r'name="tools" value="(\w+)" checked', listed)
+        offered = re.findall(r'name="tools" value="(\w+)"', listed)
+        assert ticked == ["read", "list", "find"]
+        assert offered == ["read", "list", "find", "write", "edit", "run"]
+        fields = [*HIRE.items(), ("tools_listed", "1"), ("tools", "run"), ("tools", "read")]
+        assert (await browser.post("/agents", fields)).status_code == 303
+        none = [("name", "mute"), ("node", "local"), ("tools_listed", "1")]
+        assert (await browser.post("/agents", none)).status_code == 303
+        bad = [("name", "rogue"), ("node", "local"), ("tools_listed", "1"), ("tools", "rm")]
+        refused = await browser.post("/agents", bad)
+        page = await browser.get("/agents/scribe")
+    assert (await parley.agent("scribe"))["tools"] == ["read", "run"]
+    assert "<dt>Tools</dt><dd>read, run</dd>" in page.text
+    assert (await parley.agent("mute"))["tools"] == []
+    assert refused.status_code == 400 and "there is no tool" in refused.text
+    assert "rogue" not in await _names(parley)
+
+
 async def test_retire_now_forces_it_and_names_who_did(parley: Harness) -> None:
     await parley.hire("scribe")
     async with signed_in(parley) as browser:

@@ -6,8 +6,10 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from parley.actions.table import WORKSPACE_TOOLS
 from parley.agents.hiring import MAX_SESSIONS_LIMIT, MAX_SURGE_THRESHOLD
 from parley.agents.model import Agent, AgentWarning, MemoryNote, SettingChange
+from parley.agents.tools import DEFAULT_TOOLS
 from parley.api.schemas.base import NAME, Body, capped, example, ranged
 from parley.brains.spec import MAX_BRAIN_SPEC
 from parley.durations import format_duration
@@ -15,6 +17,12 @@ from parley.text import MAX_ENGRAM, MAX_NOTE, MAX_REASON
 
 ENV_HELP = "variables for its command brain, NAME: VALUE (stored; shown by name only)"
 ENV_FROM_SERVER_HELP = "names its command brain takes from the server's environment at each turn"
+TOOLS_HELP = (
+    f"its workspace tools, of {', '.join(WORKSPACE_TOOLS)}; a new agent has the read-only ones"
+    f" ({', '.join(DEFAULT_TOOLS)})"
+)
+# Each tool at most once: a longer list is a mistake, not a wish.
+_MAX_TOOLS = len(WORKSPACE_TOOLS)
 ALLOW_MISSING_KEY_HELP = (
     "accept an openai: or anthropic: brain whose API key this server lacks (with a notice)"
 )
@@ -44,12 +52,13 @@ class HireIn(Body):
     )
     env: dict[str, str] = Field({}, description=ENV_HELP)
     env_from_server: list[str] = Field([], description=ENV_FROM_SERVER_HELP)
+    tools: list[str] | None = Field(None, description=TOOLS_HELP, max_length=_MAX_TOOLS)
     allow_missing_key: bool = Field(False, description=ALLOW_MISSING_KEY_HELP)
 
 
 class AgentPatch(Body):
     """``PATCH /agents/{name}``: what is given changes, what is left out stays; it applies from
-    the agent's next turn. A node session takes only ``brain`` and variables."""
+    the agent's next turn. A node session takes only ``brain``, ``tools`` and variables."""
 
     model_config = example(
         engram="You keep the minutes of the team's meetings.",
@@ -74,6 +83,12 @@ class AgentPatch(Body):
     env: dict[str, str] = Field({}, description=ENV_HELP)
     env_from_server: list[str] = Field([], description=ENV_FROM_SERVER_HELP)
     unset_env: list[str] = Field([], description="names of variables no longer declared")
+    tools: list[str] | None = Field(
+        None,
+        description="its workspace tools, the whole list (an empty one: none); a node session"
+        " runs commands only where the operator grants it",
+        max_length=_MAX_TOOLS,
+    )
     allow_missing_key: bool = Field(False, description=ALLOW_MISSING_KEY_HELP)
 
 
@@ -131,6 +146,7 @@ class AgentOut(BaseModel):
     warnings: int
     env: list[str] = Field(description="its command brain's declared variables, by name")
     env_from_server: list[str] = Field(description="those it takes from the server's environment")
+    tools: list[str] = Field(description="its workspace tools")
     notices: list[str] = Field(
         [], description="warnings about the request just made, such as a missing API key"
     )
@@ -160,6 +176,7 @@ class AgentOut(BaseModel):
             warnings=agent.warning_count,
             env=list(agent.env),
             env_from_server=list(agent.env_from_server),
+            tools=list(agent.tools),
         )
 
 

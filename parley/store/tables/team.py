@@ -108,6 +108,8 @@ agents = Table(
     Column("template_id", Integer, ForeignKey("agents.id"), nullable=True),
     Column("expires_at", UTCDateTime, nullable=True),
     Column("workspace", Text, nullable=True),
+    # Its workspace tools, comma-separated in the table's order (agents/tools.py).
+    Column("tools", Text, nullable=False, server_default="read,list,find"),
     Column("retired_reason", Text, nullable=True),
     Column("retired_at", UTCDateTime, nullable=True),
     Column("hired_by_person_id", Integer, ForeignKey("people.id"), nullable=True),
