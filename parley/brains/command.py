@@ -6,9 +6,10 @@ everything it started), reads the prompt on stdin and answers on stdout. It acts
 write its own session id into ``$PARLEY_SESSION_FILE``; the next turn gets it back as
 ``$PARLEY_BRAIN_SESSION``, so agents that keep their own history can resume it.
 
-It is started through ``launcher.py``, which confines it (``confinement.py``) and ends all it
-started when the turn ends or this process dies; its environment is an allow-list
-(``environment.py``), and its process group is recorded while it runs (``groups.py``).
+It is started through ``launcher.py`` (``processes.py``, as an agent's ``run`` tool is), which
+confines it (``confinement.py``) and ends all it started when the turn ends or this process
+dies; its environment is an allow-list (``environment.py``), and its process group is recorded
+while it runs (``groups.py``).
 """
 
 from __future__ import annotations
@@ -18,16 +19,14 @@ import codecs
 import contextlib
 import os
 import shutil
-import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from parley.brains import groups, prompt
+from parley.brains import groups, processes, prompt
 from parley.brains.brain import Actions, Stream, Turn, TurnOutcome
 from parley.brains.confinement import ProcessPolicy, parley_bin
 from parley.brains.environment import TEMP, allowed_from, from_server
-from parley.brains.launcher import END_EVERYTHING
 from parley.brains.spec import command_argv
 from parley.brains.tail import Tail
 from parley.errors import Invalid, Unavailable
@@ -35,8 +34,6 @@ from parley.errors import Invalid, Unavailable
 _CHUNK = 4096
 # A failed turn's reason quotes the end of its stderr; the run keeps much more (tail.py).
 _REASON_TAIL = 4096
-# How long the launcher may take to end what a stopped brain started, before SIGKILL.
-_END_SECONDS = 5.0
 
 
 class CommandBrain:
@@ -53,7 +50,7 @@ class CommandBrain:
 
     async def think(self, turn: Turn, actions: Actions, stream: Stream) -> TurnOutcome:
         workspace = _workspace(turn)
-        with _session_file() as session_file, _run_temp(self.policy.run_temp) as temp:
+        with _session_file() as session_file, processes.run_temp(self.policy.run_temp) as temp:
             env = {**self._environment(turn, session_file), TEMP: str(temp)}
             self._check_program(workspace, env["PATH"])
             process = await self._start(workspace, env, temp)
@@ -66,11 +63,11 @@ class CommandBrain:
             finally:
                 try:
                     # Also on success: a turn is one process, nothing it left behind outlives it.
-                    await self._stop_group(process)
+                    await processes.stop_group(process, self.grace_seconds)
                     groups.forget(noted)
                 finally:
                     # Stopped or killed, what it wrote up to then is kept: the pipe ends with it.
-                    await _drained(reading)
+                    await processes.drained(reading)
             if code != 0:
                 raise Unavailable(
                     f"command brain {self.command_line!r} exited with {code}: "
@@ -100,51 +97,15 @@ class CommandBrain:
     async def _start(
         self, workspace: Path, env: dict[str, str], temp: Path
     ) -> asyncio.subprocess.Process:
-        try:
-            return await asyncio.create_subprocess_exec(
-                *self.policy.launcher_argv(self.argv, own=(temp,)),
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                cwd=workspace,
-                env=env,
-                start_new_session=True,  # its own process group, killed as one on stop
-            )
-        except OSError as error:
-            raise Unavailable(
-                f"command brain {self.command_line!r} did not start: {error}"
-            ) from None
-
-    async def _stop_group(self, process: asyncio.subprocess.Process) -> None:
-        """SIGTERM the group, give the brain ``grace_seconds``, then have the launcher end all
-        it started (detached processes too); SIGKILL whatever is left."""
-        pgid = process.pid  # start_new_session: the launcher's pid names the group
-        try:
-            if _signal_group(pgid, signal.SIGTERM):
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(process.wait(), self.grace_seconds)
-            if process.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pgid, END_EVERYTHING)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(process.wait(), _END_SECONDS)
-        finally:
-            # Even if cancelled again while waiting: grandchildren may outlive the leader.
-            _signal_group(pgid, signal.SIGKILL)
-            await _reap(process)
-
-
-async def _reap(process: asyncio.subprocess.Process) -> None:
-    """Wait for the killed leader even if cancelled again meanwhile (a second stop, the node
-    shutting down): a process left unawaited outlives its event loop's pipes."""
-    cancelled = False
-    while process.returncode is None:
-        try:
-            await process.wait()
-        except asyncio.CancelledError:
-            cancelled = True
-    if cancelled:
-        raise asyncio.CancelledError
+        return await processes.start(
+            self.policy,
+            self.argv,
+            cwd=workspace,
+            env=env,
+            temp=temp,
+            stdin=asyncio.subprocess.PIPE,
+            what=f"command brain {self.command_line!r}",
+        )
 
 
 def _workspace(turn: Turn) -> Path:
@@ -166,17 +127,6 @@ def _session_file() -> Iterator[Path]:
         Path(name).unlink(missing_ok=True)
 
 
-@contextlib.contextmanager
-def _run_temp(parent: Path | None) -> Iterator[Path]:
-    """The turn's own temporary folder (its TMPDIR), in ``parent``; removed with all the brain
-    left in it when the turn ends, however it ends."""
-    temp = Path(tempfile.mkdtemp(prefix="run-" if parent else "parley-run-", dir=parent))
-    try:
-        yield temp.resolve()
-    finally:
-        shutil.rmtree(temp, ignore_errors=True)
-
-
 def _session_id(session_file: Path, previous: str | None) -> str | None:
     # Writing nothing means "same session as before", not "no session".
     return session_file.read_text(errors="replace").strip() or previous
@@ -189,15 +139,6 @@ def _prompt(turn: Turn) -> str:
         parts.append(prompt.transcript(turn.history))
     parts.append(prompt.new_text(turn))
     return "\n\n".join(parts) + "\n"
-
-
-def _signal_group(pgid: int, sig: signal.Signals) -> bool:
-    """Signal a process group; False when nothing is left in it."""
-    try:
-        os.killpg(pgid, sig)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 async def _converse(process: asyncio.subprocess.Process, text: str, stream: Stream) -> str:
@@ -245,16 +186,6 @@ async def _read_reply(stdout: asyncio.StreamReader, stream: Stream) -> str:
 async def _read_stderr(stderr: asyncio.StreamReader, tail: Tail) -> None:
     while data := await stderr.read(_CHUNK):
         tail.add(data)
-
-
-async def _drained(reading: asyncio.Task[None]) -> None:
-    """Let the stderr reader take what is left in the pipe: its writers are gone once the
-    group is ended, so it ends at once, unless something escaped the group, which is not
-    waited for."""
-    try:
-        await asyncio.wait([reading], timeout=_END_SECONDS)
-    finally:
-        reading.cancel()  # done already, or given up on (also when cancelled meanwhile)
 
 
 def _last(text: str, characters: int) -> str:
