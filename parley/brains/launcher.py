@@ -80,7 +80,7 @@ def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(None, use_errno=True)
 
 
-def _syscall(number: int, *args: object) -> int:
+def syscall(number: int, *args: object) -> int:
     call = _libc().syscall
     call.restype = ctypes.c_long
     # syscall(2) is variadic and reads each argument as a long: widen plain ints to one.
@@ -105,7 +105,7 @@ def landlock_abi() -> int:
     if not sys.platform.startswith("linux"):
         return 0
     try:
-        return _syscall(_SYS_CREATE_RULESET, None, ctypes.c_size_t(0), _CREATE_RULESET_VERSION)
+        return syscall(_SYS_CREATE_RULESET, None, ctypes.c_size_t(0), _CREATE_RULESET_VERSION)
     except OSError:
         return 0
 
@@ -158,7 +158,7 @@ def _add_rule(ruleset: int, path: Path, rights: int) -> None:
         if not rights:
             return
         attr = _PathBeneathAttr(allowed_access=rights, parent_fd=fd)
-        _syscall(_SYS_ADD_RULE, ruleset, _RULE_PATH_BENEATH, ctypes.byref(attr), 0)
+        syscall(_SYS_ADD_RULE, ruleset, _RULE_PATH_BENEATH, ctypes.byref(attr), 0)
     finally:
         os.close(fd)
 
@@ -183,7 +183,7 @@ def build_ruleset(hidden: Iterable[str], read_only: Iterable[str], own: Iterable
         Path(path): handled for path in own if any(c in Path(path).parents for c in closed)
     }
     try:
-        ruleset = _syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0)
+        ruleset = syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0)
         for path, rights in _rules(Path("/"), handled, exceptions):
             _add_rule(ruleset, path, rights)
         _add_rule(ruleset, Path("/"), _READ_DIR)
@@ -197,7 +197,7 @@ def confine(ruleset: int, drop_capabilities: bool) -> None:
     if drop_capabilities:
         _drop_capabilities()
     _prctl(_PR_SET_NO_NEW_PRIVS, 1)
-    _syscall(_SYS_RESTRICT_SELF, ruleset, 0)
+    syscall(_SYS_RESTRICT_SELF, ruleset, 0)
 
 
 def _drop_capabilities() -> None:
