@@ -81,7 +81,7 @@ def edit(ws: Beneath, path: str, old: str, new: str, limits: ToolLimits) -> str:
 
 
 def listing(ws: Beneath, path: str, limits: ToolLimits) -> str:
-    with _refused_as(path), ws.opened(path, _FOLDER) as fd:
+    with _refused_as(path), _a_folder(ws, path) as fd:
         names = sorted(entry.name for entry in os.scandir(fd))
         shown = [_entry(fd, name) for name in names[: limits.max_list_entries]]
     if not names:
@@ -104,6 +104,19 @@ def decoded(data: bytes, path: str, *, final: bool) -> str:
         return codecs.getincrementaldecoder("utf-8")().decode(data, final=final)
     except UnicodeDecodeError:
         raise Invalid(f"{path!r} is not UTF-8 text; the tools read text only") from None
+
+
+@contextlib.contextmanager
+def _a_folder(ws: Beneath, path: str) -> Iterator[int]:
+    try:
+        fd = ws.open(path, _FOLDER)
+    except NotADirectoryError:
+        with ws.opened(path, os.O_PATH):  # it is there: it is no folder
+            raise Invalid(f"{path!r} is a file, not a folder: read it instead") from None
+    try:
+        yield fd
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager

@@ -164,8 +164,10 @@ async def test_folders_are_listed_not_read_nor_written_over(place: Place) -> Non
         await tools.write("src", "flattened")
     with pytest.raises(Invalid, match="workspace itself"):
         await tools.write(".", "flattened")
-    with pytest.raises(NotFound, match="is a file"):
+    with pytest.raises(Invalid, match="is a file, not a folder"):
         await tools.list("src/keep.txt")
+    with pytest.raises(NotFound, match="a step of it is a file"):
+        await tools.list("src/keep.txt/deeper")
     assert (place.workspace / "src" / "keep.txt").read_text() == "kept"
 
 
