@@ -31,6 +31,7 @@ from parley.node.messages import (
     stop_subject,
     turn_subject,
 )
+from parley.node.workspace_acting import ToolsFor, WorkspaceActing
 from parley.redact import redact
 from parley.tokens import hash_token
 
@@ -42,10 +43,16 @@ ActionsFor = Callable[[str, str], Actions]
 
 class TurnHost:
     def __init__(
-        self, node: str, broker: Broker, brains: BrainCache, actions_for: ActionsFor
+        self,
+        node: str,
+        broker: Broker,
+        brains: BrainCache,
+        actions_for: ActionsFor,
+        tools_for: ToolsFor,
     ) -> None:
         self._node, self._broker = node, broker
         self._brains, self._actions_for = brains, actions_for
+        self._tools_for = tools_for
         self._turns: dict[int, asyncio.Task[None]] = {}
         self._subscriptions: list[Subscription] = []
         self._sweeper: asyncio.Task[None] | None = None
@@ -145,9 +152,12 @@ class TurnHost:
             await self._report(event)
 
     def _actions(self, start: TurnStart, brain: Brain, deferred: DeferredActions) -> Actions:
-        if getattr(brain, "acts_at_end", False):
-            return deferred
-        return self._actions_for(start.run_token, start.parley_url)
+        """Workspace tools act here, at once; Parley's actions at the hub (at the turn's end
+        for a brain that acts then)."""
+        hub: Actions = deferred
+        if not getattr(brain, "acts_at_end", False):
+            hub = self._actions_for(start.run_token, start.parley_url)
+        return WorkspaceActing(start, hub, self._tools_for)
 
     async def _report_stopped(self, event: RunEvent) -> None:
         """A stopped turn's stderr and what it had said so far, if any, are kept on the run.

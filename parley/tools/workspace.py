@@ -49,7 +49,7 @@ class WorkspaceTools:
         refuse_nul(content, "content")
         return await self._in_thread(files.write, paths.checked(path), content, self.limits)
 
-    async def list(self, path: str) -> str:
+    async def list(self, path: str = ".") -> str:
         where = paths.checked(path, workspace_ok=True)
         return await self._in_thread(files.listing, where, self.limits)
 
@@ -58,7 +58,7 @@ class WorkspaceTools:
         refuse_nul(new, "new")
         return await self._in_thread(files.edit, paths.checked(path), old, new, self.limits)
 
-    async def find(self, text: str, path: str) -> str:
+    async def find(self, text: str, path: str = ".") -> str:
         refuse_nul(text, "text")
         where = paths.checked(path, workspace_ok=True)
         return await self._in_thread(find.find, text, where, self.limits)

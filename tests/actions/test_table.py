@@ -29,6 +29,7 @@ from parley.cli import act
 from parley.hub.actions import RunActing
 from parley.node.messages import ActionCall
 from parley.settings import Settings
+from parley.tools.workspace import WorkspaceTools
 from tests.brains.support import a_turn
 
 
@@ -112,6 +113,17 @@ def test_the_hub_has_a_method_per_action_with_the_table_s_parameters() -> None:
     assert methods == set(AGENT_TOOLS)
     for name in AGENT_TOOLS:
         _assert_takes_the_table_s_parameters(getattr(RunActing, name), ACTIONS[name])
+
+
+def test_the_workspace_tools_have_a_method_per_tool_with_the_table_s_parameters() -> None:
+    methods = {
+        name
+        for name, member in inspect.getmembers(WorkspaceTools, inspect.iscoroutinefunction)
+        if not name.startswith("_")
+    }
+    assert methods == set(WORKSPACE_TOOLS)
+    for name in WORKSPACE_TOOLS:
+        _assert_takes_the_table_s_parameters(getattr(WorkspaceTools, name), ACTIONS[name])
 
 
 def _assert_takes_the_table_s_parameters(method: Any, action: Action) -> None:

@@ -191,3 +191,25 @@ async def test_deferred_actions_without_the_run_s_token_are_refused(
 
 async def _running(parley: Harness, run_id: int) -> bool:
     return bool((await get(parley.owner, f"/runs/{run_id}"))["run"]["state"] == "running")
+
+
+async def test_a_workspace_tool_is_refused_at_the_hub_saying_where_it_acts(
+    parley: Harness, tmp_path: Path
+) -> None:
+    """The hub acts in no workspace: a run's tools act on its node, during its turn (a command
+    brain has its own). Refused for every workspace tool, on the list or not, and nothing is
+    made in the workspace."""
+    run, _ = await _running_token(parley, tmp_path, "boss", "plan the week")
+    workspace = Path((await parley.agent("boss"))["workspace"])
+    for action, body in (
+        ("read", {"path": "token"}),
+        ("list", {}),
+        ("find", {"text": "x"}),
+        ("write", {"path": "made", "content": "x"}),
+        ("edit", {"path": "token", "old": "a", "new": "b"}),
+        ("run", {"command": "touch made"}),
+    ):
+        refused = await _act(run, action, **body)
+        assert refused["status"] == 403, (action, refused)
+        assert "workspace, on its node, during its turn" in refused["message"]
+    assert not (workspace / "made").exists()

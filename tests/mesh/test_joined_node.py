@@ -83,6 +83,32 @@ async def test_a_model_brain_on_a_joined_node_acts_through_the_hubs_api(
     assert [note["note"] for note in items(memory)] == ["ada likes tea"]
 
 
+async def test_a_joined_node_runs_workspace_tools_itself_in_its_own_workspace(
+    parley: Harness, tmp_path: Path
+) -> None:
+    """The hub never touches another machine's files: the write and the command happen in
+    gamma's workspace folder (here, a folder of the same machine standing for it)."""
+    fake = Script(
+        replies=[
+            Reply(calls=(ToolCall("write", {"path": "plan.md", "content": "# Plan"}),)),
+            Reply(calls=(ToolCall("run", {"command": "cat plan.md; echo; hostname -s"}),)),
+            Reply(text="Written."),
+        ]
+    )
+    with serving(openai_app(fake)) as url:
+        async with joined(parley, tmp_path / "gamma", openai_base_url=f"{url}/v1"):
+            await parley.hire(
+                "planner", node="gamma", brain="openai:gpt-test", tools=["write", "run"]
+            )
+            queued = await say(parley.owner, "planner", "write the plan")
+            _, end = await follow(parley.owner, queued["run_id"])
+    assert (end["state"], end["output"]) == ("finished", "Written."), end
+    assert (tmp_path / "gamma" / "planner" / "plan.md").read_text() == "# Plan"
+    ran = fake.bodies[2]["messages"][-1]
+    assert ran["role"] == "tool" and "exit code 0" in ran["content"]
+    assert "# Plan" in ran["content"]
+
+
 async def test_a_refused_action_of_a_remote_turn_is_the_tools_result(
     parley: Harness, tmp_path: Path
 ) -> None:

@@ -4,6 +4,7 @@ node's one periodic sweep closes it once idle, with no turn coming to trigger it
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +12,7 @@ from parley.brains.cache import BrainCache
 from parley.broker.local import LocalBroker
 from parley.node.messages import StopTurn, TurnStart, stop_subject, turn_subject
 from parley.node.turn_host import TurnHost
+from parley.tools.workspace import WorkspaceTools
 from tests.brains.support import Ending, FakeProvider, RecordingActions
 from tests.support import eventually
 
@@ -21,7 +23,7 @@ IDLE = 0.05  # seconds of real time: the sweep that closes idle brains runs on i
 @pytest.mark.parametrize("ending", ["answers", "fails", "thinks until stopped"])
 async def test_a_turn_gives_its_brain_back_however_it_ends(ending: Ending) -> None:
     broker, provider = LocalBroker(), FakeProvider(ending)
-    host = TurnHost(NODE, broker, BrainCache(provider, idle_seconds=IDLE), _actions)
+    host = TurnHost(NODE, broker, BrainCache(provider, idle_seconds=IDLE), _actions, _no_tools)
     await host.start()
     try:
         await broker.request(turn_subject(NODE), _start(run_id=1), timeout=5)
@@ -70,3 +72,7 @@ def _start(run_id: int) -> bytes:
         tools=[],
     )
     return start.model_dump_json().encode()
+
+
+def _no_tools(start: TurnStart, workspace: Path) -> WorkspaceTools:
+    raise AssertionError(f"run {start.run_id} called no workspace tool, yet one was made")

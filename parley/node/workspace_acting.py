@@ -1,0 +1,63 @@
+"""The Actions of a turn on its node: a workspace tool on the agent's list acts here, in the
+agent's workspace on this machine; Parley's own actions go on to the hub (over HTTP from a
+joined node, in process from the hub's own). The hub never touches another machine's files."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from parley.actions.arguments import action_named, bind
+from parley.brains.brain import Actions
+from parley.brains.confinement import node_policy
+from parley.brains.environment import from_server
+from parley.errors import Forbidden, Invalid, Unavailable
+from parley.node.messages import TurnStart
+from parley.settings import Settings
+from parley.tools.workspace import WorkspaceTools
+
+# The workspace tools of a turn, from its start (its workspace, its agent's variables).
+ToolsFor = Callable[[TurnStart, Path], WorkspaceTools]
+
+
+class WorkspaceActing:
+    def __init__(self, start: TurnStart, hub: Actions, tools_for: ToolsFor) -> None:
+        self._start, self._hub, self._tools_for = start, hub, tools_for
+
+    async def act(self, name: str, arguments: Mapping[str, object]) -> str:
+        if not action_named(name).in_workspace:
+            return await self._hub.act(name, arguments)
+        if name not in self._start.tools:
+            listed = [tool for tool in self._start.tools if action_named(tool).in_workspace]
+            raise Forbidden(
+                f"{self._start.agent} may not {name}: its tools are"
+                f" {', '.join(listed) or 'none'} (an owner sets them: parley agent set --tools)"
+            )
+        checked = bind(name, arguments)
+        tools = self._tools_for(self._start, self._workspace())
+        return str(await getattr(tools, name)(**checked))
+
+    def _workspace(self) -> Path:
+        if self._start.workspace is None:
+            raise Invalid(f"agent {self._start.agent} has no workspace on this node yet")
+        workspace = Path(self._start.workspace)
+        if not workspace.is_dir():
+            raise Unavailable(f"the workspace {str(workspace)!r} of {self._start.agent} is missing")
+        return workspace
+
+
+def tools_on_this_node(settings: Settings) -> ToolsFor:
+    """Workspace tools as this node's settings confine them: ``run`` starts its commands as
+    command brains are started (the same launcher, policy and variables)."""
+    policy = node_policy(settings)
+
+    def tools_for(start: TurnStart, workspace: Path) -> WorkspaceTools:
+        declared = from_server(start.env_from_server, policy.server_environment, start.agent)
+        return WorkspaceTools(
+            workspace,
+            policy=policy,
+            env={**start.env, **declared},
+            grace_seconds=settings.stop_grace_seconds,
+        )
+
+    return tools_for
