@@ -81,7 +81,10 @@ async def answer(run_id: Id, body: AnswerIn, caller: Caller, ctx: Ctx) -> RunOut
 async def follow_run(run_id: Id, caller: Caller, ctx: Ctx) -> StreamingResponse:
     """Follow a run as it happens: newline-delimited JSON, while the run is open
     ``{"kind": "state", "state"}`` first (queued or running) and again when it starts,
-    ``{"kind": "chunk", "text"}`` as the reply is produced, ``{"kind": "refusal", "text"}`` for
+    ``{"kind": "chunk", "text"}`` as the reply is produced, ``{"kind": "tool", "tool",
+    "arguments", "result_bytes", "duration_ms", "error", "after_chars"}`` as each tool call
+    ends (``arguments``: JSON, long texts shortened, secrets redacted),
+    ``{"kind": "refusal", "text"}`` for
     each text sent from its root that was refused meanwhile (a peer's connection paused, …),
     then ``{"kind": "end", "state", "output", "cut_short", "reason", "agent", "node"}``
     (``cut_short``: the output is what a stopped or failed turn had said so far, a stopped
@@ -107,6 +110,8 @@ async def _events(ctx: Context, run_id: int) -> AsyncIterator[bytes]:
             event = await queue.get()
             if event.kind == "chunk":
                 yield _line({"kind": "chunk", "text": event.text})
+            elif event.kind == "tool":
+                yield _line({"kind": "tool", **json.loads(event.text)})
             elif event.kind == "state":
                 yield _line({"kind": "state", "state": event.text})
             elif event.kind == "refusal":

@@ -27,10 +27,12 @@ def follow(
     run_id: int,
     on_chunk: Callable[[str], None] | None = None,
     on_state: Callable[[str], None] | None = None,
+    on_tool: Callable[[dict[str, Any]], None] | None = None,
 ) -> Any:
-    """Follow a run's events, handing each chunk of its reply to ``on_chunk`` and each state it
-    is in while open to ``on_state``; the end event, with the refusals told in the run's root
-    meanwhile (``refusals``: text sent from there that did not reach its recipient)."""
+    """Follow a run's events, handing each chunk of its reply to ``on_chunk``, each state it
+    is in while open to ``on_state`` and each tool call as it ends to ``on_tool``; the end
+    event, with the refusals told in the run's root meanwhile (``refusals``: text sent from
+    there that did not reach its recipient)."""
     refusals: list[str] = []
     for event in api.stream_lines(f"/runs/{run_id}/events"):
         kind = event.get("kind")
@@ -42,6 +44,8 @@ def follow(
             on_chunk(event["text"])
         if kind == "state" and on_state is not None:
             on_state(event["state"])
+        if kind == "tool" and on_tool is not None:
+            on_tool(event)
     raise Unavailable(
         f"Parley at {api.base_url} stopped sending the events of run {run_id} before it ended;"
         " is 'parley serve' still running?"
@@ -116,10 +120,19 @@ class Spinner:
             self._status = None
 
 
+def tool_call_line(call: dict[str, Any]) -> str:
+    """``read({"path": "a.md"}): 120 bytes in 3 ms``, or why it was refused."""
+    done = f"{call['tool']}({call['arguments']})"
+    if call.get("error"):
+        return f"{done}: refused, {call['error']} ({call['duration_ms']} ms)"
+    return f"{done}: {call['result_bytes']} bytes in {call['duration_ms']} ms"
+
+
 def stream_reply(api: ApiClient, run_id: int) -> tuple[Any, bool]:
-    """Write a run's reply to stdout as it comes, a spinner naming the run until it does; then
-    its end event, and whether anything was written. A run that ended before we watched has
-    its output written whole (what it had said, if it was cut short)."""
+    """Write a run's reply to stdout as it comes, a spinner naming the run until it does, and
+    each tool call to stderr as it ends (stdout is the reply alone); then its end event, and
+    whether anything was written. A run that ended before we watched has its output written
+    whole (what it had said, if it was cut short)."""
     spinner = Spinner(f"run {run_id} …")
     written: list[str] = []
 
@@ -129,8 +142,12 @@ def stream_reply(api: ApiClient, run_id: int) -> tuple[Any, bool]:
         sys.stdout.write(chunk)
         sys.stdout.flush()
 
+    def tool(call: dict[str, Any]) -> None:
+        spinner.done()
+        say_note(f"[tool] {tool_call_line(call)}")
+
     try:
-        end = follow(api, run_id, write, lambda state: spinner.say(f"run {run_id} {state} …"))
+        end = follow(api, run_id, write, lambda state: spinner.say(f"run {run_id} {state} …"), tool)
     finally:
         spinner.done()
     if not written and (end["state"] == "finished" or end["output"]):

@@ -12,6 +12,7 @@ from parley.cli.following import (
     outcome,
     refuse_unfinished,
     stream_reply,
+    tool_call_line,
 )
 from parley.cli.output import (
     console,
@@ -77,6 +78,10 @@ def _render_run(detail: Any) -> None:
         at = RUN_FIELDS.index("output") + 1
         names = [*RUN_FIELDS[:at], "cut short", *RUN_FIELDS[at:]]
     fields(row, names)
+    if detail.get("tool_calls"):
+        console.out("\ntool calls", highlight=False)
+        for call in detail["tool_calls"]:
+            console.out(f"{call['seq']}. {tool_call_line(call)}", highlight=False)
     if detail.get("stderr"):
         # Last, as it was written: it can be long, and its lines are the process's own.
         console.out("\nstderr", highlight=False)
@@ -85,16 +90,17 @@ def _render_run(detail: Any) -> None:
 
 @app.command("show")
 def show_run(ctx: typer.Context, run_id: int, as_json: bool = JsonOption) -> None:
-    """One run: its state, agent, root, the text it took and what it answered; then what a
-    command brain wrote on stderr, if anything."""
+    """One run: its state, agent, root, the text it took and what it answered; then its tool
+    calls in order, and what a command brain wrote on stderr, if anything."""
     with reporting_errors():
         show(client(ctx).get(f"/runs/{run_id}"), as_json, _render_run)
 
 
 @app.command("follow")
 def follow_run(ctx: typer.Context, run_id: int, as_json: bool = JsonOption) -> None:
-    """Follow a run you may read: its reply as it comes, then how it ended (an ended run's at
-    once). Exits 4 if it was stopped, 7 if it failed. Ctrl-C stops following, not the run."""
+    """Follow a run you may read: its reply as it comes (its tool calls on stderr), then how it
+    ended (an ended run's at once). Exits 4 if it was stopped, 7 if it failed. Ctrl-C stops
+    following, not the run."""
     with reporting_errors(), leaving_on_interrupt(f"run {run_id} goes on"):
         api = client(ctx)
         said = False

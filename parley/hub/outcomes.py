@@ -18,9 +18,9 @@ from parley.deliveries.model import NodeAnswer, node_answer_key
 from parley.errors import ParleyError
 from parley.hub.actions import RunActing
 from parley.hub.cut_short import NOT_KEPT, keep_said_so_far
-from parley.node.messages import ActionCall, RunEvent
+from parley.node.messages import ActionCall, RunEvent, ToolCallRecord
 from parley.redact import redact
-from parley.runs.model import Run, RunChange, RunState
+from parley.runs.model import Run, RunChange, RunState, ToolCall
 from parley.store import Tx
 from parley.text import without_nul
 from parley.tokens import hash_token
@@ -47,6 +47,8 @@ class Outcome:
     stopped: bool = False
     # The hash of the run token the turn was started with (None: not said, as by a person).
     started_as: str | None = None
+    # Every tool call the turn made, in order: kept on the run however it ended.
+    tool_calls: tuple[ToolCall, ...] = ()
     # The broker subject its node reported it on: the recorder takes it only if it passes the
     # checks of ``end_checks`` against its run. None: reported in-process (by a person, not
     # through the broker), with nothing to prove.
@@ -68,6 +70,7 @@ class Outcome:
             stopped=event.kind == "stopped",
             started_as=event.started_as,
             subject=subject,
+            tool_calls=tuple(_kept(seq, call) for seq, call in enumerate(event.tool_calls, 1)),
         )
 
     def failed(self, reason: str) -> Outcome:
@@ -87,6 +90,7 @@ class Outcome:
             run_token=self.run_token,
             started_as=self.started_as,
             subject=self.subject,
+            tool_calls=self.tool_calls,  # they were made, whatever becomes of their turn
         )
 
     def shown_stderr(self) -> str | None:
@@ -121,6 +125,7 @@ async def record_loaded_outcome(
         return None
     stderr, said = outcome.shown_stderr(), outcome.shown_said_so_far()
     now = clock.now()
+    await keep_tool_calls(tx, clock, budget, run, topic, outcome.tool_calls)
     text = outcome.text
     # The run ends first, if it is still running: its UPDATE waits for whoever else is ending it
     # (a lost node's runs failed, a hub back from a stop failing what no node holds, an earlier
@@ -164,6 +169,37 @@ async def record_loaded_outcome(
     await _deliver_reply(tx, clock, run, topic, text)
     tx.effects.changed.append(RunChange(run, RunState.FINISHED, now))
     return RunState.FINISHED
+
+
+async def keep_tool_calls(
+    tx: Tx,
+    clock: Clock,
+    budget: HopBudget | None,
+    run: Run,
+    topic: Topic,
+    calls: tuple[ToolCall, ...],
+) -> None:
+    """Keep the turn's tool calls on its run, and count them as hops of its origin: a model
+    looping on tools spends the budget a loop of agents would (the calls were made: what is
+    over the budget stops what the origin sets off next)."""
+    if not await tx.tool_calls.keep(run.id, calls) or budget is None:
+        return
+    now = clock.now()
+    await tx.hops.spend_many({topic.origin_id: len(calls)}, now, now - budget.window)
+
+
+def _kept(seq: int, call: ToolCallRecord) -> ToolCall:
+    """A call as its run keeps it: what a brain's words held of NUL bytes is dropped."""
+    error = None if call.error is None else without_nul(call.error)
+    return ToolCall(
+        seq=seq,
+        tool=without_nul(call.tool),
+        arguments=without_nul(call.arguments),
+        result_bytes=call.result_bytes,
+        duration_ms=call.duration_ms,
+        error=error,
+        after_chars=call.after_chars,
+    )
 
 
 async def record_bare_failure(tx: Tx, clock: Clock, run_id: int, reason: str) -> bool:

@@ -112,6 +112,7 @@ def _may_be_plain(outcome: Outcome, run: Run, topic: Topic) -> bool:
         and outcome.succeeded
         and not outcome.stopped
         and not outcome.actions
+        and not outcome.tool_calls  # kept, and counted as hops, by the general path
         and topic.kind is TopicKind.AGENT_CONVERSATION
         and topic.connection == LOCAL
         and topic.sender_name is not None

@@ -244,6 +244,8 @@ class Scheduler(Worker):
             log.warning("ignored the end of run %s sent as a chunk", event.run_id)
         elif node is None or not await self._run_nodes.runs_on(event.run_id, node):
             log.debug("dropped a chunk on %s: run %s is not on it", message.subject, event.run_id)
+        elif event.tool_call is not None:
+            self._watch.tool(event.run_id, event.tool_call)
         else:
             self._watch.chunk(event.run_id, event.text)
         return None

@@ -1,6 +1,6 @@
 """Watching a run as it happens, for `parley chat` and `parley say`: its start, the pieces of
-its reply, then how it ended. A watcher who comes while the run is going first gets the pieces
-so far. In memory only; the store holds the result for anyone who comes later."""
+its reply and its tool calls, then how it ended. A watcher who comes while the run is going
+first gets those so far. In memory only; the store holds the result for anyone who comes later."""
 
 from __future__ import annotations
 
@@ -10,25 +10,26 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from parley.node.messages import ToolCallRecord
 from parley.store.effects import Effects
 
 
 @dataclass(frozen=True)
 class WatchEvent:
-    kind: str  # "state" (it started), "chunk", "refusal" (in its root) or "end"
-    text: str  # the chunk, the refusal's notice, or the state it moved to
+    kind: str  # "state" (it started), "chunk", "tool", "refusal" (in its root) or "end"
+    text: str  # the chunk, the refusal's notice, the state it moved to, or a tool call's JSON
 
 
 class RunWatch:
     def __init__(self) -> None:
         self._queues: dict[int, set[asyncio.Queue[WatchEvent]]] = defaultdict(set)
-        self._so_far: dict[int, list[str]] = {}
+        self._so_far: dict[int, list[WatchEvent]] = {}
 
     @contextmanager
     def watching(self, run_id: int) -> Iterator[asyncio.Queue[WatchEvent]]:
         queue: asyncio.Queue[WatchEvent] = asyncio.Queue()
-        for text in self._so_far.get(run_id, ()):
-            queue.put_nowait(WatchEvent("chunk", text))
+        for event in self._so_far.get(run_id, ()):
+            queue.put_nowait(event)
         self._queues[run_id].add(queue)
         try:
             yield queue
@@ -45,8 +46,14 @@ class RunWatch:
                 self._put(change.run.id, WatchEvent("state", change.state.value))
 
     def chunk(self, run_id: int, text: str) -> None:
-        self._so_far.setdefault(run_id, []).append(text)
-        self._put(run_id, WatchEvent("chunk", text))
+        self._so_far_and_now(run_id, WatchEvent("chunk", text))
+
+    def tool(self, run_id: int, call: ToolCallRecord) -> None:
+        self._so_far_and_now(run_id, WatchEvent("tool", call.model_dump_json()))
+
+    def _so_far_and_now(self, run_id: int, event: WatchEvent) -> None:
+        self._so_far.setdefault(run_id, []).append(event)
+        self._put(run_id, event)
 
     def end(self, run_id: int, state: str) -> None:
         self._so_far.pop(run_id, None)

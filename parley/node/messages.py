@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from parley.actions.arguments import bind
 from parley.errors import Invalid
@@ -15,6 +15,11 @@ from parley.naming import is_name
 # Each node registers and beats on subjects of its own (the broker lets its credentials publish
 # there only); the hub listens on the wildcards and hears the node's name from the subject.
 REGISTER = "parley.mesh.register.*"
+# The most tool calls one turn may make (past it, a call is refused): a model looping on tools
+# is bounded, and a turn's end, which carries its calls, stays well inside a broker message.
+MAX_TOOL_CALLS = 100
+# A call's arguments and error as kept on its run, at most (texts within are shortened first).
+MAX_CALL_TEXT = 1000
 HEARTBEAT = "parley.mesh.heartbeat.*"
 
 
@@ -214,11 +219,26 @@ class ActionCall(Message):
         return self
 
 
+class ToolCallRecord(Message):
+    """One call a turn made to a tool (an action of the table), as its run keeps it: enough
+    to follow what it did, never what a secret was, nor a whole file it wrote."""
+
+    tool: str = Field(max_length=64)
+    # The arguments as JSON, long texts shortened and secrets redacted.
+    arguments: str = Field(max_length=MAX_CALL_TEXT)
+    result_bytes: int = Field(ge=0)
+    duration_ms: int = Field(ge=0)
+    # Why it was refused or failed; None when it worked.
+    error: str | None = Field(None, max_length=MAX_CALL_TEXT)
+    # How much of the turn's reply had streamed when it was called: where it sits in the text.
+    after_chars: int = Field(ge=0)
+
+
 class RunEvent(Message):
     run_id: int
     # "stopped": the node ended a turn the hub had stopped, or that its own stop cut short (it
-    # brings the turn's stderr and what it had said so far).
-    kind: Literal["chunk", "finished", "failed", "stopped"]
+    # brings the turn's stderr and what it had said so far). "tool": a tool call, as it ends.
+    kind: Literal["chunk", "tool", "finished", "failed", "stopped"]
     text: str = ""
     # The last of what the brain's process wrote on stderr (command brains), on an ending.
     stderr: str | None = None
@@ -229,6 +249,9 @@ class RunEvent(Message):
     # Actions the brain deferred to the end of its turn, applied with the outcome under the
     # authority of the run's token.
     actions: list[ActionCall] = []
+    # A "tool" event's call; on an ending, every call of the turn in order (kept on the run).
+    tool_call: ToolCallRecord | None = None
+    tool_calls: list[ToolCallRecord] = Field([], max_length=MAX_TOOL_CALLS)
     # On an ending: the run's token, proof that its node held the turn (hub/end_checks.py).
     run_token: str | None = None
     # On an ending: the hash of the run token this start of the run was given. A run its node
@@ -238,7 +261,7 @@ class RunEvent(Message):
 
     @property
     def is_end(self) -> bool:
-        return self.kind != "chunk"
+        return self.kind not in ("chunk", "tool")
 
     @property
     def message_id(self) -> str:

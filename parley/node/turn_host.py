@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +25,7 @@ from parley.node.messages import (
     HeldTurns,
     RunEvent,
     StopTurn,
+    ToolCallRecord,
     TurnStart,
     held_subject,
     run_events_subject,
@@ -31,6 +33,7 @@ from parley.node.messages import (
     stop_subject,
     turn_subject,
 )
+from parley.node.tool_calls import RecordedActions
 from parley.node.workspace_acting import ToolsFor, WorkspaceActing
 from parley.redact import redact
 from parley.tokens import hash_token
@@ -102,10 +105,20 @@ class TurnHost:
 
     async def _run(self, start: TurnStart) -> None:
         said = Tail("its output")  # what it streamed: kept on the run if the turn is cut short
+        streamed = 0  # characters of it, to place each tool call in the text
+        calls: list[ToolCallRecord] = []  # kept on the run however the turn ends
 
         async def stream(chunk: str) -> None:
+            nonlocal streamed
             said.add(chunk.encode())
+            streamed += len(chunk)
             await self._report(RunEvent(run_id=start.run_id, kind="chunk", text=chunk))
+
+        async def told(call: ToolCallRecord) -> None:
+            await self._report(RunEvent(run_id=start.run_id, kind="tool", tool_call=call))
+
+        def recorded(actions: Actions) -> RecordedActions:
+            return RecordedActions(actions, told, lambda: streamed, _secrets_of(start), calls)
 
         started_as = hash_token(start.run_token)
 
@@ -116,6 +129,7 @@ class TurnHost:
                 text=text,
                 stderr=turn.stderr.text(),
                 said_so_far=said.text(),
+                tool_calls=calls,
                 run_token=start.run_token,
                 started_as=started_as,
             )
@@ -125,7 +139,7 @@ class TurnHost:
         try:
             # Held for the turn alone, given back however it ends, before its end is reported.
             async with self._brains.lease(start.brain) as brain:
-                actions = self._actions(start, brain, deferred)
+                actions = recorded(self._actions(start, brain, deferred))
                 outcome = await brain.think(turn, actions, stream)
         except asyncio.CancelledError:
             await self._report_stopped(ended("stopped"))
@@ -146,6 +160,7 @@ class TurnHost:
                 stderr=turn.stderr.text(),
                 brain_session_id=outcome.brain_session_id,
                 actions=[ActionCall(name=n, arguments=a) for n, a in deferred.calls],
+                tool_calls=calls,
                 run_token=start.run_token,
                 started_as=started_as,
             )
@@ -160,9 +175,10 @@ class TurnHost:
         return WorkspaceActing(start, hub, self._tools_for)
 
     async def _report_stopped(self, event: RunEvent) -> None:
-        """A stopped turn's stderr and what it had said so far, if any, are kept on the run.
+        """A stopped turn's stderr, what it had said so far and its tool calls, if any, are kept
+        on the run.
         Best effort: the node may be shutting down, broker and all."""
-        if event.stderr is None and event.said_so_far is None:
+        if event.stderr is None and event.said_so_far is None and not event.tool_calls:
             return
         try:
             await self._report(event)
@@ -189,6 +205,13 @@ class TurnHost:
             )
             data, message_id = failed.model_dump_json().encode(), f"{failed.message_id}-unsent"
             await self._broker.send_durable(outcomes, data, message_id)
+
+
+def _secrets_of(start: TurnStart) -> list[str]:
+    """What a call's record must not show: the agent's variables' values, its own and those
+    this node's environment gives it."""
+    given = [os.environ.get(name, "") for name in start.env_from_server]
+    return [*start.env.values(), *given]
 
 
 def _turn(start: TurnStart) -> Turn:

@@ -3,11 +3,11 @@ the composite views (a topic with its root, a topic's detail, a run's detail).""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from parley.conversations.model import Message, Topic
-from parley.runs.model import Run
+from parley.runs.model import Run, ToolCall
 
 T = TypeVar("T")
 
@@ -77,3 +77,5 @@ class RunDetail:
     input: list[Message]
     # The last of what its command brain's process wrote on stderr; None for other brains.
     stderr: str | None = None
+    # Each tool call its turn made, in order.
+    tool_calls: list[ToolCall] = field(default_factory=list)

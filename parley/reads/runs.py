@@ -58,7 +58,8 @@ async def run_detail(tx: Tx, run: Run) -> RunDetail:
     assert topic is not None
     (view,) = await views(tx, [topic])
     stderr = await tx.runs.stderr_of(run.id)
-    return RunDetail(run, view, await tx.messages.given_to(run.id), stderr)
+    calls = await tx.tool_calls.of_run(run.id)
+    return RunDetail(run, view, await tx.messages.given_to(run.id), stderr, calls)
 
 
 async def turns_page(

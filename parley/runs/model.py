@@ -95,3 +95,16 @@ class Session:
     topic_id: int
     brain_session_id: str | None
     was_stopped: bool
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call a run's turn made to a tool, as the run keeps it (``node/tool_calls.py``)."""
+
+    seq: int  # its place among the run's calls, from 1
+    tool: str
+    arguments: str  # JSON, long texts shortened, secrets redacted
+    result_bytes: int
+    duration_ms: int
+    error: str | None  # why it was refused or failed; None when it worked
+    after_chars: int  # how much of the turn's reply came before it

@@ -43,6 +43,7 @@ from parley.store.outbox import OutboxRepo
 from parley.store.people import PeopleRepo
 from parley.store.runs import RunsRepo
 from parley.store.sign_ins import SignInsRepo
+from parley.store.tool_calls import ToolCallsRepo
 from parley.store.topics import TopicsRepo
 from parley.store.violations import explain
 
@@ -63,6 +64,7 @@ class Tx:
         self.agents = AgentsRepo(connection)
         self.agent_changes = AgentChangesRepo(connection)
         self.runs = RunsRepo(connection)
+        self.tool_calls = ToolCallsRepo(connection)
         self.topics = TopicsRepo(connection)
         self.messages = MessagesRepo(connection)
         self.outbox = OutboxRepo(connection)

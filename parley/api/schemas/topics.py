@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 
 from pydantic import BaseModel, Field
@@ -11,6 +12,7 @@ from parley.api.schemas.runs import RunOut
 from parley.conversations.model import Message, Topic
 from parley.hub.actions import describe
 from parley.reads.model import RunDetail, TopicDetail, TopicView
+from parley.runs.model import ToolCall
 from parley.runs.queueing import Queued
 from parley.text import MAX_TEXT
 
@@ -149,6 +151,22 @@ class TopicDetailOut(BaseModel):
         )
 
 
+class ToolCallOut(BaseModel):
+    """One tool call of the run's turn, in order."""
+
+    seq: int = Field(description="its place among the run's calls, from 1")
+    tool: str
+    arguments: str = Field(description="as JSON; long texts shortened, secrets redacted")
+    result_bytes: int = Field(description="the size of what the tool answered")
+    duration_ms: int
+    error: str | None = Field(description="why it was refused or failed; null when it worked")
+    after_chars: int = Field(description="how much of the turn's output came before it")
+
+    @classmethod
+    def of(cls, call: ToolCall) -> ToolCallOut:
+        return cls(**dataclasses.asdict(call))
+
+
 class RunDetailOut(BaseModel):
     run: RunOut
     root: str
@@ -162,6 +180,7 @@ class RunDetailOut(BaseModel):
         ),
         examples=["warning: no session id given, starting a new one\nError: quota exceeded"],
     )
+    tool_calls: list[ToolCallOut] = Field([], description="each tool call of its turn, in order")
 
     @classmethod
     def of(cls, detail: RunDetail) -> RunDetailOut:
@@ -172,4 +191,5 @@ class RunDetailOut(BaseModel):
             topic=shown,
             input=[MessageOut.of(message) for message in detail.input],
             stderr=detail.stderr,
+            tool_calls=[ToolCallOut.of(call) for call in detail.tool_calls],
         )

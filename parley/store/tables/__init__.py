@@ -38,6 +38,7 @@ from parley.store.tables.work import (
     messages,
     runs,
     sessions,
+    tool_calls,
     topics,
 )
 
@@ -67,6 +68,7 @@ __all__ = [
     "runs",
     "sessions",
     "sign_ins",
+    "tool_calls",
     "topics",
     "web_conversations",
     "web_messages",

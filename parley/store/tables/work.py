@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     CheckConstraint,
     Column,
@@ -252,4 +253,19 @@ given_inputs = Table(
     metadata,
     Column("run_id", Integer, ForeignKey("runs.id"), primary_key=True),
     Column("message_id", Integer, ForeignKey("messages.id"), primary_key=True),
+)
+
+
+# Each tool call of a run's turn, in order (``parley/node/tool_calls.py``), kept with its end.
+tool_calls = Table(
+    "tool_calls",
+    metadata,
+    Column("run_id", Integer, ForeignKey("runs.id"), primary_key=True),
+    Column("seq", Integer, primary_key=True),
+    Column("tool", String(64), nullable=False),
+    Column("arguments", Text, nullable=False),
+    Column("result_bytes", BigInteger, nullable=False),
+    Column("duration_ms", BigInteger, nullable=False),
+    Column("error", Text, nullable=True),
+    Column("after_chars", BigInteger, nullable=False),
 )
