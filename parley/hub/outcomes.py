@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from parley.actions.table import ACTIONS
 from parley.channels.outbound import post_reply
 from parley.clock import Clock
 from parley.conversations.model import HopBudget, Topic, TopicKind
@@ -179,13 +180,21 @@ async def keep_tool_calls(
     topic: Topic,
     calls: tuple[ToolCall, ...],
 ) -> None:
-    """Keep the turn's tool calls on its run, and count them as hops of its origin: a model
-    looping on tools spends the budget a loop of agents would (the calls were made: what is
-    over the budget stops what the origin sets off next)."""
+    """Keep the turn's tool calls on its run, and count each call of a workspace tool or an
+    MCP server as a hop of its origin: a model looping on tools spends the budget a loop of
+    agents would (the calls were made: what is over the budget stops what the origin sets off
+    next). Parley's own actions are on the record too, and spend their hops as they act."""
     if not await tx.tool_calls.keep(run.id, calls) or budget is None:
         return
-    now = clock.now()
-    await tx.hops.spend_many({topic.origin_id: len(calls)}, now, now - budget.window)
+    hops = sum(1 for call in calls if _is_tool(call.tool))
+    if hops:
+        now = clock.now()
+        await tx.hops.spend_many({topic.origin_id: hops}, now, now - budget.window)
+
+
+def _is_tool(name: str) -> bool:
+    action = ACTIONS.get(name)
+    return action is None or action.in_workspace
 
 
 def _kept(seq: int, call: ToolCallRecord) -> ToolCall:

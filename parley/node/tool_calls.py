@@ -31,13 +31,19 @@ class RecordedActions:
         said_so_far: Callable[[], int],
         secrets: Iterable[str] = (),
         calls: list[ToolCallRecord] | None = None,
+        deferred: Callable[[str], bool] = lambda _: False,
     ) -> None:
         self._actions, self._told, self._said_so_far = actions, told, said_so_far
         self._secrets = tuple(secrets)
+        # An action a brain defers to its turn's end is no call made yet: it applies, or is
+        # refused, with the end, which the run shows.
+        self._deferred = deferred
         # Shared with whoever reports the turn's end, however it ends.
         self.calls: list[ToolCallRecord] = [] if calls is None else calls
 
     async def act(self, name: str, arguments: Mapping[str, object]) -> str:
+        if self._deferred(name):
+            return await self._actions.act(name, arguments)
         if len(self.calls) >= MAX_TOOL_CALLS:
             raise Conflict(
                 f"this turn has made {MAX_TOOL_CALLS} tool calls, the most a turn may: end the"

@@ -14,6 +14,7 @@ from typing import Literal
 
 from pydantic import ValidationError
 
+from parley.actions.table import AGENT_TOOLS
 from parley.brains.brain import Actions, Brain, Said, Turn
 from parley.brains.cache import BrainCache
 from parley.brains.deferred import DeferredActions
@@ -117,8 +118,16 @@ class TurnHost:
         async def told(call: ToolCallRecord) -> None:
             await self._report(RunEvent(run_id=start.run_id, kind="tool", tool_call=call))
 
-        def recorded(actions: Actions) -> RecordedActions:
-            return RecordedActions(actions, told, lambda: streamed, _secrets_of(start), calls)
+        def recorded(actions: Actions, brain: Brain) -> RecordedActions:
+            at_end = getattr(brain, "acts_at_end", False)
+            return RecordedActions(
+                actions,
+                told,
+                lambda: streamed,
+                _secrets_of(start),
+                calls,
+                deferred=lambda name: at_end and name in AGENT_TOOLS,
+            )
 
         started_as = hash_token(start.run_token)
 
@@ -139,7 +148,7 @@ class TurnHost:
         try:
             # Held for the turn alone, given back however it ends, before its end is reported.
             async with self._brains.lease(start.brain) as brain:
-                actions = recorded(self._actions(start, brain, deferred))
+                actions = recorded(self._actions(start, brain, deferred), brain)
                 outcome = await brain.think(turn, actions, stream)
         except asyncio.CancelledError:
             await self._report_stopped(ended("stopped"))

@@ -29,8 +29,8 @@ def _rules(tmp_path: Path, text: str) -> Path:
         ("remember: {note: x, colour: red}", "remember takes no argument 'colour'"),
         (
             "shout: hello",
-            "each act is one of reply, send, report, spawn, complete, remember, ask_node, sleep,"
-            " wait_for",
+            "each act is one of reply, send, report, spawn, complete, remember, ask_node, read,"
+            " list, find, write, edit, run, sleep, wait_for",
         ),
     ],
 )
