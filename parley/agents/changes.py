@@ -13,7 +13,8 @@ from typing import Any
 
 from parley.agents.hiring import check_max_sessions
 from parley.agents.lookup import agent_by_name
-from parley.agents.model import Agent, Lifecycle, Modality
+from parley.agents.mcp import check_node_session_servers, merged
+from parley.agents.model import Agent, Lifecycle, McpServer, Modality
 from parley.agents.tools import check_node_session_tools, check_tools, stored
 from parley.agents.variables import EnvChange, change_env
 from parley.brains.spec import check_brain, parse_brain_spec
@@ -31,11 +32,15 @@ class AgentChange:
     brain: str | None = None
     max_sessions: int | None = None
     tools: tuple[str, ...] | None = None
+    # MCP servers added or replaced by name, and names removed.
+    mcp_servers: tuple[McpServer, ...] = ()
+    unset_mcp: tuple[str, ...] = ()
 
     @property
     def is_empty(self) -> bool:
         settings = (self.engram, self.brain, self.max_sessions, self.tools)
-        return self.env.is_empty and all(value is None for value in settings)
+        servers = self.mcp_servers or self.unset_mcp
+        return self.env.is_empty and not servers and all(value is None for value in settings)
 
 
 async def change_agent(
@@ -60,6 +65,9 @@ async def change_agent(
     settings = await _checked_settings(agent, change, brain_checked)
     if agent.is_node_session and "tools" in settings:
         check_node_session_tools(agent.node_name, change.tools or (), node_sessions_may_run)
+    if agent.is_node_session and "mcp_servers" in settings:
+        servers = settings["mcp_servers"]
+        check_node_session_servers(agent.node_name, servers, node_sessions_may_run)
     await change_env(tx, agent, change.env)
     if settings:
         await tx.agents.set_settings(agent.id, **settings)
@@ -106,6 +114,10 @@ async def _checked_settings(
         settings["max_sessions"] = check_max_sessions(change.max_sessions)
     if change.tools is not None and check_tools(change.tools) != agent.tools:
         settings["tools"] = stored(check_tools(change.tools))
+    if change.mcp_servers or change.unset_mcp:
+        servers = merged(agent.mcp_servers, change.mcp_servers, change.unset_mcp)
+        if servers != agent.mcp_servers:
+            settings["mcp_servers"] = servers
     return settings
 
 
@@ -120,12 +132,17 @@ def _differences(
             ("brain", before.brain, after.brain),
             ("max_sessions", before.max_sessions, after.max_sessions),
             ("tools", _listed(before.tools), _listed(after.tools)),
+            ("mcp_servers", _servers(before), _servers(after)),
         )
         if old != new
     ]
     if not change.env.is_empty:
         found.append(("env", _variables(before), _variables(after)))
     return found
+
+
+def _servers(agent: Agent) -> str:
+    return ", ".join(f"{s.name}={s.target}" for s in agent.mcp_servers) or "(none)"
 
 
 def _listed(tools: tuple[str, ...]) -> str:

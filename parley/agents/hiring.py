@@ -7,7 +7,8 @@ from datetime import timedelta
 
 from parley.agents.lifecycle import refuse_node_session
 from parley.agents.lookup import agent_by_name
-from parley.agents.model import Agent, Lifecycle, Modality
+from parley.agents.mcp import check_servers
+from parley.agents.model import Agent, Lifecycle, McpServer, Modality
 from parley.agents.tools import DEFAULT_TOOLS, check_tools, stored
 from parley.agents.variables import EnvChange, change_env
 from parley.brains.spec import check_brain, parse_brain_spec
@@ -38,6 +39,7 @@ class HireOrder:
     env: EnvChange = field(default_factory=EnvChange)
     # Its workspace tools; None: the read-only ones.
     tools: tuple[str, ...] | None = None
+    mcp_servers: tuple[McpServer, ...] = ()
 
 
 def check_max_sessions(value: int) -> int:
@@ -100,6 +102,7 @@ async def hire(
         surge_threshold=order.surge_threshold,
         clone_lifetime_seconds=_seconds(order.clone_lifetime),
         tools=stored(DEFAULT_TOOLS if order.tools is None else check_tools(order.tools)),
+        mcp_servers=check_servers(order.mcp_servers),
         hired_by_person_id=by.id,
         created_at=clock.now(),
     )

@@ -33,6 +33,22 @@ HELD_TOPIC_STATES = (Lifecycle.ACTIVE, Lifecycle.DRAINING, Lifecycle.INHERENT)
 
 
 @dataclass(frozen=True)
+class McpServer:
+    """An MCP server of an agent: a command its node starts (stdio), or a URL (streamable HTTP)
+    with headers whose values its node's environment gives, by variable name."""
+
+    name: str
+    command: str | None = None
+    url: str | None = None
+    # (header, variable name), sorted: the value is read on the node at start, never stored.
+    headers: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def target(self) -> str:
+        return self.command if self.command is not None else self.url or ""
+
+
+@dataclass(frozen=True)
 class Agent:
     id: int
     name: str
@@ -60,6 +76,8 @@ class Agent:
     env_from_server: tuple[str, ...] = ()
     # Its workspace tools (agents/tools.py), in the action table's order.
     tools: tuple[str, ...] = ()
+    # Its own MCP servers (agents/mcp.py), by name.
+    mcp_servers: tuple[McpServer, ...] = ()
 
     @property
     def is_node_session(self) -> bool:

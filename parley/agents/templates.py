@@ -20,8 +20,8 @@ async def clone(
     name: str | None = None,
     lifetime: timedelta | None = None,
 ) -> Agent:
-    """Hire a real agent from a template: its engram, brain, node, session cap, tools and
-    variables; and a lifetime."""
+    """Hire a real agent from a template: its engram, brain, node, session cap, tools, MCP
+    servers and variables; and a lifetime."""
     template = await agent_by_name(tx, template_name)
     if not template.is_template:
         raise Conflict(f"agent {template.name} is not a template; only templates can be cloned")
@@ -43,6 +43,7 @@ async def clone(
         brain=template.brain,
         max_sessions=template.max_sessions,
         tools=stored(template.tools),
+        mcp_servers=template.mcp_servers,
         template_id=template.id,
         expires_at=now + lifetime,
         created_at=now,

@@ -51,6 +51,7 @@ async def hire_agent(body: HireIn, caller: Caller, ctx: Ctx) -> AgentOut:
         human=body.human,
         env=EnvChange(values=body.env, from_server=body.env_from_server),
         tools=None if body.tools is None else check_tools(body.tools),
+        mcp_servers=tuple(server.server() for server in body.mcp),
     )
     hired = await staffing.hire_agent(
         ctx, caller, order, body.allow_missing_key, body.clone_lifetime
@@ -69,6 +70,8 @@ async def set_agent(name: str, body: AgentPatch, caller: Caller, ctx: Ctx) -> Ag
         brain=body.brain,
         max_sessions=body.max_sessions,
         tools=None if body.tools is None else check_tools(body.tools),
+        mcp_servers=tuple(server.server() for server in body.mcp),
+        unset_mcp=tuple(body.unset_mcp),
     )
     remote = None
     if body.brain is not None:

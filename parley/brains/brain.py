@@ -30,6 +30,16 @@ class Said:
 
 
 @dataclass(frozen=True)
+class OutsideTool:
+    """A tool of one of the agent's MCP servers, offered as ``server.tool``: its own
+    description and argument schema; called through ``Actions.act`` under that name."""
+
+    name: str
+    description: str
+    schema: Mapping[str, object]
+
+
+@dataclass(frozen=True)
 class Turn:
     run_id: int
     agent: str
@@ -53,6 +63,8 @@ class Turn:
     parley_url: str
     # Tools this agent may use: a node session's list is narrower than a hired agent's.
     tools: tuple[str, ...] = field(default=AGENT_TOOLS)
+    # The tools of its MCP servers, as its node listed them at this turn's start.
+    outside_tools: tuple[OutsideTool, ...] = ()
     # Variables an owner declared for the agent (command brains): values given, and names whose
     # values the node's environment gives at this turn.
     env: Mapping[str, str] = field(default_factory=dict)

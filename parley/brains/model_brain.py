@@ -9,6 +9,7 @@ its own retry and output machinery — a refused action is an ordinary tool resu
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from pydantic_ai.direct import model_request_stream
 from pydantic_ai.exceptions import ModelAPIError, ModelHTTPError, UnexpectedModelBehavior
@@ -32,7 +33,8 @@ from pydantic_ai.tools import ToolDefinition
 
 from parley.actions.arguments import bind
 from parley.actions.table import ACTIONS
-from parley.brains.brain import Actions, Said, Stream, Turn, TurnOutcome
+from parley.brains.brain import Actions, OutsideTool, Said, Stream, Turn, TurnOutcome
+from parley.brains.outside import offered_names
 from parley.brains.prompt import new_text, said_text, system_prompt, transcript
 from parley.errors import Invalid, ParleyError, Unavailable
 from parley.redact import redact
@@ -67,7 +69,9 @@ class ModelBrain:
 
     async def think(self, turn: Turn, actions: Actions, stream: Stream) -> TurnOutcome:
         messages = opening_messages(turn)
-        parameters = ModelRequestParameters(function_tools=tool_definitions(turn.tools))
+        outside = offered_names(turn.outside_tools)
+        offered = tool_definitions(turn.tools) + _outside_definitions(turn.outside_tools, outside)
+        parameters = ModelRequestParameters(function_tools=offered)
         reply = ""
         for _ in range(self._max_requests):
             response = await self._request(messages, parameters, stream)
@@ -76,7 +80,7 @@ class ModelBrain:
             calls = [part for part in response.parts if isinstance(part, ToolCallPart)]
             if not calls:
                 break
-            results = [await _run_tool(call, turn.tools, actions) for call in calls]
+            results = [await _run_tool(call, turn.tools, outside, actions) for call in calls]
             messages.append(ModelRequest(parts=results))
         return TurnOutcome(reply=reply)
 
@@ -160,6 +164,20 @@ def tool_definitions(names: tuple[str, ...]) -> list[ToolDefinition]:
     ]
 
 
+def _outside_definitions(
+    tools: tuple[OutsideTool, ...], named: dict[str, str]
+) -> list[ToolDefinition]:
+    by_name = {tool.name: tool for tool in tools}
+    return [
+        ToolDefinition(
+            name=wire,
+            description=f"{qualified}: {by_name[qualified].description}",
+            parameters_json_schema=dict(by_name[qualified].schema),
+        )
+        for wire, qualified in named.items()
+    ]
+
+
 def _text_of(event: object) -> str:
     if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
         return event.part.content
@@ -169,10 +187,13 @@ def _text_of(event: object) -> str:
 
 
 async def _run_tool(
-    call: ToolCallPart, allowed: tuple[str, ...], actions: Actions
+    call: ToolCallPart, allowed: tuple[str, ...], outside: dict[str, str], actions: Actions
 ) -> ToolReturnPart:
     try:
-        result = await _call_action(call, allowed, actions)
+        if call.tool_name in outside:
+            result = await actions.act(outside[call.tool_name], _arguments(call))
+        else:
+            result = await _call_action(call, allowed, actions)
     except ParleyError as refused:
         # The model must learn why, and may try something else: the turn goes on. Sent as a plain
         # result, not outcome="failed": pydantic-ai would wrap that as {"error": ...} for OpenAI,
@@ -186,8 +207,11 @@ async def _call_action(call: ToolCallPart, allowed: tuple[str, ...], actions: Ac
     offered = [tool for tool in allowed if tool in ACTIONS]
     if name not in offered:
         raise Invalid(f"there is no tool {name!r}; the tools are {', '.join(offered)}")
+    return await actions.act(name, bind(name, _arguments(call)))
+
+
+def _arguments(call: ToolCallPart) -> dict[str, Any]:
     try:
-        args = call.args_as_dict(raise_if_invalid=True)
+        return call.args_as_dict(raise_if_invalid=True)
     except (ValueError, AssertionError):
-        raise Invalid(f"the arguments of {name} are not a JSON object") from None
-    return await actions.act(name, bind(name, args))
+        raise Invalid(f"the arguments of {call.tool_name} are not a JSON object") from None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from parley.actions.table import ACTIONS
 from parley.brains.brain import Said, Turn
+from parley.brains.outside import offered_names
 
 # Where a tool puts text that every member reads, whoever the turn answers for.
 SHARED_PLACES = {
@@ -41,6 +42,9 @@ def system_prompt(turn: Turn, commands: bool = False) -> str:
         parts.append(COMMANDS_INTRO + "\n" + "\n".join(f"- {line}" for line in lines))
     else:
         tools = [action.described() for action in actions]
+        described = {tool.name: tool.description for tool in turn.outside_tools}
+        offered = offered_names(turn.outside_tools).items()
+        tools += [f"{name} ({of}): {described[of]}" for name, of in offered]
         parts.append("You act only through these tools:\n" + "\n".join(f"- {t}" for t in tools))
     shared = [place for tool, place in SHARED_PLACES.items() if tool in turn.tools]
     if shared:

@@ -7,6 +7,7 @@ from typing import Any
 
 import typer
 
+from parley.agents.mcp import parse_server, with_headers
 from parley.agents.tools import parse_tools
 from parley.brains.spec import absolute_brain
 from parley.cli.output import console, errors, fields, reporting_errors, show, show_page, table
@@ -19,7 +20,8 @@ app = typer.Typer(
 
 AGENT_FIELDS = [
     "name", "kind", "lifecycle", "node", "modality", "human", "brain", "max_sessions", "template",
-    "surge_threshold", "clone_lifetime", "clone_of", "expires_at", "workspace", "tools", "env",
+    "surge_threshold", "clone_lifetime", "clone_of", "expires_at", "workspace", "tools", "mcp",
+    "env",
     "env_from_server", "warnings", "retired_reason", "retired_at", "created_at", "engram",
 ]  # fmt: skip
 LIST_COLUMNS = ["name", "lifecycle", "node", "brain", "max_sessions", "template", "warnings"]
@@ -35,12 +37,39 @@ TOOLS_HELP = (
 )
 
 
+MCP_HELP = (
+    "NAME=COMMAND (a stdio server its node starts) or NAME=https://URL: an MCP server whose"
+    " tools its model brain is offered as NAME.tool"
+)
+MCP_HEADER_HELP = "NAME:Header=VARIABLE: an HTTP server's header, read from its node's environment"
+
+
 def _tools(given: str | None) -> list[str] | None:
     return None if given is None else list(parse_tools(given))
 
 
+def _mcp(given: list[str] | None, headers: list[str] | None) -> list[dict[str, Any]]:
+    """``--mcp`` and ``--mcp-header`` as the API's list of servers."""
+    servers = with_headers([parse_server(item) for item in given or []], headers or [])
+    return [
+        {
+            "name": server.name,
+            "command": server.command,
+            "url": server.url,
+            "headers_from_env": dict(server.headers),
+        }
+        for server in servers
+    ]
+
+
+def _show_mcp(row: Any) -> dict[str, Any]:
+    """An agent's MCP servers as one field: NAME=COMMAND or NAME=URL, comma-separated."""
+    shown = [f"{server['name']}={server['command'] or server['url']}" for server in row["mcp"]]
+    return {**row, "mcp": ", ".join(shown) or None}
+
+
 def _show_agent(row: Any) -> None:
-    fields(row, AGENT_FIELDS)
+    fields(_show_mcp(row), AGENT_FIELDS)
 
 
 def _show_changed(row: Any, as_json: bool) -> None:
@@ -81,6 +110,8 @@ def hire(
     ),
     human: str | None = typer.Option(None, "--human", help="a person who answers as this agent"),
     tools: str | None = typer.Option(None, "--tools", help=TOOLS_HELP),
+    mcp: list[str] | None = typer.Option(None, "--mcp", help=MCP_HELP),
+    mcp_header: list[str] | None = typer.Option(None, "--mcp-header", help=MCP_HEADER_HELP),
     env: list[str] | None = typer.Option(None, "--env", help=ENV_HELP),
     env_from_server: list[str] | None = typer.Option(
         None, "--env-from-server", help=ENV_FROM_SERVER_HELP
@@ -105,6 +136,7 @@ def hire(
             "env": _env_values(env),
             "env_from_server": env_from_server or [],
             "tools": _tools(tools),
+            "mcp": _mcp(mcp, mcp_header),
             "allow_missing_key": allow_missing_key,
         }
         _show_changed(client(ctx).post("/agents", body), as_json)
@@ -129,6 +161,11 @@ def set_agent(
         None, "--unset-env", help="NAME no longer given to its command brain"
     ),
     tools: str | None = typer.Option(None, "--tools", help=TOOLS_HELP + "; the whole list"),
+    mcp: list[str] | None = typer.Option(None, "--mcp", help=MCP_HELP + " (added or replaced)"),
+    mcp_header: list[str] | None = typer.Option(None, "--mcp-header", help=MCP_HEADER_HELP),
+    unset_mcp: list[str] | None = typer.Option(
+        None, "--unset-mcp", help="NAME of an MCP server it no longer has"
+    ),
     allow_missing_key: bool = typer.Option(
         False, "--allow-missing-key", help=ALLOW_MISSING_KEY_HELP
     ),
@@ -142,6 +179,8 @@ def set_agent(
             "env": _env_values(env),
             "env_from_server": env_from_server or [],
             "unset_env": unset_env or [],
+            "mcp": _mcp(mcp, mcp_header),
+            "unset_mcp": unset_mcp or [],
             "allow_missing_key": allow_missing_key,
         }
         if engram is not None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from parley.agents.model import Agent, AgentVariable
+from parley.agents.model import Agent, AgentVariable, McpServer
 from parley.conversations.model import Message, Topic, TopicKind
 from parley.conversations.refusals import claim_notices
 from parley.hub.actions import describe, tools_of
-from parley.node.messages import SaidText, TurnStart
+from parley.node.messages import McpServerGiven, SaidText, TurnStart
 from parley.runs.model import Run, Session
 from parley.store import Tx
 
@@ -86,6 +86,17 @@ async def _turn(
         tools=list(tools_of(agent)),
         env={v.name: v.value for v in variables if v.value is not None},
         env_from_server=[v.name for v in variables if v.from_server],
+        session_id=session.id,
+        mcp_servers=[_given(server) for server in agent.mcp_servers],
+    )
+
+
+def _given(server: McpServer) -> McpServerGiven:
+    return McpServerGiven(
+        name=server.name,
+        command=server.command,
+        url=server.url,
+        headers_from_env=dict(server.headers),
     )
 
 

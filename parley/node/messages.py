@@ -170,6 +170,15 @@ class SaidText(Message):
     cut_short: bool = False
 
 
+class McpServerGiven(Message):
+    """An MCP server of the turn's agent, as its node starts it (``agents/mcp.py``)."""
+
+    name: str
+    command: str | None = None
+    url: str | None = None
+    headers_from_env: dict[str, str] = {}
+
+
 class TurnStart(Message):
     run_id: int
     agent: str
@@ -189,6 +198,9 @@ class TurnStart(Message):
     # The agent's declared variables: values, and names the node's environment gives.
     env: dict[str, str] = {}
     env_from_server: list[str] = []
+    # The session the run belongs to: an agent's MCP servers are kept for one session.
+    session_id: int = 0
+    mcp_servers: list[McpServerGiven] = []
 
 
 class StopTurn(Message):

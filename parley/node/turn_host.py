@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import traceback
@@ -15,9 +16,10 @@ from typing import Literal
 from pydantic import ValidationError
 
 from parley.actions.table import AGENT_TOOLS
-from parley.brains.brain import Actions, Brain, Said, Turn
+from parley.brains.brain import Actions, Brain, OutsideTool, Said, Turn
 from parley.brains.cache import BrainCache
 from parley.brains.deferred import DeferredActions
+from parley.brains.environment import from_server
 from parley.brains.tail import Tail
 from parley.broker.port import Broker, Subscription
 from parley.errors import Invalid, ParleyError
@@ -35,9 +37,10 @@ from parley.node.messages import (
     turn_subject,
 )
 from parley.node.tool_calls import RecordedActions
-from parley.node.workspace_acting import ToolsFor, WorkspaceActing
+from parley.node.workspace_acting import ToolsFor, WorkspaceActing, mcp_session
 from parley.redact import redact
 from parley.tokens import hash_token
+from parley.tools.mcp_servers import McpServers, McpServerSpec
 
 log = logging.getLogger(__name__)
 
@@ -53,16 +56,17 @@ class TurnHost:
         brains: BrainCache,
         actions_for: ActionsFor,
         tools_for: ToolsFor,
+        mcp: McpServers,
     ) -> None:
         self._node, self._broker = node, broker
         self._brains, self._actions_for = brains, actions_for
-        self._tools_for = tools_for
+        self._tools_for, self._mcp = tools_for, mcp
         self._turns: dict[int, asyncio.Task[None]] = {}
         self._subscriptions: list[Subscription] = []
         self._sweeper: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        self._sweeper = asyncio.create_task(self._brains.keep_swept())
+        self._sweeper = asyncio.create_task(self._keep_swept())
         self._subscriptions = [
             await self._broker.subscribe(turn_subject(self._node), self._on_turn),
             await self._broker.subscribe(stop_subject(self._node), self._on_stop),
@@ -75,6 +79,13 @@ class TurnHost:
             self._sweeper.cancel()
             await asyncio.gather(self._sweeper, return_exceptions=True)
         await self._brains.close()
+        await self._mcp.close()
+
+    async def _keep_swept(self) -> None:
+        """Idle brains' clients and MCP servers are closed, even on a quiet node."""
+        async with asyncio.TaskGroup() as group:
+            group.create_task(self._brains.keep_swept())
+            group.create_task(self._mcp.keep_swept())
 
     async def leave(self) -> None:
         """Take no more turns and end those running (this process stops being the node)."""
@@ -148,6 +159,7 @@ class TurnHost:
         try:
             # Held for the turn alone, given back however it ends, before its end is reported.
             async with self._brains.lease(start.brain) as brain:
+                turn = await self._with_outside_tools(turn, start)
                 actions = recorded(self._actions(start, brain, deferred), brain)
                 outcome = await brain.think(turn, actions, stream)
         except asyncio.CancelledError:
@@ -181,7 +193,25 @@ class TurnHost:
         hub: Actions = deferred
         if not getattr(brain, "acts_at_end", False):
             hub = self._actions_for(start.run_token, start.parley_url)
-        return WorkspaceActing(start, hub, self._tools_for)
+        return WorkspaceActing(start, hub, self._tools_for, self._mcp)
+
+    async def _with_outside_tools(self, turn: Turn, start: TurnStart) -> Turn:
+        """The turn with its agent's MCP servers' tools, those servers started (or kept from
+        the session's earlier turns); one that cannot start fails the turn, saying why."""
+        if not start.mcp_servers:
+            return turn
+        if turn.workspace is None:
+            raise Invalid(f"agent {start.agent} has no workspace yet: its MCP servers run in it")
+        specs = [
+            McpServerSpec(s.name, s.command, s.url, s.headers_from_env) for s in start.mcp_servers
+        ]
+        env = {**start.env, **from_server(start.env_from_server, os.environ, start.agent)}
+        listed = await self._mcp.tools(mcp_session(start), specs, turn.workspace, env)
+        outside = tuple(
+            OutsideTool(f"{tool.server}.{tool.name}", tool.description, tool.input_schema)
+            for tool in listed
+        )
+        return dataclasses.replace(turn, outside_tools=outside)
 
     async def _report_stopped(self, event: RunEvent) -> None:
         """A stopped turn's stderr, what it had said so far and its tool calls, if any, are kept

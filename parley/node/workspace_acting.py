@@ -1,30 +1,44 @@
 """The Actions of a turn on its node: a workspace tool on the agent's list acts here, in the
-agent's workspace on this machine; Parley's own actions go on to the hub (over HTTP from a
-joined node, in process from the hub's own). The hub never touches another machine's files."""
+agent's workspace on this machine, and a tool of one of its MCP servers (``server.tool``) is
+called here too; Parley's own actions go on to the hub (over HTTP from a joined node, in process
+from the hub's own). The hub never touches another machine's files."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any, Protocol
 
 from parley.actions.arguments import action_named, bind
+from parley.actions.table import MAX_CONTENT
 from parley.brains.brain import Actions
 from parley.brains.confinement import node_policy
 from parley.brains.environment import from_server
 from parley.errors import Forbidden, Invalid, Unavailable
 from parley.node.messages import TurnStart
 from parley.settings import Settings
+from parley.tools.mcp_servers import McpServers
 from parley.tools.workspace import WorkspaceTools
 
 # The workspace tools of a turn, from its start (its workspace, its agent's variables).
 ToolsFor = Callable[[TurnStart, Path], WorkspaceTools]
 
 
+class McpCalls(Protocol):
+    async def call(
+        self, session: str, server: str, tool: str, arguments: Mapping[str, Any]
+    ) -> str: ...
+
+
 class WorkspaceActing:
-    def __init__(self, start: TurnStart, hub: Actions, tools_for: ToolsFor) -> None:
-        self._start, self._hub, self._tools_for = start, hub, tools_for
+    def __init__(self, start: TurnStart, hub: Actions, tools_for: ToolsFor, mcp: McpCalls) -> None:
+        self._start, self._hub, self._tools_for, self._mcp = start, hub, tools_for, mcp
 
     async def act(self, name: str, arguments: Mapping[str, object]) -> str:
+        server, dot, tool = name.partition(".")
+        if dot:
+            return await self._call_server(server, tool, arguments)
         if not action_named(name).in_workspace:
             return await self._hub.act(name, arguments)
         if name not in self._start.tools:
@@ -37,6 +51,13 @@ class WorkspaceActing:
         tools = self._tools_for(self._start, self._workspace())
         return str(await getattr(tools, name)(**checked))
 
+    async def _call_server(self, server: str, tool: str, arguments: Mapping[str, object]) -> str:
+        if server not in {given.name for given in self._start.mcp_servers}:
+            raise Forbidden(f"{self._start.agent} has no MCP server {server!r}")
+        if len(json.dumps(arguments, default=str)) > MAX_CONTENT:
+            raise Invalid(f"the arguments of {server}.{tool} are past {MAX_CONTENT} characters")
+        return await self._mcp.call(mcp_session(self._start), server, tool, arguments)
+
     def _workspace(self) -> Path:
         if self._start.workspace is None:
             raise Invalid(f"agent {self._start.agent} has no workspace on this node yet")
@@ -44,6 +65,11 @@ class WorkspaceActing:
         if not workspace.is_dir():
             raise Unavailable(f"the workspace {str(workspace)!r} of {self._start.agent} is missing")
         return workspace
+
+
+def mcp_session(start: TurnStart) -> str:
+    """Which of the node's MCP clients a turn uses: its agent's, for its session."""
+    return f"{start.agent}/{start.session_id}"
 
 
 def tools_on_this_node(settings: Settings) -> ToolsFor:
@@ -61,3 +87,8 @@ def tools_on_this_node(settings: Settings) -> ToolsFor:
         )
 
     return tools_for
+
+
+def mcp_servers_of(settings: Settings) -> McpServers:
+    """This node's pool of its agents' MCP servers, started as its settings confine commands."""
+    return McpServers(policy=node_policy(settings))

@@ -3,6 +3,7 @@ the lifecycle states it accepts: there is no way to ask for 'an agent' without s
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -15,6 +16,7 @@ from parley.agents.model import (
     AgentVariable,
     AgentWarning,
     Lifecycle,
+    McpServer,
     MemoryNote,
     Modality,
 )
@@ -98,7 +100,42 @@ def _agent(row: Any) -> Agent:
         env=_names(row.env_names),
         env_from_server=_names(row.env_from_server_names),
         tools=tuple(row.tools.split(",")) if row.tools else (),
+        mcp_servers=_mcp_servers(row.mcp_servers),
     )
+
+
+def _mcp_servers(text: str | None) -> tuple[McpServer, ...]:
+    """An agent's MCP servers as stored: a JSON list (``_as_json``)."""
+    return tuple(
+        McpServer(
+            item["name"],
+            item.get("command"),
+            item.get("url"),
+            tuple(sorted(item.get("headers_from_env", {}).items())),
+        )
+        for item in json.loads(text or "[]")
+    )
+
+
+def _as_json(servers: Sequence[McpServer]) -> str:
+    return json.dumps(
+        [
+            {
+                "name": server.name,
+                **({"command": server.command} if server.command is not None else {}),
+                **({"url": server.url} if server.url is not None else {}),
+                "headers_from_env": dict(server.headers),
+            }
+            for server in servers
+        ]
+    )
+
+
+def _column_values(values: dict[str, Any]) -> dict[str, Any]:
+    """Values as the columns take them: MCP servers as their JSON."""
+    if "mcp_servers" in values:
+        values = {**values, "mcp_servers": _as_json(values["mcp_servers"])}
+    return values
 
 
 def _names(joined: str | None) -> tuple[str, ...]:
@@ -177,7 +214,7 @@ class AgentsRepo:
 
     async def insert(self, **values: Any) -> int:
         result = await self._c.execute(
-            insert(agents).values(kind="agent", **values).returning(agents.c.id)
+            insert(agents).values(kind="agent", **_column_values(values)).returning(agents.c.id)
         )
         return int(result.scalar_one())
 
@@ -270,8 +307,10 @@ class AgentsRepo:
         return result.rowcount == 1
 
     async def set_settings(self, agent_id: int, **values: Any) -> None:
-        """Change the engram, brain or max sessions; the next turn reads them."""
-        await self._c.execute(update(agents).where(agents.c.id == agent_id).values(**values))
+        """Change the engram, brain, max sessions, tools or MCP servers; the next turn reads
+        them."""
+        changed = _column_values(values)
+        await self._c.execute(update(agents).where(agents.c.id == agent_id).values(**changed))
 
     async def set_workspace(self, agent_id: int, workspace: str) -> None:
         await self._c.execute(

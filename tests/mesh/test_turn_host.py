@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from parley.brains.cache import BrainCache
+from parley.brains.confinement import ProcessPolicy
 from parley.broker.local import LocalBroker
 from parley.node.messages import StopTurn, TurnStart, stop_subject, turn_subject
 from parley.node.turn_host import TurnHost
+from parley.tools.mcp_servers import McpServers
 from parley.tools.workspace import WorkspaceTools
 from tests.brains.support import Ending, FakeProvider, RecordingActions
 from tests.support import eventually
@@ -23,7 +25,14 @@ IDLE = 0.05  # seconds of real time: the sweep that closes idle brains runs on i
 @pytest.mark.parametrize("ending", ["answers", "fails", "thinks until stopped"])
 async def test_a_turn_gives_its_brain_back_however_it_ends(ending: Ending) -> None:
     broker, provider = LocalBroker(), FakeProvider(ending)
-    host = TurnHost(NODE, broker, BrainCache(provider, idle_seconds=IDLE), _actions, _no_tools)
+    host = TurnHost(
+        NODE,
+        broker,
+        BrainCache(provider, idle_seconds=IDLE),
+        _actions,
+        _no_tools,
+        McpServers(policy=ProcessPolicy(confine=False)),
+    )
     await host.start()
     try:
         await broker.request(turn_subject(NODE), _start(run_id=1), timeout=5)

@@ -8,7 +8,8 @@ from pydantic import BaseModel, Field
 
 from parley.actions.table import WORKSPACE_TOOLS
 from parley.agents.hiring import MAX_SESSIONS_LIMIT, MAX_SURGE_THRESHOLD
-from parley.agents.model import Agent, AgentWarning, MemoryNote, SettingChange
+from parley.agents.mcp import MAX_SERVERS, MAX_TARGET
+from parley.agents.model import Agent, AgentWarning, McpServer, MemoryNote, SettingChange
 from parley.agents.tools import DEFAULT_TOOLS
 from parley.api.schemas.base import NAME, Body, capped, example, ranged
 from parley.brains.spec import MAX_BRAIN_SPEC
@@ -26,6 +27,44 @@ _MAX_TOOLS = len(WORKSPACE_TOOLS)
 ALLOW_MISSING_KEY_HELP = (
     "accept an openai: or anthropic: brain whose API key this server lacks (with a notice)"
 )
+
+
+class McpServerIn(Body):
+    """An MCP server of the agent: a command its node starts (stdio) or a URL (streamable
+    HTTP), one of them; a header's value is read from the node's environment by name."""
+
+    model_config = example(name="search", url="https://mcp.example.com/mcp",
+                           headers_from_env={"Authorization": "SEARCH_TOKEN"})  # fmt: skip
+
+    name: str = Field(json_schema_extra=capped(32, 1))
+    command: str | None = Field(None, json_schema_extra=capped(MAX_TARGET, 1))
+    url: str | None = Field(None, json_schema_extra=capped(MAX_TARGET, 1))
+    headers_from_env: dict[str, str] = Field(
+        {}, description="header name: the name of the node's environment variable holding it"
+    )
+
+    def server(self) -> McpServer:
+        headers = tuple(sorted(self.headers_from_env.items()))
+        return McpServer(self.name, self.command, self.url, headers)
+
+
+class McpServerOut(BaseModel):
+    name: str
+    command: str | None
+    url: str | None
+    headers_from_env: dict[str, str]
+
+    @classmethod
+    def of(cls, server: McpServer) -> McpServerOut:
+        return cls(
+            name=server.name,
+            command=server.command,
+            url=server.url,
+            headers_from_env=dict(server.headers),
+        )
+
+
+MCP_HELP = "its own MCP servers; their tools are offered to its model brain as NAME.tool"
 
 
 class HireIn(Body):
@@ -53,6 +92,7 @@ class HireIn(Body):
     env: dict[str, str] = Field({}, description=ENV_HELP)
     env_from_server: list[str] = Field([], description=ENV_FROM_SERVER_HELP)
     tools: list[str] | None = Field(None, description=TOOLS_HELP, max_length=_MAX_TOOLS)
+    mcp: list[McpServerIn] = Field([], description=MCP_HELP, max_length=MAX_SERVERS)
     allow_missing_key: bool = Field(False, description=ALLOW_MISSING_KEY_HELP)
 
 
@@ -88,6 +128,12 @@ class AgentPatch(Body):
         description="its workspace tools, the whole list (an empty one: none); a node session"
         " runs commands only where the operator grants it",
         max_length=_MAX_TOOLS,
+    )
+    mcp: list[McpServerIn] = Field(
+        [], description="MCP servers added, or replacing theirs by name", max_length=MAX_SERVERS
+    )
+    unset_mcp: list[str] = Field(
+        [], description="names of MCP servers removed", max_length=MAX_SERVERS
     )
     allow_missing_key: bool = Field(False, description=ALLOW_MISSING_KEY_HELP)
 
@@ -147,6 +193,7 @@ class AgentOut(BaseModel):
     env: list[str] = Field(description="its command brain's declared variables, by name")
     env_from_server: list[str] = Field(description="those it takes from the server's environment")
     tools: list[str] = Field(description="its workspace tools")
+    mcp: list[McpServerOut] = Field(description=MCP_HELP)
     notices: list[str] = Field(
         [], description="warnings about the request just made, such as a missing API key"
     )
@@ -177,6 +224,7 @@ class AgentOut(BaseModel):
             env=list(agent.env),
             env_from_server=list(agent.env_from_server),
             tools=list(agent.tools),
+            mcp=[McpServerOut.of(server) for server in agent.mcp_servers],
         )
 
 

@@ -110,6 +110,8 @@ agents = Table(
     Column("workspace", Text, nullable=True),
     # Its workspace tools, comma-separated in the table's order (agents/tools.py).
     Column("tools", Text, nullable=False, server_default="read,list,find"),
+    # Its own MCP servers, as JSON (agents/mcp.py).
+    Column("mcp_servers", Text, nullable=False, server_default="[]"),
     Column("retired_reason", Text, nullable=True),
     Column("retired_at", UTCDateTime, nullable=True),
     Column("hired_by_person_id", Integer, ForeignKey("people.id"), nullable=True),

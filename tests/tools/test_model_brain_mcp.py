@@ -1,0 +1,74 @@
+"""An agent's own MCP server, end to end: its node starts the server (a stdio server written
+with the ``mcp`` library), its model brain (a fake OpenAI server) is offered the server's tools
+as ``server__tool``, calls one, reads the result, and the run keeps the call as
+``server.tool``; a server that cannot start fails the turn saying why."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from pydantic import SecretStr
+
+from parley.settings import Settings
+from tests.brains.fake_openai import openai_app
+from tests.brains.fakes import Reply, Script, ToolCall, serving
+from tests.runs.support import follow, get, say
+from tests.support import ManualClock, started
+
+SERVER = Path(__file__).parent / "mcp_calc_server.py"
+
+
+async def test_a_model_brain_calls_its_own_mcp_server_s_tool(
+    settings: Settings, clock: ManualClock
+) -> None:
+    script = Script(
+        replies=[
+            Reply(calls=(ToolCall("calc__add", {"a": 2, "b": 40}),)),
+            Reply(calls=(ToolCall("calc__refuse", {"why": "no"}),)),
+            Reply(text="It is 42."),
+        ]
+    )
+    with serving(openai_app(script)) as url:
+        configured = settings.model_copy(
+            update={"openai_base_url": f"{url}/v1", "openai_api_key": SecretStr("k")}
+        )
+        async with started(configured, clock) as parley:
+            server = {"name": "calc", "command": f"{sys.executable} {SERVER}"}
+            await parley.hire("counter", brain="openai:m", mcp=[server])
+            queued = await say(parley.owner, "counter", "what is 2 + 40?")
+            _, end = await follow(parley.owner, queued["run_id"])
+            shown = await get(parley.owner, f"/runs/{queued['run_id']}")
+    assert (end["state"], end["output"]) == ("finished", "It is 42."), end
+    offered = {tool["function"]["name"] for tool in script.bodies[0]["tools"]}
+    assert {"calc__add", "calc__echo", "send", "read"} <= offered
+    described = {t["function"]["name"]: t["function"] for t in script.bodies[0]["tools"]}
+    assert described["calc__add"]["description"] == "calc.add: adds two numbers"
+    results = [m["content"] for m in script.bodies[-1]["messages"] if m["role"] == "tool"]
+    assert results[0] == "42"
+    assert results[1].startswith("refused: calc.refuse: ")
+    assert "calc__add (calc.add): adds two numbers" in script.bodies[0]["messages"][0]["content"]
+    calls = shown["tool_calls"]
+    assert [(c["tool"], c["error"] is None) for c in calls] == [
+        ("calc.add", True),
+        ("calc.refuse", False),
+    ]
+
+
+async def test_a_server_that_cannot_start_fails_the_turn_saying_why(
+    settings: Settings, clock: ManualClock
+) -> None:
+    script = Script(replies=[Reply(text="never asked")])
+    with serving(openai_app(script)) as url:
+        configured = settings.model_copy(
+            update={"openai_base_url": f"{url}/v1", "openai_api_key": SecretStr("k")}
+        )
+        async with started(configured, clock) as parley:
+            server = {"name": "db", "command": f"{sys.executable} {SERVER} --crash"}
+            await parley.hire("counter", brain="openai:m", mcp=[server])
+            queued = await say(parley.owner, "counter", "count")
+            _, end = await follow(parley.owner, queued["run_id"])
+    assert end["state"] == "failed"
+    assert "MCP server db did not start" in end["reason"]
+    assert "cannot open the database" in end["reason"]
+    assert script.bodies == []  # the model was never asked
