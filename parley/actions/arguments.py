@@ -32,8 +32,8 @@ def check_names(action: Action, given: Iterable[str]) -> None:
 
 
 def bind(name: str, given: Mapping[str, object]) -> Arguments:
-    """``given`` as the action ``name`` takes it: each parameter of its type, text without a
-    NUL byte, defaults filled in."""
+    """``given`` as the action ``name`` takes it: each parameter of its type, text within its
+    cap and without a NUL byte, defaults filled in."""
     action = action_named(name)
     check_names(action, given)
     return {p.name: _checked(action, p, given.get(p.name, p.default)) for p in action.params}
@@ -43,6 +43,13 @@ def _checked(action: Action, param: Param, value: object) -> str | bool:
     if param.kind is Kind.FLAG and isinstance(value, bool):
         return value
     if param.kind is not Kind.FLAG and isinstance(value, str):
+        cap = param.max_length
+        if cap is not None and len(value) > cap:
+            # Every caller, a model's tool call too, is bound as the API's bodies are.
+            raise Invalid(
+                f"{action.name}: {param.name} is longer than {cap} characters ({len(value)})",
+                field=param.name,
+            )
         return refuse_nul(value, f"{action.name}: {param.name}")
     raise Invalid(
         f"{action.name}: {param.name} must be a {param.kind.json_type}, not {_shown(value)}"

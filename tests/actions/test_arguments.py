@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from parley.actions.arguments import bind
+from parley.actions.table import ACTIONS, Param
 from parley.errors import Invalid
 
 
@@ -40,3 +41,20 @@ def test_a_wrong_missing_or_extra_argument_is_refused_saying_which(
     with pytest.raises(Invalid) as refused:
         bind(name, given)
     assert refusal in refused.value.message
+
+
+@pytest.mark.parametrize(
+    ("action", "param"),
+    [(a.name, p) for a in ACTIONS.values() for p in a.params if p.max_length is not None],
+)
+def test_a_text_past_its_cap_is_refused_naming_it_and_one_at_the_cap_is_taken(
+    action: str, param: Param
+) -> None:
+    """However the call comes (a model's tool call, a rule, the wire): a 1 GB write or a
+    100 MB command is refused before anything acts on it."""
+    cap = param.max_length
+    assert cap is not None
+    others = {p.name: "x" for p in ACTIONS[action].params if p.required and p is not param}
+    assert bind(action, {**others, param.name: "y" * cap})[param.name] == "y" * cap
+    with pytest.raises(Invalid, match=rf"{action}: {param.name} is longer than {cap} characters"):
+        bind(action, {**others, param.name: "y" * (cap + 1)})
