@@ -68,9 +68,21 @@ async def test_the_hire_form_offers_the_tools_read_only_ticked_and_hires_with_th
         page = await browser.get("/agents/scribe")
     assert (await parley.agent("scribe"))["tools"] == ["read", "run"]
     assert "<dt>Tools</dt><dd>read, run</dd>" in page.text
+    assert "MCP servers" not in page.text
     assert (await parley.agent("mute"))["tools"] == []
     assert refused.status_code == 400 and "there is no tool" in refused.text
     assert "rogue" not in await _names(parley)
+
+
+async def test_the_agent_page_shows_its_mcp_servers(parley: Harness) -> None:
+    search = {"name": "search", "url": "https://mcp.example.com/mcp"}
+    await parley.hire("scribe", mcp=[search, {"name": "notes", "command": "notes-server"}])
+    async with signed_in(parley) as browser:
+        page = await browser.get("/agents/scribe")
+    assert (
+        "<dt>MCP servers</dt><dd><code>notes</code> (notes-server), <code>search</code>"
+        " (https://mcp.example.com/mcp)</dd>"
+    ) in page.text
 
 
 async def test_retire_now_forces_it_and_names_who_did(parley: Harness) -> None:
