@@ -201,3 +201,25 @@ async def _gone(pid: int) -> bool:
     except ProcessLookupError:
         return True
     return False
+
+
+async def test_a_run_s_calls_are_shown_only_to_whoever_may_read_the_run(
+    model: tuple[Harness, Script],
+) -> None:
+    """Another member reads neither the run nor its calls, by id or by following it; the
+    person whose conversation it answers does."""
+    parley, script = model
+    script.replies = [Reply(calls=(ToolCall("list", {}),)), Reply(text="Listed.")]
+    await parley.hire("builder", brain="openai:m")
+    ada = parley.client(await parley.add_person("ada"))
+    bob = parley.client(await parley.add_person("bob"))
+    async with ada, bob:
+        queued = await say(ada, "builder", "go")
+        _, end = await follow(ada, queued["run_id"])
+        assert end["state"] == "finished"
+        mine = await ada.get(f"/api/v1/runs/{queued['run_id']}")
+        theirs = await bob.get(f"/api/v1/runs/{queued['run_id']}")
+        followed = await bob.get(f"/api/v1/runs/{queued['run_id']}/events")
+    assert [c["tool"] for c in mine.json()["tool_calls"]] == ["list"]
+    assert theirs.status_code == 404 and "tool_calls" not in theirs.text
+    assert followed.status_code == 404
