@@ -7,8 +7,6 @@ from typing import Any
 
 import typer
 
-from parley.agents.mcp import parse_server, with_headers
-from parley.agents.tools import parse_tools
 from parley.brains.spec import absolute_brain
 from parley.cli.output import console, errors, fields, reporting_errors, show, show_page, table
 from parley.cli.state import BeforeOption, JsonOption, LimitOption, client, given_text
@@ -45,11 +43,20 @@ MCP_HEADER_HELP = "NAME:Header=VARIABLE: an HTTP server's header, read from its 
 
 
 def _tools(given: str | None) -> list[str] | None:
-    return None if given is None else list(parse_tools(given))
+    if given is None:
+        return None
+    # Imported only when given: a client command starts without the server's libraries.
+    from parley.agents.tools import parse_tools
+
+    return list(parse_tools(given))
 
 
 def _mcp(given: list[str] | None, headers: list[str] | None) -> list[dict[str, Any]]:
     """``--mcp`` and ``--mcp-header`` as the API's list of servers."""
+    if not given and not headers:
+        return []
+    from parley.agents.mcp import parse_server, with_headers  # as _tools: only when given
+
     servers = with_headers([parse_server(item) for item in given or []], headers or [])
     return [
         {
