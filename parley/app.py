@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
+from starlette.routing import Route
 
 from parley import __version__
 from parley.api import (
@@ -30,6 +31,8 @@ from parley.api.docs_ui import install_docs
 from parley.api.errors import install_error_handlers
 from parley.api.failures import FailureLimit
 from parley.api.guards import install_guards
+from parley.api.mcp_endpoint import PATH as MCP_PATH
+from parley.api.mcp_endpoint import McpEndpoint
 from parley.api.openapi import install_openapi
 from parley.clock import Clock, SystemClock
 from parley.context import Context
@@ -49,13 +52,15 @@ def create_app(
         if context is not None:
             app.state.context = context
             stop_web = start_web(app, context)
-            yield
+            async with mcp.running():
+                yield
             stop_web()
             return
         async with running(settings, clock or SystemClock()) as started:
             app.state.context = started
             stop_web = start_web(app, started)
-            yield
+            async with mcp.running():
+                yield
             stop_web()
         app.state.context = None
 
@@ -80,6 +85,9 @@ def create_app(
     # Routes are matched in order: a peer's batches, the busiest route, are found first.
     app.include_router(federation.router)
     app.include_router(health.router)
+    # Command brains' MCP server: the run's actions, under its token (api/mcp_endpoint.py).
+    mcp = McpEndpoint(app.state)
+    app.router.routes.append(Route(MCP_PATH, endpoint=mcp, methods=["GET", "POST", "DELETE"]))
     install_docs(app)
     install_web(app)
     for module in (

@@ -8,7 +8,9 @@ the hub derives the topic from the run, so without a run there is nothing to act
 from __future__ import annotations
 
 import inspect
+import json
 import os
+from enum import StrEnum
 from typing import Any
 
 import typer
@@ -102,3 +104,35 @@ def _render_input(given: dict[str, Any]) -> None:
     console.print(f"for: {given['root']}", markup=False)
     for said in given["said"]:
         console.print(f"{said['author']}: {said['text']}", markup=False)
+
+
+class McpClient(StrEnum):
+    CLAUDE = "claude"
+    CODEX = "codex"
+
+
+@app.command("mcp-config")
+def mcp_config(
+    ctx: typer.Context,
+    client: McpClient = typer.Option(..., "--for", help="the command-line agent to configure"),
+) -> None:
+    """Print what Claude Code (its .mcp.json, or --mcp-config) or Codex (its -c options) reads
+    to reach this turn's actions as an MCP server: /mcp, with PARLEY_RUN_TOKEN as the bearer,
+    named, never written out."""
+    state = ctx.find_root().obj
+    given = state.url if isinstance(state, CliState) else None
+    url = (given or os.environ.get("PARLEY_URL") or whereabouts().base_url).rstrip("/")
+    if client is McpClient.CLAUDE:
+        # Claude Code expands ${VAR} in .mcp.json: the token is read at each turn, not stored.
+        server = {
+            "type": "http",
+            "url": "${PARLEY_URL}/mcp" if not given else f"{url}/mcp",
+            "headers": {"Authorization": "Bearer ${PARLEY_RUN_TOKEN}"},
+        }
+        console.print(json.dumps({"mcpServers": {"parley": server}}, indent=2), markup=False)
+        return
+    console.print(
+        f'-c mcp_servers.parley.url="{url}/mcp"'
+        ' -c mcp_servers.parley.bearer_token_env_var="PARLEY_RUN_TOKEN"',
+        markup=False,
+    )

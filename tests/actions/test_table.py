@@ -160,7 +160,11 @@ def test_the_api_has_a_route_per_action_with_the_table_s_body(tmp_path: Any) -> 
 def test_parley_act_has_a_command_per_action_with_the_table_s_arguments() -> None:
     group = typer.main.get_command(act.app)
     assert isinstance(group, TyperGroup)
-    assert list(group.commands) == [*(action.path for action in ACTIONS.values()), "input"]
+    assert list(group.commands) == [
+        *(action.path for action in ACTIONS.values()),
+        "input",
+        "mcp-config",
+    ]
     for action in ACTIONS.values():
         offered = {}
         for param in group.commands[action.path].params:
