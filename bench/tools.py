@@ -45,7 +45,7 @@ READ_TARGET_MS = 5.0
 MCP_TARGET_RATIO = 1.2
 TEXT = "".join(f"line {n}: the kettle is broken\n" for n in range(200))  # ~6 KiB
 # The tests' MCP server: an echo tool, written with the mcp library.
-SERVER = Path(__file__).parent.parent / "tests" / "tools" / "mcp_calc_server.py"
+SERVER = Path(__file__).parent.parent / "tests" / "tools" / "mcp_test_server.py"
 
 Row = tuple[str, float, float]
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import uvicorn
-from fastapi import FastAPI
+from starlette.types import ASGIApp
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ class Fake:
 
 
 @contextmanager
-def serving(app: FastAPI) -> Iterator[str]:
+def serving(app: ASGIApp) -> Iterator[str]:
     """Run the app on a free loopback port for the block; yields its base URL."""
     port = free_port()
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")

@@ -28,6 +28,11 @@ def echo(text: str) -> str:
     return text
 
 
+@server.tool(description="Adds two numbers.")
+def add(a: int, b: int) -> str:
+    return str(a + b)
+
+
 @server.tool(description="This server's process id.")
 def pid() -> str:
     return str(os.getpid())

@@ -7,19 +7,17 @@ from __future__ import annotations
 import asyncio
 import shlex
 import sys
-import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 
 from parley.brains.confinement import ProcessPolicy
 from parley.errors import Invalid, Unavailable
 from parley.tools.mcp_servers import McpServers, McpServerSpec, McpTool
-from tests.brains.fakes import free_port
+from tests.brains.fakes import free_port, serving
 from tests.brains.test_command_brain import all_gone, read_pids
 from tests.tools import mcp_test_server
 from tests.tools.support import SERVER_ENVIRONMENT
@@ -255,22 +253,8 @@ async def test_a_big_result_is_cut_with_a_note(workspace: Path) -> None:
 
 @pytest.fixture(scope="module")
 def http_url() -> Iterator[str]:
-    port = free_port()
-    config = uvicorn.Config(
-        mcp_test_server.http_app(), host="127.0.0.1", port=port, log_level="warning"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    for _ in range(500):
-        if server.started:
-            break
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with serving(mcp_test_server.http_app()) as url:
+        yield f"{url}/mcp"
 
 
 def http(url: str, **headers: str) -> McpServerSpec:
