@@ -38,7 +38,7 @@ from parley.node.http_actions import HttpActions
 from parley.node.keys import NodeKey
 from parley.node.runner import NodeRunner, new_instance
 from parley.node.turn_host import TurnHost
-from parley.node.workspace_acting import mcp_servers_of, tools_on_this_node
+from parley.node.workspace_acting import tools_on_this_node
 from parley.people.bootstrap import ensure_owner, owner_token_path
 from parley.settings import Settings
 from parley.store import Store
@@ -187,8 +187,7 @@ async def joining(
             broker,
             _brains(settings, SystemClock()),
             lambda token, url: HttpActions(client, url, token),
-            tools_on_this_node(settings),
-            mcp_servers_of(settings),
+            *tools_on_this_node(settings),
         )
         node = NodeRunner(
             settings.node_name,
@@ -218,8 +217,7 @@ def _local_node(
         context.broker,
         _brains(settings, clock),
         lambda token, _url: LocalActions(store, clock, token, runtime.budget),
-        tools_on_this_node(settings),
-        mcp_servers_of(settings),
+        *tools_on_this_node(settings),
     )
     return NodeRunner(
         settings.node_name,

@@ -19,7 +19,6 @@ from parley.actions.table import AGENT_TOOLS
 from parley.brains.brain import Actions, Brain, OutsideTool, Said, Turn
 from parley.brains.cache import BrainCache
 from parley.brains.deferred import DeferredActions
-from parley.brains.environment import from_server
 from parley.brains.tail import Tail
 from parley.broker.port import Broker, Subscription
 from parley.errors import Invalid, ParleyError
@@ -37,7 +36,12 @@ from parley.node.messages import (
     turn_subject,
 )
 from parley.node.tool_calls import RecordedActions
-from parley.node.workspace_acting import ToolsFor, WorkspaceActing, mcp_session
+from parley.node.workspace_acting import (
+    ToolsFor,
+    WorkspaceActing,
+    agent_variables,
+    mcp_session,
+)
 from parley.redact import redact
 from parley.tokens import hash_token
 from parley.tools.mcp_servers import McpServers, McpServerSpec
@@ -205,7 +209,7 @@ class TurnHost:
         specs = [
             McpServerSpec(s.name, s.command, s.url, s.headers_from_env) for s in start.mcp_servers
         ]
-        env = {**start.env, **from_server(start.env_from_server, os.environ, start.agent)}
+        env = agent_variables(start, os.environ)
         listed = await self._mcp.tools(mcp_session(start), specs, turn.workspace, env)
         outside = tuple(
             OutsideTool(f"{tool.server}.{tool.name}", tool.description, tool.input_schema)

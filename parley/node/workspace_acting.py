@@ -72,23 +72,25 @@ def mcp_session(start: TurnStart) -> str:
     return f"{start.agent}/{start.session_id}"
 
 
-def tools_on_this_node(settings: Settings) -> ToolsFor:
-    """Workspace tools as this node's settings confine them: ``run`` starts its commands as
-    command brains are started (the same launcher, policy and variables)."""
+def agent_variables(start: TurnStart, server_environment: Mapping[str, str]) -> dict[str, str]:
+    """The variables its owner declared for the turn's agent: values given, and those this
+    node's environment gives by name (Invalid, naming it, if one is not set here)."""
+    given = from_server(start.env_from_server, server_environment, start.agent)
+    return {**start.env, **given}
+
+
+def tools_on_this_node(settings: Settings) -> tuple[ToolsFor, McpServers]:
+    """Workspace tools and MCP servers as this node's settings confine them: ``run`` and a
+    stdio server start their processes as command brains are started (the same launcher,
+    policy and variables)."""
     policy = node_policy(settings)
 
     def tools_for(start: TurnStart, workspace: Path) -> WorkspaceTools:
-        declared = from_server(start.env_from_server, policy.server_environment, start.agent)
         return WorkspaceTools(
             workspace,
             policy=policy,
-            env={**start.env, **declared},
+            env=agent_variables(start, policy.server_environment),
             grace_seconds=settings.stop_grace_seconds,
         )
 
-    return tools_for
-
-
-def mcp_servers_of(settings: Settings) -> McpServers:
-    """This node's pool of its agents' MCP servers, started as its settings confine commands."""
-    return McpServers(policy=node_policy(settings))
+    return tools_for, McpServers(policy=policy, server_environment=policy.server_environment)
