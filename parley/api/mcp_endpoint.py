@@ -9,7 +9,6 @@ refused before the protocol is read (401, in the API's error shape)."""
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -17,9 +16,12 @@ from typing import Any
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
 from parley.actions.table import ACTIONS, AGENT_TOOLS, NODE_SESSION_TOOLS
+from parley.api.errors import error_response
+from parley.api.guards import bearer_token
 from parley.context import Context
 from parley.errors import ParleyError, Unauthorized
 from parley.hub.actions import running_run
@@ -66,9 +68,9 @@ class McpEndpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            await self._running_run(_bearer(_headers(scope)))
+            await self._running_run(bearer_token(Request(scope)))
         except ParleyError as refused:
-            await _refuse(send, refused)
+            await error_response(refused)(scope, receive, send)
             return
         await self._manager.handle_request(scope, receive, send)
 
@@ -109,27 +111,9 @@ def _text(text: str, error: bool = False) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=text)], is_error=error)
 
 
-def _headers(scope: Scope) -> dict[str, str]:
-    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-
-
-def _bearer(headers: dict[str, str]) -> str | None:
-    scheme, _, token = headers.get("authorization", "").partition(" ")
-    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
-
-
 def _token_of(ctx: Any) -> str | None:
     """The bearer of the HTTP request this protocol request came in (checked on arrival)."""
     request = getattr(ctx, "request", None)
-    headers = getattr(request, "headers", None)
-    if headers is None:
+    if not isinstance(request, Request):
         raise Unauthorized("this request came without its run token")
-    return _bearer({k.lower(): v for k, v in headers.items()})
-
-
-async def _refuse(send: Send, refused: ParleyError) -> None:
-    body = json.dumps({"error": refused.code, "message": refused.message}).encode()
-    status = 401 if isinstance(refused, Unauthorized) else 400
-    headers = [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    return bearer_token(request)
