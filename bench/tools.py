@@ -80,6 +80,9 @@ class _NoHub:
     async def act(self, name: str, arguments: object) -> str:
         raise AssertionError(f"{name} is not a tool of the node")
 
+    async def approve(self, tool: str, arguments: object) -> str | None:
+        raise AssertionError(f"{tool} asks nobody here")
+
 
 async def main(calls: int) -> None:
     with tempfile.TemporaryDirectory() as folder:
@@ -98,7 +101,7 @@ async def main(calls: int) -> None:
             return WorkspaceTools(where, policy=policy)
 
         made: list[ToolCallRecord] = []
-        acting = WorkspaceActing(start, _NoHub(), tools_for, servers)
+        acting = WorkspaceActing(start, _NoHub(), tools_for, servers, _NoHub())
         recorded = RecordedActions(acting, told, lambda: 0, calls=made)
 
         async def through_parley(name: str, arguments: Mapping[str, object]) -> object:

@@ -13,6 +13,7 @@ from parley.api import (
     actions,
     agent_conversations,
     agents,
+    approvals,
     bindings,
     channels,
     connections,
@@ -92,6 +93,7 @@ def create_app(
     install_web(app)
     for module in (
         people,
+        approvals,
         nodes,
         agents,
         conversations,

@@ -203,6 +203,13 @@ class Settings(BaseSettings):
     stop_grace_seconds: float = Field(
         0.2, ge=0, description="how long a stopped command brain may take to exit before SIGKILL"
     )
+    approval_timeout_seconds: float = Field(
+        600.0,
+        gt=0,
+        le=7 * 24 * 3600,
+        description="how long a tool call that asks first waits for a person's decision; past"
+        " it, it is denied and the turn goes on",
+    )
     node_sessions_may_run: bool = Field(
         False,
         description="let owners give a node session the run tool (commands on its node); a"

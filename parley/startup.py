@@ -27,6 +27,7 @@ from parley.context import Context
 from parley.conversations.model import HopBudget
 from parley.datafolder import DataFolder
 from parley.errors import ParleyError
+from parley.hub.approvals import LocalApprovals
 from parley.hub.local_actions import LocalActions
 from parley.hub.node_loss import failing_lost_turns
 from parley.hub.runtime import Runtime
@@ -35,6 +36,7 @@ from parley.mesh.credentials import broker_revoker, tell_broker
 from parley.mesh.registry import MeshRegistry
 from parley.node.brain_checks import BrainChecks
 from parley.node.http_actions import HttpActions
+from parley.node.http_approvals import HttpApprovals
 from parley.node.keys import NodeKey
 from parley.node.runner import NodeRunner, new_instance
 from parley.node.turn_host import TurnHost
@@ -187,6 +189,7 @@ async def joining(
             broker,
             _brains(settings, SystemClock()),
             lambda token, url: HttpActions(client, url, token),
+            lambda token, url: HttpApprovals(client, url, token),
             *tools_on_this_node(settings),
         )
         node = NodeRunner(
@@ -212,11 +215,13 @@ def _local_node(
 ) -> NodeRunner:
     """The hub's own node: its turns act on the store directly."""
     store, clock, runtime = context.store, context.clock, context.runtime
+    approval_timeout = timedelta(seconds=settings.approval_timeout_seconds)
     turns = TurnHost(
         settings.node_name,
         context.broker,
         _brains(settings, clock),
         lambda token, _url: LocalActions(store, clock, token, runtime.budget),
+        lambda token, _url: LocalApprovals(store, clock, runtime.watch, token, approval_timeout),
         *tools_on_this_node(settings),
     )
     return NodeRunner(

@@ -15,7 +15,7 @@ from parley.agents.hiring import check_max_sessions
 from parley.agents.lookup import agent_by_name
 from parley.agents.mcp import check_node_session_servers, merged
 from parley.agents.model import Agent, Lifecycle, McpServer, Modality
-from parley.agents.tools import check_node_session_tools, check_tools, stored
+from parley.agents.tools import check_ask, check_node_session_tools, check_tools, stored
 from parley.agents.variables import EnvChange, change_env
 from parley.brains.spec import check_brain, parse_brain_spec
 from parley.clock import Clock
@@ -32,13 +32,15 @@ class AgentChange:
     brain: str | None = None
     max_sessions: int | None = None
     tools: tuple[str, ...] | None = None
+    # Its tools that ask first, the whole list.
+    ask: tuple[str, ...] | None = None
     # MCP servers added or replaced by name, and names removed.
     mcp_servers: tuple[McpServer, ...] = ()
     unset_mcp: tuple[str, ...] = ()
 
     @property
     def is_empty(self) -> bool:
-        settings = (self.engram, self.brain, self.max_sessions, self.tools)
+        settings = (self.engram, self.brain, self.max_sessions, self.tools, self.ask)
         servers = self.mcp_servers or self.unset_mcp
         return self.env.is_empty and not servers and all(value is None for value in settings)
 
@@ -118,6 +120,11 @@ async def _checked_settings(
         servers = merged(agent.mcp_servers, change.mcp_servers, change.unset_mcp)
         if servers != agent.mcp_servers:
             settings["mcp_servers"] = servers
+    if change.ask is not None:
+        servers = settings.get("mcp_servers", agent.mcp_servers)
+        ask = check_ask(change.ask, [server.name for server in servers])
+        if ask != agent.ask:
+            settings["ask"] = stored(ask)
     return settings
 
 
@@ -133,6 +140,7 @@ def _differences(
             ("max_sessions", before.max_sessions, after.max_sessions),
             ("tools", _listed(before.tools), _listed(after.tools)),
             ("mcp_servers", _servers(before), _servers(after)),
+            ("ask", _listed(before.ask), _listed(after.ask)),
         )
         if old != new
     ]

@@ -9,7 +9,7 @@ from parley.agents.lifecycle import refuse_node_session
 from parley.agents.lookup import agent_by_name
 from parley.agents.mcp import check_servers
 from parley.agents.model import Agent, Lifecycle, McpServer, Modality
-from parley.agents.tools import DEFAULT_TOOLS, check_tools, stored
+from parley.agents.tools import DEFAULT_ASK, DEFAULT_TOOLS, check_ask, check_tools, stored
 from parley.agents.variables import EnvChange, change_env
 from parley.brains.spec import check_brain, parse_brain_spec
 from parley.clock import Clock
@@ -39,6 +39,8 @@ class HireOrder:
     env: EnvChange = field(default_factory=EnvChange)
     # Its workspace tools; None: the read-only ones.
     tools: tuple[str, ...] | None = None
+    # Its tools that ask first; None: run.
+    ask: tuple[str, ...] | None = None
     mcp_servers: tuple[McpServer, ...] = ()
 
 
@@ -103,6 +105,7 @@ async def hire(
         clone_lifetime_seconds=_seconds(order.clone_lifetime),
         tools=stored(DEFAULT_TOOLS if order.tools is None else check_tools(order.tools)),
         mcp_servers=check_servers(order.mcp_servers),
+        ask=stored(_ask(order)),
         hired_by_person_id=by.id,
         created_at=clock.now(),
     )
@@ -146,3 +149,8 @@ async def reassign(tx: Tx, agent_name: str, node_name: str) -> Agent:
 
 def _seconds(duration: timedelta | None) -> int | None:
     return None if duration is None else int(duration.total_seconds())
+
+
+def _ask(order: HireOrder) -> tuple[str, ...]:
+    servers = [server.name for server in order.mcp_servers]
+    return DEFAULT_ASK if order.ask is None else check_ask(order.ask, servers)

@@ -78,6 +78,8 @@ class Agent:
     tools: tuple[str, ...] = ()
     # Its own MCP servers (agents/mcp.py), by name.
     mcp_servers: tuple[McpServer, ...] = ()
+    # Which of its tools wait for a person's approval before each call (agents/tools.py).
+    ask: tuple[str, ...] = ("run",)
 
     @property
     def is_node_session(self) -> bool:

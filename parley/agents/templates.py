@@ -43,6 +43,7 @@ async def clone(
         brain=template.brain,
         max_sessions=template.max_sessions,
         tools=stored(template.tools),
+        ask=stored(template.ask),
         mcp_servers=template.mcp_servers,
         template_id=template.id,
         expires_at=now + lifetime,

@@ -52,6 +52,7 @@ async def hire_agent(body: HireIn, caller: Caller, ctx: Ctx) -> AgentOut:
         env=EnvChange(values=body.env, from_server=body.env_from_server),
         tools=None if body.tools is None else check_tools(body.tools),
         mcp_servers=tuple(server.server() for server in body.mcp),
+        ask=None if body.ask is None else tuple(body.ask),
     )
     hired = await staffing.hire_agent(
         ctx, caller, order, body.allow_missing_key, body.clone_lifetime
@@ -71,6 +72,7 @@ async def set_agent(name: str, body: AgentPatch, caller: Caller, ctx: Ctx) -> Ag
         max_sessions=body.max_sessions,
         tools=None if body.tools is None else check_tools(body.tools),
         mcp_servers=tuple(server.server() for server in body.mcp),
+        ask=None if body.ask is None else tuple(body.ask),
         unset_mcp=tuple(body.unset_mcp),
     )
     remote = None

@@ -83,7 +83,9 @@ async def follow_run(run_id: Id, caller: Caller, ctx: Ctx) -> StreamingResponse:
     ``{"kind": "state", "state"}`` first (queued or running) and again when it starts,
     ``{"kind": "chunk", "text"}`` as the reply is produced, ``{"kind": "tool", "tool",
     "arguments", "result_bytes", "duration_ms", "error", "after_chars"}`` as each tool call
-    ends (``arguments``: JSON, long texts shortened, secrets redacted),
+    ends (``arguments``: JSON, long texts shortened, secrets redacted), ``{"kind": "approval",
+    "id", "tool", "arguments", "state", "decided_by", "reason", "deadline"}`` when a call asks
+    first and again when it is decided,
     ``{"kind": "refusal", "text"}`` for
     each text sent from its root that was refused meanwhile (a peer's connection paused, …),
     then ``{"kind": "end", "state", "output", "cut_short", "reason", "agent", "node"}``
@@ -110,8 +112,8 @@ async def _events(ctx: Context, run_id: int) -> AsyncIterator[bytes]:
             event = await queue.get()
             if event.kind == "chunk":
                 yield _line({"kind": "chunk", "text": event.text})
-            elif event.kind == "tool":
-                yield _line({"kind": "tool", **json.loads(event.text)})
+            elif event.kind in ("tool", "approval"):
+                yield _line({"kind": event.kind, **json.loads(event.text)})
             elif event.kind == "state":
                 yield _line({"kind": "state", "state": event.text})
             elif event.kind == "refusal":

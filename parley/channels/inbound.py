@@ -16,6 +16,7 @@ import hashlib
 from dataclasses import dataclass
 
 from parley.agents.selection import pick_for_held_topic
+from parley.channels import approvals
 from parley.channels.audience import may_read
 from parley.channels.bindings import SessionBindingService, topic_of
 from parley.channels.model import ConversationRef, SessionBindingRecord, ref_json
@@ -34,6 +35,14 @@ PRIVACY = "privacy"  # why a binding ended when someone who may not read its ses
 @dataclass(frozen=True)
 class Refused:
     """A channel user Parley does not know: what was posted back to them."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Decided:
+    """A person's ``/approve`` or ``/deny``: what it did (the decision's own post tells the
+    conversation where the turn waits)."""
 
     text: str
 
@@ -104,9 +113,10 @@ async def _end_for_privacy(
 
 async def receive_from_user(
     tx: Tx, clock: Clock, ref: ConversationRef, user_id: str, message_id: str, text: str
-) -> Queued | Refused:
+) -> Queued | Refused | Decided:
     """A channel user (as the adapter knows them) said ``text`` in ``ref``, in the channel's
-    message ``message_id``: as their person, or refused with a post saying why."""
+    message ``message_id``: as their person (a decision, if it is ``/approve ID`` or ``/deny ID
+    [why]``), or refused with a post saying why."""
     account = await tx.channels.account(ref.channel, ref.account_id)
     person_id = None if account is None else await tx.channels.person_of(account.id, user_id)
     person = None if person_id is None else await tx.people.by_id(person_id)
@@ -117,4 +127,7 @@ async def receive_from_user(
         if await tx.outbox.put(key, post, clock.now()):
             tx.effects.outbox = True
         return Refused(words)
+    decided = await approvals.command(tx, clock, person, text)
+    if decided is not None:
+        return Decided(decided)
     return await receive_from_person(tx, clock, person, ref, text)

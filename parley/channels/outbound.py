@@ -132,17 +132,48 @@ async def post_reply(tx: Tx, clock: Clock, run: Run, topic: Topic, text: str) ->
     one (besides the topic's history, where every reply is)."""
     if topic.kind not in (TopicKind.CONVERSATION, TopicKind.TASK):
         return
-    recorded = ref_from_json(await tx.messages.channel_ref_of_run(run.id))
-    ref = None if recorded is None else as_ref(recorded)
-    if ref is None:
-        return
-    held = await tx.bindings.live_by_conversation(ref)
-    through = held.binding_id if held and held.target_session_key == session_key(topic.id) else None
+    await post_where_run_is(tx, clock, run, topic, f"reply:{run.id}", text, run.agent_name, "reply")
+
+
+async def post_where_run_is(
+    tx: Tx,
+    clock: Clock,
+    run: Run,
+    topic: Topic,
+    key: str,
+    text: str,
+    persona: str | None,
+    why: str,
+    *,
+    or_bound: bool = False,
+) -> bool:
+    """Post ``text`` (once, by ``key``) where ``run``'s text came from in a channel, if it came
+    from one; with ``or_bound``, else in a conversation its session is bound to. False: no
+    such place."""
+    place = await _place_of_run(tx, run, topic, or_bound)
+    if place is None:
+        return False
+    ref, through = place
     post = ChannelPost(
-        **ChannelPlace.fields_of(ref), text=text, persona=run.agent_name, binding_id=through,
+        **ChannelPlace.fields_of(ref), text=text, persona=persona, binding_id=through,
         topic_id=topic.id,
     )  # fmt: skip
-    if await tx.outbox.put(
-        f"reply:{run.id}", post, clock.now(), route=RouteNote(None, "reply", str(ref))
-    ):
+    if await tx.outbox.put(key, post, clock.now(), route=RouteNote(None, why, str(ref))):
         tx.effects.outbox = True
+    return True
+
+
+async def _place_of_run(
+    tx: Tx, run: Run, topic: Topic, or_bound: bool
+) -> tuple[ConversationRef, int | None] | None:
+    """Where to post for ``run``, and the binding the post goes through (touched when sent)."""
+    key = session_key(topic.id)
+    recorded = ref_from_json(await tx.messages.channel_ref_of_run(run.id))
+    ref = None if recorded is None else as_ref(recorded)
+    if ref is not None:
+        held = await tx.bindings.live_by_conversation(ref)
+        return ref, held.binding_id if held and held.target_session_key == key else None
+    if not or_bound:
+        return None
+    bound = await tx.bindings.live_by_session(key)
+    return (bound[0].conversation, bound[0].binding_id) if bound else None

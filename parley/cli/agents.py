@@ -18,9 +18,9 @@ app = typer.Typer(
 
 AGENT_FIELDS = [
     "name", "kind", "lifecycle", "node", "modality", "human", "brain", "max_sessions", "template",
-    "surge_threshold", "clone_lifetime", "clone_of", "expires_at", "workspace", "tools", "mcp",
-    "env",
-    "env_from_server", "warnings", "retired_reason", "retired_at", "created_at", "engram",
+    "surge_threshold", "clone_lifetime", "clone_of", "expires_at", "workspace", "tools", "ask",
+    "mcp", "env", "env_from_server", "warnings", "retired_reason", "retired_at", "created_at",
+    "engram",
 ]  # fmt: skip
 LIST_COLUMNS = ["name", "lifecycle", "node", "brain", "max_sessions", "template", "warnings"]
 
@@ -40,6 +40,10 @@ MCP_HELP = (
     " tools its model brain is offered as NAME.tool"
 )
 MCP_HEADER_HELP = "NAME:Header=VARIABLE: an HTTP server's header, read from its node's environment"
+ASK_HELP = (
+    "its tools that wait for your approval before each call, comma-separated: workspace tools,"
+    " its MCP servers, SERVER.tool (none: nothing asks); a new agent asks before run"
+)
 
 
 def _tools(given: str | None) -> list[str] | None:
@@ -49,6 +53,14 @@ def _tools(given: str | None) -> list[str] | None:
     from parley.agents.tools import parse_tools
 
     return list(parse_tools(given))
+
+
+def _ask(given: str | None) -> list[str] | None:
+    if given is None:
+        return None
+    from parley.agents.tools import parse_ask  # as _tools: only when given
+
+    return list(parse_ask(given))
 
 
 def _mcp(given: list[str] | None, headers: list[str] | None) -> list[dict[str, Any]]:
@@ -117,6 +129,7 @@ def hire(
     ),
     human: str | None = typer.Option(None, "--human", help="a person who answers as this agent"),
     tools: str | None = typer.Option(None, "--tools", help=TOOLS_HELP),
+    ask: str | None = typer.Option(None, "--ask", help=ASK_HELP),
     mcp: list[str] | None = typer.Option(None, "--mcp", help=MCP_HELP),
     mcp_header: list[str] | None = typer.Option(None, "--mcp-header", help=MCP_HEADER_HELP),
     env: list[str] | None = typer.Option(None, "--env", help=ENV_HELP),
@@ -143,6 +156,7 @@ def hire(
             "env": _env_values(env),
             "env_from_server": env_from_server or [],
             "tools": _tools(tools),
+            "ask": _ask(ask),
             "mcp": _mcp(mcp, mcp_header),
             "allow_missing_key": allow_missing_key,
         }
@@ -168,6 +182,7 @@ def set_agent(
         None, "--unset-env", help="NAME no longer given to its command brain"
     ),
     tools: str | None = typer.Option(None, "--tools", help=TOOLS_HELP + "; the whole list"),
+    ask: str | None = typer.Option(None, "--ask", help=ASK_HELP + "; the whole list"),
     mcp: list[str] | None = typer.Option(None, "--mcp", help=MCP_HELP + " (added or replaced)"),
     mcp_header: list[str] | None = typer.Option(None, "--mcp-header", help=MCP_HEADER_HELP),
     unset_mcp: list[str] | None = typer.Option(
@@ -198,6 +213,8 @@ def set_agent(
             body["max_sessions"] = max_sessions
         if tools is not None:
             body["tools"] = _tools(tools)
+        if ask is not None:
+            body["ask"] = _ask(ask)
         _show_changed(client(ctx).patch(f"/agents/{name}", body), as_json)
 
 

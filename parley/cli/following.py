@@ -28,9 +28,11 @@ def follow(
     on_chunk: Callable[[str], None] | None = None,
     on_state: Callable[[str], None] | None = None,
     on_tool: Callable[[dict[str, Any]], None] | None = None,
+    on_approval: Callable[[dict[str, Any]], None] | None = None,
 ) -> Any:
     """Follow a run's events, handing each chunk of its reply to ``on_chunk``, each state it
-    is in while open to ``on_state`` and each tool call as it ends to ``on_tool``; the end
+    is in while open to ``on_state``, each tool call as it ends to ``on_tool`` and each call
+    that asks first, when it asks and when it is decided, to ``on_approval``; the end
     event, with the refusals told in the run's root meanwhile (``refusals``: text sent from
     there that did not reach its recipient)."""
     refusals: list[str] = []
@@ -46,6 +48,8 @@ def follow(
             on_state(event["state"])
         if kind == "tool" and on_tool is not None:
             on_tool(event)
+        if kind == "approval" and on_approval is not None:
+            on_approval(event)
     raise Unavailable(
         f"Parley at {api.base_url} stopped sending the events of run {run_id} before it ended;"
         " is 'parley serve' still running?"
@@ -128,6 +132,19 @@ def tool_call_line(call: dict[str, Any]) -> str:
     return f"{done}: {call['result_bytes']} bytes in {call['duration_ms']} ms"
 
 
+def approval_line(approval: dict[str, Any]) -> str:
+    """``[approval 7] run({"command": "make"}) waits for you: parley approve 7 or parley deny
+    7``, or how it was decided."""
+    head = f"[approval {approval['id']}] {approval['tool']}({approval['arguments']})"
+    if approval["state"] == "waiting":
+        number = approval["id"]
+        return f"{head} waits for you: parley approve {number} or parley deny {number}"
+    if approval["decided_by"] is None:
+        return f"{head} denied: nobody answered in time"
+    why = f" ({approval['reason']})" if approval.get("reason") else ""
+    return f"{head} {approval['state']} by {approval['decided_by']}{why}"
+
+
 def stream_reply(api: ApiClient, run_id: int) -> tuple[Any, bool]:
     """Write a run's reply to stdout as it comes, a spinner naming the run until it does, and
     each tool call to stderr as it ends (stdout is the reply alone); then its end event, and
@@ -146,8 +163,15 @@ def stream_reply(api: ApiClient, run_id: int) -> tuple[Any, bool]:
         spinner.done()
         say_note(f"[tool] {tool_call_line(call)}")
 
+    def approval(asked: dict[str, Any]) -> None:
+        spinner.done()
+        say_note(approval_line(asked))
+
+    def state(now: str) -> None:
+        spinner.say(f"run {run_id} {now} …")
+
     try:
-        end = follow(api, run_id, write, lambda state: spinner.say(f"run {run_id} {state} …"), tool)
+        end = follow(api, run_id, write, state, tool, approval)
     finally:
         spinner.done()
     if not written and (end["state"] == "finished" or end["output"]):

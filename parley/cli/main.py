@@ -36,6 +36,8 @@ class Parley(ParleyGroup):
         "stop": "parley.cli.runs:stop",
         "turns": "parley.cli.runs:turns",
         "answer": "parley.cli.runs:answer",
+        "approve": "parley.cli.runs:approve",
+        "deny": "parley.cli.runs:deny",
         "agent-conversation": "parley.cli.agent_conversations:app",
         "delivery": "parley.cli.deliveries:app",
         "binding": "parley.cli.bindings:app",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import typer
@@ -131,10 +132,20 @@ def turns(
     before: str | None = BeforeOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Turns waiting for your answer (you are a human agent's person), oldest first."""
+    """Turns waiting for your answer (you are a human agent's person), then tool calls waiting
+    for your approval (of your conversations and tasks; an owner's: all), oldest first;
+    --before pages the turns."""
     with reporting_errors():
-        waiting = client(ctx).get("/me/turns", limit=limit, before=before)
-        show_page(waiting, as_json, _render_turns)
+        api = client(ctx)
+        waiting = api.get("/me/turns", limit=limit, before=before)
+        approvals = api.get("/me/approvals", limit=limit)
+        if as_json:
+            show_json({**waiting, "approvals": approvals})
+            return
+        if waiting["items"] or not approvals["items"]:
+            show_page(waiting, False, _render_turns)
+        if approvals["items"]:
+            show_page(approvals, False, _render_approvals)
 
 
 def _render_turns(details: list[Any]) -> None:
@@ -143,6 +154,41 @@ def _render_turns(details: list[Any]) -> None:
         for d in details
     ]
     table(rows, ["id", "agent", "root", "input"], "no turns wait")
+
+
+def _render_approvals(approvals: list[Any]) -> None:
+    rows = [
+        {
+            **a,
+            "approval": a["id"],
+            "run": a["run_id"],
+            "call": f"{a['tool']}({json.dumps(a['arguments'], ensure_ascii=False)})",
+            "until": a["deadline"],
+        }
+        for a in approvals
+    ]
+    table(rows, ["approval", "run", "agent", "call", "until"], "no call waits for approval")
+    console.print("parley approve ID, parley deny ID [--reason WHY], or parley stop RUN")
+
+
+def approve(ctx: typer.Context, approval_id: int, as_json: bool = JsonOption) -> None:
+    """Approve a tool call that waits for you: it acts, and its turn goes on."""
+    with reporting_errors():
+        decided = client(ctx).post(f"/approvals/{approval_id}/approve", {})
+        show(decided, as_json, lambda a: console.print(f"approved {a['tool']} ({a['id']})"))
+
+
+def deny(
+    ctx: typer.Context,
+    approval_id: int,
+    reason: str | None = typer.Option(None, "--reason", help="why: the model reads it"),
+    as_json: bool = JsonOption,
+) -> None:
+    """Deny a tool call that waits for you: it does not act, and the model reads the denial
+    as its result (to end the turn instead: parley stop RUN)."""
+    with reporting_errors():
+        decided = client(ctx).post(f"/approvals/{approval_id}/deny", {"reason": reason})
+        show(decided, as_json, lambda a: console.print(f"denied {a['tool']} ({a['id']})"))
 
 
 def answer(

@@ -88,6 +88,7 @@ async def _turn(
         env_from_server=[v.name for v in variables if v.from_server],
         session_id=session.id,
         mcp_servers=[_given(server) for server in agent.mcp_servers],
+        ask=list(agent.ask),
     )
 
 

@@ -5,19 +5,24 @@ first gets those so far. In memory only; the store holds the result for anyone w
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from parley.approvals.model import Approval
 from parley.node.messages import ToolCallRecord
 from parley.store.effects import Effects
 
 
 @dataclass(frozen=True)
 class WatchEvent:
-    kind: str  # "state" (it started), "chunk", "tool", "refusal" (in its root) or "end"
-    text: str  # the chunk, the refusal's notice, the state it moved to, or a tool call's JSON
+    # "state" (it started), "chunk", "tool", "approval" (asked or decided), "refusal" (in its
+    # root) or "end"
+    kind: str
+    # The chunk, the refusal's notice, the state it moved to, or a tool call's or approval's JSON
+    text: str
 
 
 class RunWatch:
@@ -44,6 +49,8 @@ class RunWatch:
                 self.end(change.run.id, change.state.value)
             else:
                 self._put(change.run.id, WatchEvent("state", change.state.value))
+        for approval in effects.approvals:
+            self._so_far_and_now(approval.run_id, WatchEvent("approval", approval_json(approval)))
 
     def chunk(self, run_id: int, text: str) -> None:
         self._so_far_and_now(run_id, WatchEvent("chunk", text))
@@ -62,3 +69,18 @@ class RunWatch:
     def _put(self, run_id: int, event: WatchEvent) -> None:
         for queue in self._queues.get(run_id, ()):
             queue.put_nowait(event)
+
+
+def approval_json(approval: Approval) -> str:
+    """An approval as the run's events show it: what it asks, and how it stands."""
+    return json.dumps(
+        {
+            "id": approval.id,
+            "tool": approval.tool,
+            "arguments": approval.arguments,
+            "state": approval.state.value,
+            "decided_by": approval.decided_by,
+            "reason": approval.reason,
+            "deadline": approval.deadline.isoformat(),
+        }
+    )

@@ -32,12 +32,12 @@ class HttpActions:
         except httpx.HTTPError as exc:
             raise Unavailable(f"cannot reach the hub at {self._url} to {name}: {exc!r}") from exc
         if response.is_error:
-            raise _refusal(response)
+            raise refusal(response)
         result = response.json().get("result")
         return result if isinstance(result, str) else ""
 
 
-def _refusal(response: httpx.Response) -> ParleyError:
+def refusal(response: httpx.Response) -> ParleyError:
     """The hub's error, as the same class of our tree the hub raised."""
     try:
         body = response.json()

@@ -201,6 +201,8 @@ class TurnStart(Message):
     # The session the run belongs to: an agent's MCP servers are kept for one session.
     session_id: int = 0
     mcp_servers: list[McpServerGiven] = []
+    # Its tools that wait for a person's approval before each call (agents/tools.py).
+    ask: list[str] = []
 
 
 class StopTurn(Message):

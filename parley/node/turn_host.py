@@ -37,6 +37,7 @@ from parley.node.messages import (
 )
 from parley.node.tool_calls import RecordedActions
 from parley.node.workspace_acting import (
+    Approvals,
     ToolsFor,
     WorkspaceActing,
     agent_variables,
@@ -50,6 +51,8 @@ log = logging.getLogger(__name__)
 
 # A turn's Actions, from its run token and the hub's URL.
 ActionsFor = Callable[[str, str], Actions]
+# Where a turn's calls that ask first wait for a decision, from the same.
+ApprovalsFor = Callable[[str, str], Approvals]
 
 
 class TurnHost:
@@ -59,11 +62,13 @@ class TurnHost:
         broker: Broker,
         brains: BrainCache,
         actions_for: ActionsFor,
+        approvals_for: ApprovalsFor,
         tools_for: ToolsFor,
         mcp: McpServers,
     ) -> None:
         self._node, self._broker = node, broker
         self._brains, self._actions_for = brains, actions_for
+        self._approvals_for = approvals_for
         self._tools_for, self._mcp = tools_for, mcp
         self._turns: dict[int, asyncio.Task[None]] = {}
         self._subscriptions: list[Subscription] = []
@@ -197,7 +202,8 @@ class TurnHost:
         hub: Actions = deferred
         if not getattr(brain, "acts_at_end", False):
             hub = self._actions_for(start.run_token, start.parley_url)
-        return WorkspaceActing(start, hub, self._tools_for, self._mcp)
+        approvals = self._approvals_for(start.run_token, start.parley_url)
+        return WorkspaceActing(start, hub, self._tools_for, self._mcp, approvals)
 
     async def _with_outside_tools(self, turn: Turn, start: TurnStart) -> Turn:
         """The turn with its agent's MCP servers' tools, those servers started (or kept from

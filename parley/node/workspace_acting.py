@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from parley.actions.arguments import action_named, bind
 from parley.actions.table import MAX_CONTENT
+from parley.approvals.model import asks_first
 from parley.brains.brain import Actions
 from parley.brains.confinement import node_policy
 from parley.brains.environment import from_server
@@ -31,9 +32,23 @@ class McpCalls(Protocol):
     ) -> str: ...
 
 
+class Approvals(Protocol):
+    async def approve(self, tool: str, arguments: Mapping[str, object]) -> str | None:
+        """Wait for a person's decision on this call: None, it may act; else the words the
+        model reads instead (who denied it and why, or that nobody answered in time)."""
+
+
 class WorkspaceActing:
-    def __init__(self, start: TurnStart, hub: Actions, tools_for: ToolsFor, mcp: McpCalls) -> None:
+    def __init__(
+        self,
+        start: TurnStart,
+        hub: Actions,
+        tools_for: ToolsFor,
+        mcp: McpCalls,
+        approvals: Approvals,
+    ) -> None:
         self._start, self._hub, self._tools_for, self._mcp = start, hub, tools_for, mcp
+        self._approvals = approvals
 
     async def act(self, name: str, arguments: Mapping[str, object]) -> str:
         server, dot, tool = name.partition(".")
@@ -49,6 +64,7 @@ class WorkspaceActing:
             )
         checked = bind(name, arguments)
         tools = self._tools_for(self._start, self._workspace())
+        await self._asked_first(name, checked)
         return str(await getattr(tools, name)(**checked))
 
     async def _call_server(self, server: str, tool: str, arguments: Mapping[str, object]) -> str:
@@ -56,7 +72,15 @@ class WorkspaceActing:
             raise Forbidden(f"{self._start.agent} has no MCP server {server!r}")
         if len(json.dumps(arguments, default=str)) > MAX_CONTENT:
             raise Invalid(f"the arguments of {server}.{tool} are past {MAX_CONTENT} characters")
+        await self._asked_first(f"{server}.{tool}", arguments)
         return await self._mcp.call(mcp_session(self._start), server, tool, arguments)
+
+    async def _asked_first(self, tool: str, arguments: Mapping[str, object]) -> None:
+        """A tool on the agent's ask list acts only once a person approves this call."""
+        if asks_first(self._start.ask, tool):
+            denied = await self._approvals.approve(tool, arguments)
+            if denied is not None:
+                raise Forbidden(denied)
 
     def _workspace(self) -> Path:
         if self._start.workspace is None:

@@ -100,6 +100,7 @@ def _agent(row: Any) -> Agent:
         env=_names(row.env_names),
         env_from_server=_names(row.env_from_server_names),
         tools=tuple(row.tools.split(",")) if row.tools else (),
+        ask=tuple(row.ask.split(",")) if row.ask else (),
         mcp_servers=_mcp_servers(row.mcp_servers),
     )
 

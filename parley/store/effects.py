@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from parley.agents.model import Agent
+from parley.approvals.model import Approval
 from parley.runs.model import Run, RunChange
 
 
@@ -35,6 +36,8 @@ class Effects:
     # Refusals told in a root (text that did not reach its recipient): (root id, the notice),
     # for whoever waits on that root.
     refused: list[tuple[int, str]] = field(default_factory=list)
+    # Approvals asked or decided here: for whoever follows their run or waits on them.
+    approvals: list[Approval] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -49,6 +52,7 @@ class Effects:
             or self.threads_asked
             or self.cut_short
             or self.refused
+            or self.approvals
         )
 
 

@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from parley.errors import Contended, Invalid, Unavailable
 from parley.store.agent_changes import AgentChangesRepo
 from parley.store.agents import AgentsRepo
+from parley.store.approvals import ApprovalsRepo
 from parley.store.bindings import BindingsRepo
 from parley.store.channels import ChannelsRepo
 from parley.store.checkpoints import Checkpointer
@@ -65,6 +66,7 @@ class Tx:
         self.agent_changes = AgentChangesRepo(connection)
         self.runs = RunsRepo(connection)
         self.tool_calls = ToolCallsRepo(connection)
+        self.approvals = ApprovalsRepo(connection)
         self.topics = TopicsRepo(connection)
         self.messages = MessagesRepo(connection)
         self.outbox = OutboxRepo(connection)

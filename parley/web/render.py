@@ -4,6 +4,7 @@ leaves for the next page."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
@@ -43,6 +44,7 @@ class Pages:
             lstrip_blocks=True,
         )
         self.env.filters["when"] = _when
+        self.env.filters["pretty_json"] = _pretty_json
         self.env.globals.update(version=__version__, nav=NAV)
 
     def html(self, name: str, **values: Any) -> str:
@@ -76,3 +78,11 @@ def back_to(path: str, notice: str | None = None) -> Response:
     if notice:
         response.set_cookie(NOTICE, notice[:300], max_age=60, httponly=True, samesite="strict")
     return response
+
+
+def _pretty_json(text: str) -> str:
+    """A JSON text indented for reading (as it is, if it is not JSON)."""
+    try:
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    except ValueError:
+        return text

@@ -11,10 +11,12 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
 from parley.api.ids import Id
+from parley.channels.approvals import decide
 from parley.context import Context
 from parley.conversations.lifetime import stop_run as stop_one_run
 from parley.hub.human import answer_turn
 from parley.people.model import Person
+from parley.reads.approvals import waiting_page
 from parley.reads.runs import readable_run, runs_page, turns_page
 from parley.runs.model import OPEN_STATES, RunState
 from parley.web.parts import live_values
@@ -79,7 +81,23 @@ async def turns(
 ) -> Response:
     async with ctx.store.transaction() as tx:
         found = await turns_page(tx, viewer.person, before=before)
-    return web.pages.page(request, "turns.html", viewer, found=found)
+        approvals = await waiting_page(tx, viewer.person, ctx.clock.now())
+    return web.pages.page(request, "turns.html", viewer, found=found, approvals=approvals)
+
+
+@router.post("/approvals/{approval_id}/approve")
+async def approve(approval_id: Id, posted: Post, ctx: Ctx) -> Response:
+    async with ctx.store.transaction() as tx:
+        await decide(tx, ctx.clock, posted.viewer.person, approval_id, True)
+    return back_to("/turns", f"Approved call {approval_id}.")
+
+
+@router.post("/approvals/{approval_id}/deny")
+async def deny(approval_id: Id, posted: Post, ctx: Ctx) -> Response:
+    reason = posted.form.get("reason").strip() or None
+    async with ctx.store.transaction() as tx:
+        await decide(tx, ctx.clock, posted.viewer.person, approval_id, False, reason)
+    return back_to("/turns", f"Denied call {approval_id}.")
 
 
 @router.post("/runs/{run_id}/answer")

@@ -15,7 +15,7 @@ from parley.agents.hiring import MAX_SESSIONS_LIMIT, HireOrder
 from parley.agents.lookup import agent_by_name
 from parley.agents.memory import remember
 from parley.agents.model import Agent, Lifecycle
-from parley.agents.tools import DEFAULT_TOOLS, check_tools
+from parley.agents.tools import DEFAULT_ASK, DEFAULT_TOOLS, check_tools
 from parley.durations import format_duration
 from parley.errors import Invalid
 from parley.people.accounts import require_owner
@@ -67,6 +67,7 @@ async def agents_list(
         max_sessions=MAX_SESSIONS_LIMIT,
         workspace_tools=WORKSPACE_TOOLS,
         default_tools=DEFAULT_TOOLS,
+        default_ask=DEFAULT_ASK,
     )
 
 
@@ -160,6 +161,7 @@ def _hire_order(form: Form) -> HireOrder:
         template=form.flag("template"),
         human=human,
         tools=check_tools(form.all("tools")) if form.flag("tools_listed") else None,
+        ask=tuple(form.all("ask")) if form.flag("tools_listed") else None,
     )
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from parley.channels.bindings import SessionBindingService
-from parley.channels.inbound import Refused, receive_from_user, refusal_key
+from parley.channels.inbound import Decided, Refused, receive_from_user, refusal_key
 from parley.channels.model import BindingTargetKind, BindRequest, ConversationRef, session_key
 from parley.channels.sweeper import sweep_bindings
 from parley.errors import Forbidden, NotFound
@@ -51,7 +51,7 @@ async def _setup(parley: Harness, tmp_path: Path) -> str:
 
 async def _receive(
     parley: Harness, user: str, message: str, text: str, ref: ConversationRef = HALL
-) -> Queued | Refused:
+) -> Queued | Refused | Decided:
     async with parley.context.store.transaction() as tx:
         return await receive_from_user(tx, parley.clock, ref, user, message, text)
 

@@ -30,6 +30,7 @@ async def test_a_turn_gives_its_brain_back_however_it_ends(ending: Ending) -> No
         broker,
         BrainCache(provider, idle_seconds=IDLE),
         _actions,
+        _no_approvals,
         _no_tools,
         McpServers(policy=ProcessPolicy(confine=False)),
     )
@@ -81,6 +82,15 @@ def _start(run_id: int) -> bytes:
         tools=[],
     )
     return start.model_dump_json().encode()
+
+
+class _NoApprovals:
+    async def approve(self, tool: str, arguments: object) -> str | None:
+        raise AssertionError(f"{tool} asks nobody here")
+
+
+def _no_approvals(token: str, url: str) -> _NoApprovals:
+    return _NoApprovals()
 
 
 def _no_tools(start: TurnStart, workspace: Path) -> WorkspaceTools:

@@ -39,7 +39,7 @@ async def test_opening_twice_migrates_once(database_url: str) -> None:
             ).all()
     finally:
         await second.close()
-    assert [row[0] for row in versions] == ["0025"]
+    assert [row[0] for row in versions] == ["0026"]
 
 
 async def test_sqlite_runs_in_wal_mode(tmp_path: object) -> None:
@@ -90,3 +90,22 @@ async def test_agents_hired_before_tool_lists_have_the_read_only_tools(database_
     finally:
         await store.close()
     assert session is not None and session.tools == ("read", "list", "find")
+    assert session.ask == ("run",)  # 0026: every agent asks before run, as a new one does
+
+
+async def test_approvals_go_down_and_up_with_the_agents_kept(database_url: str) -> None:
+    """0026 adds the ask lists and the approvals; going down to 0025 and up again keeps the
+    agents and leaves the schema as the tables say."""
+    now = datetime(2026, 12, 5, tzinfo=UTC)
+    store = await Store.open(database_url)
+    try:
+        async with store.transaction() as tx:
+            node = await tx.nodes.create_with_session("here", "node:here", "host", "/tmp", now)
+        await migrate(store.engine, "downgrade", "0025")
+        await migrate(store.engine, "upgrade", "head")
+        assert await store.run_sync(_differences) == []
+        async with store.transaction() as tx:
+            session = await tx.agents.by_id(node.session_agent_id)
+    finally:
+        await store.close()
+    assert session is not None and session.ask == ("run",)

@@ -10,7 +10,7 @@ from parley.actions.table import WORKSPACE_TOOLS
 from parley.agents.hiring import MAX_SESSIONS_LIMIT, MAX_SURGE_THRESHOLD
 from parley.agents.mcp import MAX_SERVERS, MAX_TARGET
 from parley.agents.model import Agent, AgentWarning, McpServer, MemoryNote, SettingChange
-from parley.agents.tools import DEFAULT_TOOLS
+from parley.agents.tools import DEFAULT_TOOLS, MAX_ASK
 from parley.api.schemas.base import NAME, Body, capped, example, ranged
 from parley.brains.spec import MAX_BRAIN_SPEC
 from parley.durations import format_duration
@@ -65,6 +65,10 @@ class McpServerOut(BaseModel):
 
 
 MCP_HELP = "its own MCP servers; their tools are offered to its model brain as NAME.tool"
+ASK_HELP = (
+    "its tools that wait for a person's approval before each call: workspace tools, its MCP"
+    " servers (every tool of one) or SERVER.tool; a new agent asks before run"
+)
 
 
 class HireIn(Body):
@@ -93,6 +97,7 @@ class HireIn(Body):
     env_from_server: list[str] = Field([], description=ENV_FROM_SERVER_HELP)
     tools: list[str] | None = Field(None, description=TOOLS_HELP, max_length=_MAX_TOOLS)
     mcp: list[McpServerIn] = Field([], description=MCP_HELP, max_length=MAX_SERVERS)
+    ask: list[str] | None = Field(None, description=ASK_HELP, max_length=MAX_ASK)
     allow_missing_key: bool = Field(False, description=ALLOW_MISSING_KEY_HELP)
 
 
@@ -128,6 +133,11 @@ class AgentPatch(Body):
         description="its workspace tools, the whole list (an empty one: none); a node session"
         " runs commands only where the operator grants it",
         max_length=_MAX_TOOLS,
+    )
+    ask: list[str] | None = Field(
+        None,
+        description=ASK_HELP + "; the whole list (an empty one: nothing asks)",
+        max_length=MAX_ASK,
     )
     mcp: list[McpServerIn] = Field(
         [], description="MCP servers added, or replacing theirs by name", max_length=MAX_SERVERS
@@ -194,6 +204,7 @@ class AgentOut(BaseModel):
     env_from_server: list[str] = Field(description="those it takes from the server's environment")
     tools: list[str] = Field(description="its workspace tools")
     mcp: list[McpServerOut] = Field(description=MCP_HELP)
+    ask: list[str] = Field(description=ASK_HELP)
     notices: list[str] = Field(
         [], description="warnings about the request just made, such as a missing API key"
     )
@@ -225,6 +236,7 @@ class AgentOut(BaseModel):
             env_from_server=list(agent.env_from_server),
             tools=list(agent.tools),
             mcp=[McpServerOut.of(server) for server in agent.mcp_servers],
+            ask=list(agent.ask),
         )
 
 

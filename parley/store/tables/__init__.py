@@ -33,6 +33,7 @@ from parley.store.tables.team import (
 )
 from parley.store.tables.work import (
     AGENT_CONVERSATION_KEY,
+    approvals,
     given_inputs,
     hop_counts,
     messages,
@@ -49,6 +50,7 @@ __all__ = [
     "agent_memory",
     "agent_warnings",
     "agents",
+    "approvals",
     "channel_accounts",
     "channel_bindings",
     "channel_identities",

@@ -112,6 +112,8 @@ agents = Table(
     Column("tools", Text, nullable=False, server_default="read,list,find"),
     # Its own MCP servers, as JSON (agents/mcp.py).
     Column("mcp_servers", Text, nullable=False, server_default="[]"),
+    # Which of its tools wait for a person's approval before each call (agents/tools.py).
+    Column("ask", Text, nullable=False, server_default="run"),
     Column("retired_reason", Text, nullable=True),
     Column("retired_at", UTCDateTime, nullable=True),
     Column("hired_by_person_id", Integer, ForeignKey("people.id"), nullable=True),

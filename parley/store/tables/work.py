@@ -269,3 +269,30 @@ tool_calls = Table(
     Column("error", Text, nullable=True),
     Column("after_chars", BigInteger, nullable=False),
 )
+
+
+# A tool call that waits for a person's yes or no before it acts (``parley/approvals/``): its
+# exact arguments, and how it was decided; at most one decision, by the first who gives it.
+approvals = Table(
+    "approvals",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("run_id", Integer, ForeignKey("runs.id"), nullable=False),
+    Column("tool", String(200), nullable=False),
+    Column("arguments", Text, nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("asked_at", UTCDateTime, nullable=False),
+    Column("deadline", UTCDateTime, nullable=False),
+    Column("decided_at", UTCDateTime, nullable=True),
+    Column("decided_by_person_id", Integer, ForeignKey("people.id"), nullable=True),
+    Column("reason", Text, nullable=True),
+    CheckConstraint("state IN ('waiting', 'approved', 'denied')", name="state"),
+    CheckConstraint("(state = 'waiting') = (decided_at IS NULL)", name="decided_when_not_waiting"),
+    Index("ix_approvals_run", "run_id"),
+    Index(
+        "ix_approvals_waiting",
+        "id",
+        sqlite_where=text("state = 'waiting'"),
+        postgresql_where=text("state = 'waiting'"),
+    ),
+)

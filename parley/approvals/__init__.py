@@ -1,0 +1,1 @@
+"""Approvals: a tool call that asks first waits for a person's yes or no."""

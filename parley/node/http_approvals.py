@@ -1,0 +1,61 @@
+"""The Approvals port for turns on a joined node: the call is asked at the hub's
+``/api/v1/act/approvals`` under the run's token, then the node waits for the decision in long
+polls, each one looked at again after a hub that was away comes back (the decision is in the
+hub's store, so a restart loses none)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from parley.errors import Unavailable
+from parley.node.http_actions import API, refusal
+from parley.retrying import retrying
+
+# A long poll's wait at the hub, and the client's patience for its answer (a little longer).
+POLL_SECONDS = 25.0
+POLL_TIMEOUT = POLL_SECONDS + 15.0
+
+
+class HttpApprovals:
+    def __init__(self, client: httpx.AsyncClient, parley_url: str, token: str) -> None:
+        self._client = client
+        self._url = parley_url.rstrip("/") + API + "/act/approvals"
+        self._headers = {"Authorization": f"Bearer {token}"}
+
+    async def approve(self, tool: str, arguments: Mapping[str, object]) -> str | None:
+        asked = await self._call("POST", self._url, json={"tool": tool, "arguments": arguments})
+        approval_id = asked["approval"]["id"]
+        while _waiting(asked):
+            asked = await retrying(
+                lambda: self._call("GET", f"{self._url}/{approval_id}", wait=POLL_SECONDS),
+                what=f"waiting for approval {approval_id}",
+                first=0.5,
+                longest=10.0,
+            )
+        result = asked.get("result")
+        return result if isinstance(result, str) else None
+
+    async def _call(
+        self, method: str, url: str, json: object = None, wait: float | None = None
+    ) -> dict[str, Any]:
+        params = None if wait is None else {"wait": wait}
+        try:
+            response = await self._client.request(
+                method, url, json=json, params=params, headers=self._headers, timeout=POLL_TIMEOUT
+            )
+        except httpx.HTTPError as exc:
+            raise Unavailable(f"cannot reach the hub at {self._url}: {exc!r}") from exc
+        if response.status_code >= 500:
+            raise Unavailable(f"the hub answered HTTP {response.status_code}")
+        if response.is_error:
+            raise refusal(response)
+        answer: dict[str, Any] = response.json()
+        return answer
+
+
+def _waiting(asked: Mapping[str, Any]) -> bool:
+    approval = asked["approval"]
+    return bool(approval["state"] == "waiting" and approval["run_state"] == "running")
