@@ -21,6 +21,8 @@ from parley.store import Store
 
 # How long one wait lasts before its caller looks again (an HTTP long poll's length).
 WAIT_SECONDS = 25.0
+# How often a wait rereads the store unwoken: a deadline passes without a commit to wake it.
+RECHECK_SECONDS = 1.0
 
 
 async def ask_for_token(
@@ -51,8 +53,8 @@ async def decision(
             left_to_deadline = (approval.deadline - clock.now()).total_seconds()
             if left_to_deadline <= 0:
                 return await _timed_out(store, clock, approval)
-            wait = min(left_to_deadline, until - loop.time())
-            if wait <= 0:
+            wait = min(left_to_deadline, until - loop.time(), RECHECK_SECONDS)
+            if until <= loop.time():
                 return approval
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(_news(events), wait)
