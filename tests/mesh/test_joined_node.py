@@ -22,6 +22,7 @@ from parley.node.keys import NodeKey
 from parley.node.runner import NodeRunner
 from parley.settings import Settings
 from parley.startup import joining
+from tests.approvals.support import decide, waiting
 from tests.brains.fake_openai import openai_app
 from tests.brains.fakes import Reply, Script, ToolCall, serving
 from tests.node_creds import node_key
@@ -98,7 +99,7 @@ async def test_a_joined_node_runs_workspace_tools_itself_in_its_own_workspace(
     with serving(openai_app(fake)) as url:
         async with joined(parley, tmp_path / "gamma", openai_base_url=f"{url}/v1"):
             await parley.hire(
-                "planner", node="gamma", brain="openai:gpt-test", tools=["write", "run"]
+                "planner", node="gamma", brain="openai:gpt-test", tools=["write", "run"], ask=[]
             )
             queued = await say(parley.owner, "planner", "write the plan")
             _, end = await follow(parley.owner, queued["run_id"])
@@ -107,6 +108,36 @@ async def test_a_joined_node_runs_workspace_tools_itself_in_its_own_workspace(
     ran = fake.bodies[2]["messages"][-1]
     assert ran["role"] == "tool" and "exit code 0" in ran["content"]
     assert "# Plan" in ran["content"]
+
+
+async def test_a_joined_node_s_call_waits_for_approval_at_the_hub_and_acts_once_approved(
+    parley: Harness, tmp_path: Path
+) -> None:
+    """The joined node asks at the hub under the run's token and waits in long polls; the
+    person decides at the hub; the node runs the approved command in its own workspace, and
+    a denied one not at all."""
+    fake = Script(
+        replies=[
+            Reply(calls=(ToolCall("run", {"command": "echo yes > approved.txt"}),)),
+            Reply(calls=(ToolCall("run", {"command": "echo no > denied.txt"}),)),
+            Reply(text="Both asked."),
+        ]
+    )
+    with serving(openai_app(fake)) as url:
+        async with joined(parley, tmp_path / "gamma", openai_base_url=f"{url}/v1"):
+            await parley.hire("deployer", node="gamma", brain="openai:gpt-test", tools=["run"])
+            queued = await say(parley.owner, "deployer", "deploy")
+            (first,) = await waiting(parley.owner)
+            await decide(parley.owner, first["id"], "approve")
+            (second,) = await waiting(parley.owner)
+            await decide(parley.owner, second["id"], "deny", reason="once is enough")
+            _, end = await follow(parley.owner, queued["run_id"])
+    assert (end["state"], end["output"]) == ("finished", "Both asked."), end
+    assert first["node"] == "gamma" and first["arguments"] == {"command": "echo yes > approved.txt"}
+    assert (tmp_path / "gamma" / "deployer" / "approved.txt").read_text() == "yes\n"
+    assert not (tmp_path / "gamma" / "deployer" / "denied.txt").exists()
+    denied = fake.bodies[2]["messages"][-1]
+    assert denied["role"] == "tool" and "owner denied it: once is enough" in denied["content"]
 
 
 async def test_a_refused_action_of_a_remote_turn_is_the_tools_result(

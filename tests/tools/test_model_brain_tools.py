@@ -61,7 +61,9 @@ async def _turn(
             update={f"{provider}_base_url": url + suffix, f"{provider}_api_key": SecretStr("k")}
         )
         async with started(configured, clock) as parley:
-            hired = await parley.hire("builder", brain=f"{provider}:model-test", tools=tools)
+            hired = await parley.hire(
+                "builder", brain=f"{provider}:model-test", tools=tools, ask=[]
+            )  # acting unasked (approvals: tests/approvals/)
             queued = await say(parley.owner, "builder", "tidy the notes")
             _, end = await follow(parley.owner, queued["run_id"])
             workspace = Path((await parley.agent("builder"))["workspace"])

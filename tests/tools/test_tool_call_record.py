@@ -64,7 +64,11 @@ async def test_a_run_keeps_each_call_in_order_with_its_text_and_followers_see_th
         Reply(text="All done."),
     ]
     await parley.hire(
-        "builder", brain="openai:m", tools=["read", "write", "run"], env={"TOKEN": SECRET}
+        "builder",
+        brain="openai:m",
+        tools=["read", "write", "run"],
+        ask=[],  # acting unasked (approvals: tests/approvals/)
+        env={"TOKEN": SECRET},
     )
     queued = await say(parley.owner, "builder", "go")
     events = await _events(parley.owner, queued["run_id"])
@@ -95,7 +99,7 @@ async def test_a_stop_kills_the_command_in_flight_and_the_stopped_run_keeps_the_
 ) -> None:
     parley, script = model
     script.replies = [Reply(calls=(ToolCall("run", {"command": "echo $$ > pid; sleep 60"}),))]
-    hired = await parley.hire("builder", brain="openai:m", tools=["run"])
+    hired = await parley.hire("builder", brain="openai:m", tools=["run"], ask=[])
     pid_file = Path(hired["workspace"]) / "pid"  # in its workspace: the rest is not its to write
     queued = await say(parley.owner, "builder", "wait")
     assert await eventually(lambda: _written(pid_file))
