@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import SecretStr
 
 from parley.settings import Settings
+from tests.approvals.support import decide, waiting
 from tests.brains.fake_openai import openai_app
 from tests.brains.fakes import Reply, Script, ToolCall, serving
 from tests.runs.support import follow, get, say
@@ -77,3 +78,32 @@ async def test_a_server_that_cannot_start_fails_the_turn_saying_why(
     assert "MCP server db did not start" in end["reason"]
     assert "cannot open the database" in end["reason"]
     assert script.bodies == []  # the model was never asked
+
+
+async def test_an_mcp_tool_on_the_ask_list_waits_for_approval_and_others_do_not(
+    settings: Settings, clock: ManualClock
+) -> None:
+    """``--ask calc.add``: calc.echo acts at once, calc.add waits and, denied, is not called."""
+    script = Script(
+        replies=[
+            Reply(calls=(ToolCall("calc__echo", {"text": "hi"}),)),
+            Reply(calls=(ToolCall("calc__add", {"a": 2, "b": 40}),)),
+            Reply(text="Asked."),
+        ]
+    )
+    server = {"name": "calc", "command": f"{sys.executable} {SERVER}"}
+    with serving(openai_app(script)) as url:
+        configured = settings.model_copy(
+            update={"openai_base_url": f"{url}/v1", "openai_api_key": SecretStr("k")}
+        )
+        async with started(configured, clock) as parley:
+            await parley.hire("counter", brain="openai:m", mcp=[server], ask=["calc.add"])
+            queued = await say(parley.owner, "counter", "what is 2 + 40?")
+            (asked,) = await waiting(parley.owner)
+            await decide(parley.owner, asked["id"], "deny", reason="count yourself")
+            _, end = await follow(parley.owner, queued["run_id"])
+    assert end["state"] == "finished", end
+    assert asked["tool"] == "calc.add" and asked["arguments"] == {"a": 2, "b": 40}
+    echoed, added = [m["content"] for m in script.bodies[-1]["messages"] if m["role"] == "tool"]
+    assert echoed == "hi"
+    assert added.startswith("refused: calc.add was not run: owner denied it: count yourself")
