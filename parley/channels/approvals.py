@@ -9,11 +9,12 @@ In the channel itself a person answers ``/approve ID`` or ``/deny ID [why]`` (``
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 
 from parley.approvals import asking
 from parley.approvals.model import Approval
+from parley.channels.model import WEB, ConversationRef
 from parley.channels.outbound import post_where_run_is
 from parley.clock import Clock
 from parley.people.model import Person
@@ -34,14 +35,25 @@ async def ask(
     timeout: timedelta,
 ) -> Approval:
     approval = await asking.ask(tx, clock, run, tool, arguments, timeout)
-    words = (
+    await _post(tx, clock, approval, f"approval:{approval.id}", lambda ref: _asking(approval, ref))
+    return approval
+
+
+def _asking(approval: Approval, ref: ConversationRef) -> str:
+    """The post that asks: the call, and how to answer where it is read (the web channel's
+    conversations take no commands: its people answer on the Turns page)."""
+    number = approval.id
+    here = (
+        "on the Turns page of the web page"
+        if ref.channel == WEB
+        else f"here with /approve {number} or /deny {number} [why]"
+    )
+    return (
         f"{approval.agent_name} asks to call {approval.tool} with {shown(approval.arguments)}."
-        f" Answer /approve {approval.id} or /deny {approval.id} [why] here (or 'parley approve"
-        f" {approval.id}'); 'parley stop {approval.run_id}' stops the turn. Unanswered by"
+        f" Answer {here}, or with 'parley approve {number}' or 'parley deny {number}';"
+        f" 'parley stop {approval.run_id}' stops the turn. Unanswered by"
         f" {approval.deadline:%H:%M:%S} UTC, it is denied."
     )
-    await _post(tx, clock, approval, f"approval:{approval.id}", words)
-    return approval
 
 
 async def decide(
@@ -82,7 +94,13 @@ async def _tell_decided(tx: Tx, clock: Clock, approval: Approval) -> None:
     await _post(tx, clock, approval, f"approval:{approval.id}:decided", words)
 
 
-async def _post(tx: Tx, clock: Clock, approval: Approval, key: str, words: str) -> None:
+async def _post(
+    tx: Tx,
+    clock: Clock,
+    approval: Approval,
+    key: str,
+    words: str | Callable[[ConversationRef], str],
+) -> None:
     run = await tx.runs.by_id(approval.run_id)
     topic = await tx.topics.by_id(approval.topic_id)
     assert run is not None and topic is not None

@@ -5,6 +5,7 @@ through. A ``channel_thread`` makes the thread a subtask spawned with ``thread``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from typing import ClassVar
 
@@ -141,21 +142,22 @@ async def post_where_run_is(
     run: Run,
     topic: Topic,
     key: str,
-    text: str,
+    text: str | Callable[[ConversationRef], str],
     persona: str | None,
     why: str,
     *,
     or_bound: bool = False,
 ) -> bool:
-    """Post ``text`` (once, by ``key``) where ``run``'s text came from in a channel, if it came
-    from one; with ``or_bound``, else in a conversation its session is bound to. False: no
-    such place."""
+    """Post ``text`` (once, by ``key``; worded for the place, if it is a function of it) where
+    ``run``'s text came from in a channel, if it came from one; with ``or_bound``, else in a
+    conversation its session is bound to. False: no such place."""
     place = await _place_of_run(tx, run, topic, or_bound)
     if place is None:
         return False
     ref, through = place
+    words = text if isinstance(text, str) else text(ref)
     post = ChannelPost(
-        **ChannelPlace.fields_of(ref), text=text, persona=persona, binding_id=through,
+        **ChannelPlace.fields_of(ref), text=words, persona=persona, binding_id=through,
         topic_id=topic.id,
     )  # fmt: skip
     if await tx.outbox.put(key, post, clock.now(), route=RouteNote(None, why, str(ref))):

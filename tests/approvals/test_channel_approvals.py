@@ -112,3 +112,30 @@ async def _posted(adapter: RecordingAdapter, count: int) -> bool:
 async def _quiet() -> None:
     """Time for a second post, were one to come."""
     await asyncio.sleep(0.2)
+
+
+async def test_in_a_web_conversation_the_post_points_to_the_turns_page(
+    parley: Harness, tmp_path: Path
+) -> None:
+    """The web channel's conversations take no commands: its post says where to answer."""
+    hired = await parley.hire("deployer", brain=holding_brain(tmp_path), tools=["run"])
+    await _ok(parley, "PUT", "/channels/web/accounts/home", default_agent="deployer")
+    made = await _ok(parley, "POST", "/channels/web/home/conversations", title="ops")
+    where = f"/channels/web/home/conversations/{made['id']}"
+    queued = await _ok(parley, "POST", f"{where}/messages", text="deploy please")
+    token = await token_of(hired["workspace"], queued["run_id"])
+    asked = await parley.owner.post("/api/v1/act/approvals", json=RUN, headers=bearer(token))
+    number = asked.json()["approval"]["id"]
+
+    async def posted() -> list[str]:
+        shown = await _ok(parley, "GET", where)
+        return [m["body"] for m in shown["messages"] if m["author"] == "parley"]
+
+    assert await eventually(lambda: _has(posted))
+    (words,) = await posted()
+    assert "on the Turns page of the web page" in words and "/approve" not in words
+    assert f"parley approve {number}" in words
+
+
+async def _has(read: Any) -> bool:
+    return bool(await read())
