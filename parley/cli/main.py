@@ -36,6 +36,7 @@ class Parley(ParleyGroup):
         "stop": "parley.cli.runs:stop",
         "turns": "parley.cli.runs:turns",
         "answer": "parley.cli.runs:answer",
+        "approvals": "parley.cli.runs:approvals",
         "approve": "parley.cli.runs:approve",
         "deny": "parley.cli.runs:deny",
         "agent-conversation": "parley.cli.agent_conversations:app",

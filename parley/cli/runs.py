@@ -132,20 +132,33 @@ def turns(
     before: str | None = BeforeOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Turns waiting for your answer (you are a human agent's person), then tool calls waiting
-    for your approval (of your conversations and tasks; an owner's: all), oldest first;
-    --before pages the turns."""
+    """Turns waiting for your answer (you are a human agent's person), oldest first; then the
+    first tool calls waiting for your approval (parley approvals lists them all). --json and
+    --before: the turns alone."""
     with reporting_errors():
         api = client(ctx)
         waiting = api.get("/me/turns", limit=limit, before=before)
-        approvals = api.get("/me/approvals", limit=limit)
-        if as_json:
-            show_json({**waiting, "approvals": approvals})
+        if as_json or before is not None:
+            show_page(waiting, as_json, _render_turns)
             return
+        approvals = api.get("/me/approvals", limit=limit)
         if waiting["items"] or not approvals["items"]:
             show_page(waiting, False, _render_turns)
         if approvals["items"]:
             show_page(approvals, False, _render_approvals)
+
+
+def approvals(
+    ctx: typer.Context,
+    limit: int | None = LimitOption,
+    before: str | None = BeforeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Tool calls waiting for your approval, oldest first, with their exact arguments: of your
+    conversations and tasks (an owner's: every one)."""
+    with reporting_errors():
+        waiting = client(ctx).get("/me/approvals", limit=limit, before=before)
+        show_page(waiting, as_json, _render_approvals)
 
 
 def _render_turns(details: list[Any]) -> None:
@@ -167,8 +180,9 @@ def _render_approvals(approvals: list[Any]) -> None:
         }
         for a in approvals
     ]
-    table(rows, ["approval", "run", "agent", "call", "until"], "no call waits for approval")
-    console.print("parley approve ID, parley deny ID [--reason WHY], or parley stop RUN")
+    table(rows, ["approval", "run", "agent", "call", "until"], "no call waits for your approval")
+    if rows:
+        console.print("parley approve ID, parley deny ID [--reason WHY], or parley stop RUN")
 
 
 def approve(ctx: typer.Context, approval_id: int, as_json: bool = JsonOption) -> None:

@@ -53,7 +53,7 @@ def test_say_shows_the_call_waiting_and_deny_answers_it(
     hired = ok_json(served, "agent", "hire", "builder", "--node", "local", "--brain",
                     "openai:model-test", "--tools", "run,read", "--ask", "run")  # fmt: skip
     saying = _say(served, "builder", "make a file")
-    listed = until(lambda: ok_json(served, "turns")["approvals"]["items"])
+    listed = until(lambda: ok_json(served, "approvals")["items"])
     shown = ok(served, "turns", COLUMNS="200")
     (approval,) = listed
     number = str(approval["id"])
@@ -77,7 +77,7 @@ def test_approve_lets_the_call_act(served_with_model: Served, tmp_path: Path) ->
     hired = ok_json(served, "agent", "hire", "builder", "--node", "local", "--brain",
                     "openai:model-test", "--tools", "run")  # fmt: skip
     saying = _say(served, "builder", "make a file")
-    (approval,) = until(lambda: ok_json(served, "turns")["approvals"]["items"])
+    (approval,) = until(lambda: ok_json(served, "approvals")["items"])
     approved = ok_json(served, "approve", str(approval["id"]))
     out, err = saying.communicate(timeout=60)
     assert out.strip() == "Done."
