@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -185,22 +189,52 @@ def stream_reply(api: ApiClient, run_id: int) -> tuple[Any, bool]:
 
 @contextmanager
 def stopping_on_interrupt(api: ApiClient, run_id: int) -> Iterator[None]:
-    """Ctrl-C stops the run, says so and exits 130; a second Ctrl-C while the stop is being sent
-    leaves at once."""
+    """Ctrl-C stops the run, says so and exits 130; a second Ctrl-C, whenever it comes after
+    the first (even while the first is still unwinding), leaves at once, exit 130 too; one
+    after the stop was sent changes nothing.
+
+    The second is a signal handler the first installs, not a second KeyboardInterrupt: one
+    raised between the first's raise and its handling would escape every ``except``. After the
+    stop, SIGINT is ignored: Python's exit puts back the default handler of a signal it handles
+    (not of one ignored), and a late Ctrl-C would kill the process then (exit -2, not 130)."""
+
+    def leave_now(signum: int, frame: object) -> None:
+        with contextlib.suppress(Exception):  # a write it interrupted may refuse a second
+            say_note(f"left without stopping run {run_id}")
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(INTERRUPTED)
+
+    def first(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGINT, leave_now)
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        previous = None  # signals reach the main thread alone: nothing to handle here
+    else:
+        previous = signal.signal(signal.SIGINT, first)
+    interrupted = False
     try:
         yield
     except KeyboardInterrupt:
-        try:  # at once: a second Ctrl-C may come any time from here
-            sys.stdout.write("\n")
-            sys.stdout.flush()
-            stopped = api.post(f"/runs/{run_id}/stop", {})["stopped"]
-        except KeyboardInterrupt:
-            say_note(f"left without stopping run {run_id}")
+        interrupted = True
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+        try:
+            stopped: bool | None = bool(api.post(f"/runs/{run_id}/stop", {})["stopped"])
+            refused = None
         except ParleyError as exc:
-            say_error(f"run {run_id} was not stopped: {exc.message}")
+            stopped, refused = None, exc.message
+        if previous is not None:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # the stop is sent: we are leaving
+        if refused is not None:
+            say_error(f"run {run_id} was not stopped: {refused}")
         else:
             say_note(f"stopped run {run_id}" if stopped else f"run {run_id} had ended")
         raise typer.Exit(INTERRUPTED) from None
+    finally:
+        if previous is not None and not interrupted:
+            signal.signal(signal.SIGINT, previous)
 
 
 @contextmanager

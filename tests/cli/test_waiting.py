@@ -170,7 +170,7 @@ def test_a_second_ctrl_c_leaves_at_once(served: Served, tmp_path: Path) -> None:
     cli.process.send_signal(signal.SIGINT)
     cli.process.send_signal(signal.SIGINT)
     code, _, err = cli.finish()
-    assert code == 130
+    assert code == 130, err
     assert err in (f"stopped run {run_id}\n", f"left without stopping run {run_id}\n")
     assert "Traceback" not in err
 
