@@ -24,6 +24,8 @@ from parley.text import MAX_REASON, check_length, refuse_nul, refuse_nul_within
 MAX_WAITING_PER_RUN = 8
 # The arguments kept: a write's whole content and a little more for the JSON around it.
 MAX_ARGUMENTS = MAX_CONTENT + 4096
+# A tool's name as kept: an MCP server's name, a dot and the server's name for its tool.
+MAX_TOOL = 200
 
 
 async def ask(
@@ -63,6 +65,8 @@ def _check_asked(
     on_its_list = server in servers if dot else tool in tools and _is_workspace_tool(tool)
     if not on_its_list:
         raise Forbidden(f"{tool[:80]!r} is not one of {agent}'s tools")
+    if len(tool) > MAX_TOOL:
+        raise Invalid(f"a tool's name is at most {MAX_TOOL} characters: {tool[:80]!r}…")
     if not asks_first(ask, tool):
         raise Invalid(f"{agent} does not ask before {tool}: call it")
 

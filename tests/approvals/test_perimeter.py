@@ -5,6 +5,7 @@ refusal says what was wrong and leaves nothing behind."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from parley.approvals.asking import MAX_WAITING_PER_RUN
 from tests.approvals.support import decide, waiting
 from tests.runs.support import get, holding_brain, say, token_of
 from tests.support import Harness, bearer, items
+from tests.tools import mcp_test_server
 
 RUN = {"tool": "run", "arguments": {"command": "make deploy"}}
 
@@ -113,3 +115,21 @@ async def test_a_deny_reason_is_bounded_and_a_decision_of_nothing_is_refused(
     assert too_long["error"] == "invalid" and nul["error"] == "invalid"
     assert out_of_range.status_code in (400, 404, 422)
     assert still["state"] == "waiting"  # a refused decision decided nothing
+
+
+async def test_a_tool_of_its_own_server_with_a_name_past_the_cap_is_refused(
+    parley: Harness, tmp_path: Path
+) -> None:
+    """An MCP server's every tool asks first: a made-up tool name of it, however long, is
+    refused by its length before anything is kept."""
+    server = {"name": "calc", "command": f"{sys.executable} {mcp_test_server.__file__}"}
+    hired = await parley.hire(
+        "counter", brain=holding_brain(tmp_path), tools=[], mcp=[server], ask=["calc"]
+    )
+    queued = await say(parley.owner, "counter", "count")
+    token = await token_of(hired["workspace"], queued["run_id"])
+    long_name = await _ask(parley, token, {"tool": "calc." + "x" * 300, "arguments": {}}, 400)
+    fits = await _ask(parley, token, {"tool": "calc.add", "arguments": {"a": 1, "b": 2}})
+    listed = items(await get(parley.owner, "/me/approvals"))
+    assert "at most 200 characters" in long_name["message"] and len(long_name["message"]) < 200
+    assert [a["id"] for a in listed] == [fits["approval"]["id"]]
