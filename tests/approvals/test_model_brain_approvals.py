@@ -15,8 +15,9 @@ import httpx
 import pytest
 
 from parley.settings import Settings
-from tests.approvals.support import PROVIDERS, decide, tool_results, waiting, with_model
+from tests.approvals.support import decide, waiting
 from tests.brains.fakes import ToolCall
+from tests.brains.providers import PROVIDERS, tool_results, with_model
 from tests.runs.support import follow, get, say
 from tests.support import ManualClock, eventually, items
 

@@ -5,27 +5,18 @@ A tool off the list is neither offered nor run."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fastapi import FastAPI
-from pydantic import SecretStr
 
 from parley.settings import Settings
-from tests.brains.fake_anthropic import anthropic_app
-from tests.brains.fake_openai import openai_app
-from tests.brains.fakes import Reply, Script, ToolCall, serving
+from tests.brains.fakes import Script, ToolCall
+from tests.brains.providers import PROVIDERS, tool_results, with_model
 from tests.runs.support import follow, say
-from tests.support import ManualClock, started
+from tests.support import ManualClock
 
 Body = dict[str, Any]
-# provider: (fake, the path its base URL ends with)
-PROVIDERS: dict[str, tuple[Callable[[Script], FastAPI], str]] = {
-    "openai": (openai_app, "/v1"),
-    "anthropic": (anthropic_app, ""),
-}
 EVERY_TOOL = ["read", "list", "find", "write", "edit", "run"]
 
 
@@ -34,39 +25,17 @@ def _offered(provider: str, body: Body) -> set[str]:
     return {tool["name"] if key == "name" else tool["function"]["name"] for tool in body["tools"]}
 
 
-def _results(provider: str, body: Body) -> list[str]:
-    """The tool results the model was sent back, oldest first."""
-    if provider == "openai":
-        return [str(m["content"]) for m in body["messages"] if m["role"] == "tool"]
-    found = []
-    for message in body["messages"]:
-        if isinstance(message["content"], list):
-            for block in message["content"]:
-                if block["type"] == "tool_result":
-                    content = block["content"]
-                    text = content if isinstance(content, str) else content[0]["text"]
-                    found.append(str(text))
-    return found
-
-
 async def _turn(
     provider: str, settings: Settings, clock: ManualClock, tools: list[str], calls: list[ToolCall]
 ) -> tuple[Script, dict[str, Any], Path]:
     """A turn of an agent with ``tools`` whose model makes ``calls`` one by one, then answers."""
-    app, suffix = PROVIDERS[provider]
-    replies = [Reply(calls=(call,)) for call in calls] + [Reply(text="Done.")]
-    script = Script(replies=replies)
-    with serving(app(script)) as url:
-        configured = settings.model_copy(
-            update={f"{provider}_base_url": url + suffix, f"{provider}_api_key": SecretStr("k")}
-        )
-        async with started(configured, clock) as parley:
-            hired = await parley.hire(
-                "builder", brain=f"{provider}:model-test", tools=tools, ask=[]
-            )  # acting unasked (approvals: tests/approvals/)
-            queued = await say(parley.owner, "builder", "tidy the notes")
-            _, end = await follow(parley.owner, queued["run_id"])
-            workspace = Path((await parley.agent("builder"))["workspace"])
+    async with with_model(provider, settings, clock, calls) as (parley, script):
+        hired = await parley.hire(
+            "builder", brain=f"{provider}:model-test", tools=tools, ask=[]
+        )  # acting unasked (approvals: tests/approvals/)
+        queued = await say(parley.owner, "builder", "tidy the notes")
+        _, end = await follow(parley.owner, queued["run_id"])
+        workspace = Path((await parley.agent("builder"))["workspace"])
     assert hired["tools"] == tools
     return script, end, workspace
 
@@ -88,7 +57,7 @@ async def test_a_model_brain_calls_each_workspace_tool_in_its_own_workspace(
     assert end["output"] == "Done."
     assert (workspace / "notes/todo.md").read_text() == "- buy coffee\n- TODO call bob\n"
     assert _offered(provider, script.bodies[0]) >= set(EVERY_TOOL) | {"send", "report"}
-    results = _results(provider, script.bodies[-1])
+    results = tool_results(provider, script.bodies[-1])
     assert len(results) == len(calls)
     wrote, edited, read, listed, found, ran = results
     assert "notes/todo.md" in wrote and "bytes" in wrote
@@ -115,7 +84,7 @@ async def test_a_tool_off_the_agent_s_list_is_not_offered_and_not_run(
     assert end["state"] == "finished", end
     offered = _offered(provider, script.bodies[0])
     assert {"read", "list"} <= offered and not offered & {"write", "run", "edit", "find"}
-    ran, wrote, escaped, listed = _results(provider, script.bodies[-1])
+    ran, wrote, escaped, listed = tool_results(provider, script.bodies[-1])
     assert ran.startswith("refused:") and "no tool 'run'" in ran
     assert wrote.startswith("refused:") and "no tool 'write'" in wrote
     assert escaped.startswith("refused:") and ".." in escaped
