@@ -5,6 +5,7 @@ the hub checks it exactly as it checks an action taken in its own process."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import httpx
 
@@ -23,18 +24,24 @@ class HttpActions:
 
     async def act(self, name: str, arguments: Mapping[str, object]) -> str:
         checked = bind(name, arguments)  # a malformed call costs no request
-        try:
-            response = await self._client.post(
-                f"{self._url}/act/{ACTIONS[name].path}",
-                json=checked,
-                headers={"Authorization": f"Bearer {self._token}"},
-            )
-        except httpx.HTTPError as exc:
-            raise Unavailable(f"cannot reach the hub at {self._url} to {name}: {exc!r}") from exc
+        url = f"{self._url}/act/{ACTIONS[name].path}"
+        response = await hub_request(self._client, "POST", url, self._token, name, json=checked)
         if response.is_error:
             raise refusal(response)
         result = response.json().get("result")
         return result if isinstance(result, str) else ""
+
+
+async def hub_request(
+    client: httpx.AsyncClient, method: str, url: str, token: str, what: str, **sent: Any
+) -> httpx.Response:
+    """One request of a turn to the hub under its run token; Unavailable if the hub cannot be
+    reached (its answer, error or not, is the caller's to read)."""
+    headers = {"Authorization": f"Bearer {token}"}
+    try:
+        return await client.request(method, url, headers=headers, **sent)
+    except httpx.HTTPError as exc:
+        raise Unavailable(f"cannot reach the hub at {url} to {what}: {exc!r}") from exc
 
 
 def refusal(response: httpx.Response) -> ParleyError:

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 
 from parley.errors import Unavailable
-from parley.node.http_actions import API, refusal
+from parley.node.http_actions import API, hub_request, refusal
 from parley.retrying import retrying
 
 # A long poll's wait at the hub, and the client's patience for its answer (a little longer).
@@ -21,16 +21,17 @@ POLL_TIMEOUT = POLL_SECONDS + 15.0
 
 class HttpApprovals:
     def __init__(self, client: httpx.AsyncClient, parley_url: str, token: str) -> None:
-        self._client = client
+        self._client, self._token = client, token
         self._url = parley_url.rstrip("/") + API + "/act/approvals"
-        self._headers = {"Authorization": f"Bearer {token}"}
 
     async def approve(self, tool: str, arguments: Mapping[str, object]) -> str | None:
         asked = await self._call("POST", self._url, json={"tool": tool, "arguments": arguments})
         approval_id = asked["approval"]["id"]
         while _waiting(asked):
             asked = await retrying(
-                lambda: self._call("GET", f"{self._url}/{approval_id}", wait=POLL_SECONDS),
+                lambda: self._call(
+                    "GET", f"{self._url}/{approval_id}", params={"wait": POLL_SECONDS}
+                ),
                 what=f"waiting for approval {approval_id}",
                 first=0.5,
                 longest=10.0,
@@ -38,16 +39,10 @@ class HttpApprovals:
         result = asked.get("result")
         return result if isinstance(result, str) else None
 
-    async def _call(
-        self, method: str, url: str, json: object = None, wait: float | None = None
-    ) -> dict[str, Any]:
-        params = None if wait is None else {"wait": wait}
-        try:
-            response = await self._client.request(
-                method, url, json=json, params=params, headers=self._headers, timeout=POLL_TIMEOUT
-            )
-        except httpx.HTTPError as exc:
-            raise Unavailable(f"cannot reach the hub at {self._url}: {exc!r}") from exc
+    async def _call(self, method: str, url: str, **sent: Any) -> dict[str, Any]:
+        response = await hub_request(
+            self._client, method, url, self._token, "ask first", timeout=POLL_TIMEOUT, **sent
+        )
         if response.status_code >= 500:
             raise Unavailable(f"the hub answered HTTP {response.status_code}")
         if response.is_error:
