@@ -16,6 +16,7 @@ from parley.settings import Settings
 from tests.approvals.support import decide, waiting
 from tests.brains.fake_openai import openai_app
 from tests.brains.fakes import Reply, Script, ToolCall, serving
+from tests.brains.providers import tool_results, with_model
 from tests.runs.support import follow, get, say
 from tests.support import ManualClock, started
 from tests.tools import mcp_test_server
@@ -84,26 +85,16 @@ async def test_an_mcp_tool_on_the_ask_list_waits_for_approval_and_others_do_not(
     settings: Settings, clock: ManualClock
 ) -> None:
     """``--ask calc.add``: calc.echo acts at once, calc.add waits and, denied, is not called."""
-    script = Script(
-        replies=[
-            Reply(calls=(ToolCall("calc__echo", {"text": "hi"}),)),
-            Reply(calls=(ToolCall("calc__add", {"a": 2, "b": 40}),)),
-            Reply(text="Asked."),
-        ]
-    )
+    calls = [ToolCall("calc__echo", {"text": "hi"}), ToolCall("calc__add", {"a": 2, "b": 40})]
     server = {"name": "calc", "command": f"{sys.executable} {SERVER}"}
-    with serving(openai_app(script)) as url:
-        configured = settings.model_copy(
-            update={"openai_base_url": f"{url}/v1", "openai_api_key": SecretStr("k")}
-        )
-        async with started(configured, clock) as parley:
-            await parley.hire("counter", brain="openai:m", mcp=[server], ask=["calc.add"])
-            queued = await say(parley.owner, "counter", "what is 2 + 40?")
-            (asked,) = await waiting(parley.owner)
-            await decide(parley.owner, asked["id"], "deny", reason="count yourself")
-            _, end = await follow(parley.owner, queued["run_id"])
+    async with with_model("openai", settings, clock, calls) as (parley, script):
+        await parley.hire("counter", brain="openai:m", mcp=[server], ask=["calc.add"])
+        queued = await say(parley.owner, "counter", "what is 2 + 40?")
+        (asked,) = await waiting(parley.owner)
+        await decide(parley.owner, asked["id"], "deny", reason="count yourself")
+        _, end = await follow(parley.owner, queued["run_id"])
+    echoed, added = tool_results("openai", script.bodies[-1])
     assert end["state"] == "finished", end
     assert asked["tool"] == "calc.add" and asked["arguments"] == {"a": 2, "b": 40}
-    echoed, added = [m["content"] for m in script.bodies[-1]["messages"] if m["role"] == "tool"]
     assert echoed == "hi"
     assert added.startswith("refused: calc.add was not run: owner denied it: count yourself")
