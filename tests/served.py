@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -52,23 +56,38 @@ def serving(
 ) -> Iterator[Served]:
     """A real server for ``settings`` on a loopback port (``port``, or a free one), on a
     thread of its own with its own event loop, until the block ends."""
-    port = port or free_port()
-    # The settings' port is the URL a command brain's `parley act` is given: the real one.
-    settings = settings.model_copy(update={"port": port, **_lasting_nodes(settings)})
-    app = create_app(settings, clock)
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=2
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{port}"
-    _wait_until_healthy(url)
+    for tries_left in reversed(range(3 if port is None else 1)):
+        try:
+            server, thread, url = _start(settings, clock, port or free_port())
+            break
+        except PortTaken:
+            if not tries_left:
+                raise
     try:
         yield Served(url, owner_token_path(settings.data_dir).read_text().strip())
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def _start(
+    settings: Settings, clock: Clock | None, port: int
+) -> tuple[uvicorn.Server, threading.Thread, str]:
+    # The settings' port is the URL a command brain's `parley act` is given: the real one.
+    settings = settings.model_copy(update={"port": port, **_lasting_nodes(settings)})
+    config = uvicorn.Config(
+        create_app(settings, clock),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        timeout_graceful_shutdown=2,
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}"
+    _wait_until_healthy(url, server=(server, thread))
+    return server, thread, url
 
 
 def _lasting_nodes(settings: Settings) -> dict[str, float]:
@@ -79,12 +98,54 @@ def _lasting_nodes(settings: Settings) -> dict[str, float]:
     return {"node_offline_after_seconds": settings.heartbeat_seconds * 3}
 
 
-def _wait_until_healthy(url: str) -> None:
+def _wait_until_healthy(
+    url: str,
+    process: subprocess.Popen[Any] | None = None,
+    server: tuple[uvicorn.Server, threading.Thread] | None = None,
+) -> None:
+    """Until the server at ``url`` answers /healthz and is the one started here: a free port
+    is free only when asked, and another test's server given the same one answers too (seen in
+    CI: a CLI then found no owner token where its server should have written one)."""
+    port = int(url.rsplit(":", 1)[1])
     for _ in range(500):
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
+        if process is not None and process.poll() is not None:
+            left = process.returncode
+            raise PortTaken(f"parley serve left with {left} before it answered at {url}")
+        if server is not None and not server[1].is_alive():
+            raise PortTaken(f"the server thread for {url} ended before it listened")
+        ours = (server is None or server[0].started) and (
+            process is None or listens(process.pid, port)
+        )
+        if ours and _answers(url):
+            return
         time.sleep(0.02)
     raise RuntimeError(f"Parley did not come up at {url}")
+
+
+class PortTaken(RuntimeError):
+    """The port picked was taken by someone else before the server listened on it."""
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/healthz", timeout=1).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+def listens(pid: int, port: int) -> bool:
+    """Whether process ``pid`` holds the socket listening on loopback ``port`` (Linux's /proc;
+    elsewhere, taken on trust)."""
+    table = Path("/proc/net/tcp")
+    if not table.exists():
+        return True
+    inodes = {
+        fields[9]
+        for fields in (line.split() for line in table.read_text().splitlines()[1:])
+        if fields[3] == "0A" and int(fields[1].split(":")[1], 16) == port
+    }
+    try:
+        held = {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+    except OSError:
+        return False
+    return any(f"socket:[{inode}]" in held for inode in inodes)

@@ -31,7 +31,7 @@ def serving(
         text=True,
     )
     try:
-        _wait_until_healthy(f"http://127.0.0.1:{port}")
+        _wait_until_healthy(f"http://127.0.0.1:{port}", process=process)
         yield process
     finally:
         process.send_signal(signal.SIGINT)

@@ -20,7 +20,7 @@ import httpx
 
 from tests.cli.test_runtime_commands import until
 from tests.cli.test_serve import cli
-from tests.served import _wait_until_healthy, free_port
+from tests.served import PortTaken, _wait_until_healthy, free_port
 
 WITHIN = 60.0
 UNREACHABLE = 6
@@ -56,6 +56,18 @@ class Server:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
+        """Serves on its port; on a first start, on another free one if that was taken
+        meanwhile (a restart keeps its port: its clients were told it)."""
+        first = self.process is None
+        for tries_left in reversed(range(3 if first else 1)):
+            try:
+                return self._serve()
+            except PortTaken:
+                if not tries_left:
+                    raise
+                self.port = free_port()
+
+    def _serve(self) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("PARLEY_")}
         self.process = subprocess.Popen(
             [sys.executable, "-m", "parley", "serve", "--port", str(self.port)],
@@ -64,7 +76,7 @@ class Server:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        _wait_until_healthy(f"http://127.0.0.1:{self.port}")
+        _wait_until_healthy(f"http://127.0.0.1:{self.port}", process=self.process)
 
     def kill(self) -> None:
         assert self.process is not None
