@@ -9,7 +9,9 @@ from fastapi import Depends, FastAPI
 from starlette.routing import Route
 
 from parley import __version__
+from parley.a2a.routes import a2a_routes
 from parley.api import (
+    a2a,
     actions,
     agent_conversations,
     agents,
@@ -89,6 +91,8 @@ def create_app(
     # Command brains' MCP server: the run's actions, under its token (api/mcp_endpoint.py).
     mcp = McpEndpoint(app.state)
     app.router.routes.append(Route(MCP_PATH, endpoint=mcp, methods=["GET", "POST", "DELETE"]))
+    # A2A: each exposed agent's card and its JSON-RPC and HTTP+JSON endpoints (parley/a2a/).
+    app.router.routes.extend(a2a_routes())
     install_docs(app)
     install_web(app)
     for module in (
@@ -106,6 +110,7 @@ def create_app(
         bindings,
         connections,
         channels,
+        a2a,
     ):
         app.include_router(module.router, prefix="/api/v1")
     return app

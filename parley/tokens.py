@@ -1,8 +1,8 @@
-"""Bearer tokens, of three kinds told apart by their prefix, so that each is refused where
+"""Bearer tokens, of four kinds told apart by their prefix, so that each is refused where
 another kind is expected: a person's API token (``pk_``), a run's (``prt_``: a brain's authority
-for one running turn, valid while the run runs) and a peer installation's (``ppt_``: what each
-side of a connection issued the other at the handshake). Random, shown once, stored only as a
-hash."""
+for one running turn, valid while the run runs), a peer installation's (``ppt_``: what each
+side of a connection issued the other at the handshake) and an A2A client's (``pac_``, on
+``/a2a/`` alone). Random, shown once, stored only as a hash."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from parley.errors import Unauthorized
 TOKEN_PREFIX = "pk_"
 RUN_TOKEN_PREFIX = "prt_"
 PEER_TOKEN_PREFIX = "ppt_"
+A2A_TOKEN_PREFIX = "pac_"  # an A2A client's, on /a2a/ alone
 
 
 def new_token(prefix: str = TOKEN_PREFIX) -> str:
@@ -26,6 +27,22 @@ def new_run_token() -> str:
 
 def new_peer_token() -> str:
     return new_token(PEER_TOKEN_PREFIX)
+
+
+def new_a2a_token() -> str:
+    return new_token(A2A_TOKEN_PREFIX)
+
+
+def a2a_token_hash(token: str | None) -> str:
+    """The hash to look an A2A client's bearer token up by; Unauthorized for anything else."""
+    if not token:
+        raise Unauthorized("no A2A client token: send 'Authorization: Bearer <your token>'")
+    if not token.startswith(A2A_TOKEN_PREFIX):
+        raise Unauthorized(
+            "this route takes an A2A client's token (pac_…); a person's, a run's or a peer's is"
+            " refused here"
+        )
+    return hash_token(token)
 
 
 def hash_token(token: str) -> str:

@@ -1,8 +1,9 @@
-"""What every API request passes before its body is read: who is calling (a person's token, or
-a running turn's token on /act/), then a cap on the body's size. Both are plain ASGI
-middleware, so that an unauthorised or oversized request is answered without reading its body
-whole (FastAPI reads a body before it runs a route's dependencies). An address whose tokens
-failed too often is refused before its token is looked at (``failures.py``)."""
+"""What every API request passes before its body is read: who is calling (a person's token, a
+running turn's token on /act/, a peer's on the frames route, an A2A client's on /a2a/), then a
+cap on the body's size. Both are plain ASGI middleware, so that an unauthorised or oversized
+request is answered without reading its body whole (FastAPI reads a body before it runs a
+route's dependencies). An address whose tokens failed too often is refused before its token is
+looked at (``failures.py``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from parley.a2a.routes import gate, is_a2a, is_card
 from parley.api.errors import error_response
 from parley.api.failures import FailureLimit, client_address
 from parley.context import Context
@@ -37,7 +39,7 @@ class Authenticate:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope["path"] if scope["type"] == "http" else ""
-        if not (path.startswith(API) or path == FRAMES):
+        if not (path.startswith(API) or path == FRAMES or (is_a2a(path) and not is_card(path))):
             await self.app(scope, receive, send)
             return
         request = Request(scope)
@@ -61,6 +63,9 @@ async def _authenticate(request: Request) -> None:
     path = request.scope["path"]  # not request.url: building a whole URL costs a frame's time
     if path == FRAMES:
         request.state.peer = await _peer(context, token)
+        return
+    if is_a2a(path):
+        request.state.a2a_client, request.state.a2a_agent = await gate(context, path, token)
         return
     if path.startswith(ACTIONS):
         async with context.store.transaction() as tx:

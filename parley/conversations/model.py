@@ -71,6 +71,9 @@ class Topic:
     peer_role: str | None = None
     seq_sent: int = 0
     seq_received: int = 0
+    # A conversation of an A2A client (one per context it names): the client, the context.
+    a2a_client_id: int | None = None
+    a2a_context: str | None = None
 
     @property
     def with_peer(self) -> bool:

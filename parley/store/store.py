@@ -21,6 +21,7 @@ from sqlalchemy.exc import (
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from parley.errors import Contended, Invalid, Unavailable
+from parley.store.a2a import A2ARepo
 from parley.store.agent_changes import AgentChangesRepo
 from parley.store.agents import AgentsRepo
 from parley.store.approvals import ApprovalsRepo
@@ -67,6 +68,7 @@ class Tx:
         self.runs = RunsRepo(connection)
         self.tool_calls = ToolCallsRepo(connection)
         self.approvals = ApprovalsRepo(connection)
+        self.a2a = A2ARepo(connection)
         self.topics = TopicsRepo(connection)
         self.messages = MessagesRepo(connection)
         self.outbox = OutboxRepo(connection)

@@ -210,6 +210,7 @@ class TopicsRepo:
             topics.c.person_id == person_id,
             topics.c.addressed_agent_id == addressed_id,
             topics.c.closed_at.is_(None),
+            topics.c.a2a_client_id.is_(None),
         )
         row = (await self._c.execute(query)).first()
         return _topic(row) if row else None

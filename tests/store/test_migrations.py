@@ -39,7 +39,7 @@ async def test_opening_twice_migrates_once(database_url: str) -> None:
             ).all()
     finally:
         await second.close()
-    assert [row[0] for row in versions] == ["0026"]
+    assert [row[0] for row in versions] == ["0027"]
 
 
 async def test_sqlite_runs_in_wal_mode(tmp_path: object) -> None:
@@ -109,3 +109,21 @@ async def test_approvals_go_down_and_up_with_the_agents_kept(database_url: str) 
     finally:
         await store.close()
     assert session is not None and session.ask == ("run",)
+
+
+async def test_a2a_goes_down_and_up_with_conversations_kept(database_url: str) -> None:
+    """0027 adds A2A clients and their contexts' columns; going down to 0026 and up again keeps
+    the topics and leaves the schema (and its one-conversation index) as the tables say."""
+    now = datetime(2026, 12, 5, tzinfo=UTC)
+    store = await Store.open(database_url)
+    try:
+        async with store.transaction() as tx:
+            node = await tx.nodes.create_with_session("here", "node:here", "host", "/tmp", now)
+        await migrate(store.engine, "downgrade", "0026")
+        await migrate(store.engine, "upgrade", "head")
+        assert await store.run_sync(_differences) == []
+        async with store.transaction() as tx:
+            session = await tx.agents.by_id(node.session_agent_id)
+    finally:
+        await store.close()
+    assert session is not None

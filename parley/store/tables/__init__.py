@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from parley.store.tables.a2a import a2a_clients, a2a_exposures
 from parley.store.tables.base import metadata
 from parley.store.tables.channels import (
     channel_accounts,
@@ -45,6 +46,8 @@ from parley.store.tables.work import (
 
 __all__ = [
     "AGENT_CONVERSATION_KEY",
+    "a2a_clients",
+    "a2a_exposures",
     "agent_changes",
     "agent_env",
     "agent_memory",

@@ -30,6 +30,8 @@ AGENT_CONVERSATION_KEY = (
     " AND sender_agent_id IS NULL AND peer_role IS NOT NULL)))"
 )
 
+ONE_CONVERSATION = "kind = 'conversation' AND closed_at IS NULL AND a2a_client_id IS NULL"
+
 # A topic is what runs work on: a person's conversation with an agent, a task, an agent
 # conversation, or a node's own exchange. One table, so that runs, sessions and messages point at
 # any kind the same way; the kind-specific columns are checked below.
@@ -72,6 +74,10 @@ topics = Table(
     Column("finished_at", UTCDateTime, nullable=True),
     Column("closed_at", UTCDateTime, nullable=True),
     Column("closed_reason", Text, nullable=True),
+    # A conversation with an A2A client: one per (client, agent, context), its person the owner
+    # who let the client in; a client holds as many with an agent as it has contexts.
+    Column("a2a_client_id", Integer, ForeignKey("a2a_clients.id"), nullable=True),
+    Column("a2a_context", String(200), nullable=True),
     CheckConstraint(
         "kind IN ('conversation', 'task', 'agent_conversation', 'node')", name="topic_kind"
     ),
@@ -81,14 +87,23 @@ topics = Table(
     CheckConstraint("kind <> 'conversation' OR person_id IS NOT NULL", name="conversation_person"),
     CheckConstraint(AGENT_CONVERSATION_KEY, name="agent_conversation_key"),
     UniqueConstraint("connection", "thread_id", name="uq_topics_thread"),
-    # At most one open conversation per person and agent.
+    # At most one open conversation per person and agent (an A2A client's are per context).
     Index(
         "uq_topics_one_conversation",
         "person_id",
         "addressed_agent_id",
         unique=True,
-        sqlite_where=text("kind = 'conversation' AND closed_at IS NULL"),
-        postgresql_where=text("kind = 'conversation' AND closed_at IS NULL"),
+        sqlite_where=text(ONE_CONVERSATION),
+        postgresql_where=text(ONE_CONVERSATION),
+    ),
+    Index(
+        "uq_topics_a2a_context",
+        "a2a_client_id",
+        "addressed_agent_id",
+        "a2a_context",
+        unique=True,
+        sqlite_where=text("a2a_client_id IS NOT NULL"),
+        postgresql_where=text("a2a_client_id IS NOT NULL"),
     ),
     # At most one open agent conversation per (connection, root, pair of roles).
     Index(

@@ -1,0 +1,85 @@
+"""An A2A client's texts to an exposed agent. A context is one conversation between that client
+and the agent, opened by the first text naming it (or minted); each text the client sends is an
+A2A task, whose state is that of the run that has the text now (a text moves on to the next run
+when its turn is interrupted, and so does its task)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from parley.a2a.model import A2AClient, Exposed
+from parley.agents.selection import pick_for_held_topic, pick_for_new_topic
+from parley.clock import Clock
+from parley.conversations.model import Topic, TopicKind
+from parley.errors import Conflict, Invalid
+from parley.runs.queueing import check_text, queue_text
+from parley.store import Tx
+from parley.store.a2a import TaskRow
+
+MAX_CONTEXT = 200  # the column's
+
+
+@dataclass(frozen=True)
+class Sent:
+    task: TaskRow
+    topic: Topic
+
+
+def author(client: A2AClient) -> str:
+    """How a client's text names its author to the agent and in the history."""
+    return f"a2a:{client.name}"
+
+
+def check_context(context: str) -> str:
+    if not context or len(context) > MAX_CONTEXT or "\x00" in context:
+        raise Invalid(f"contextId: 1 to {MAX_CONTEXT} characters, no NUL", field="context_id")
+    return context
+
+
+async def send(
+    tx: Tx, clock: Clock, client: A2AClient, agent: Exposed, context: str | None, text: str
+) -> Sent:
+    """Queue ``text`` in the client's context with the agent (opened now if new)."""
+    check_text(text)
+    topic = await _open_or_start(tx, clock, client, agent, context or uuid.uuid4().hex)
+    worker = await pick_for_held_topic(tx, topic.agent_name)
+    queued = await queue_text(tx, clock.now(), topic, worker, text, author_role=author(client))
+    task = await tx.a2a.task_of_client(client.id, agent.agent_id, queued.message_id)
+    assert task is not None
+    return Sent(task, topic)
+
+
+async def _open_or_start(
+    tx: Tx, clock: Clock, client: A2AClient, agent: Exposed, context: str
+) -> Topic:
+    check_context(context)
+    topic = await _context_topic(tx, client, agent, context)
+    if topic is not None:
+        if topic.is_closed:
+            raise Conflict(
+                f"context {context} is closed ({topic.closed_reason}): send without a"
+                " contextId to start another",
+                reason="context_closed",
+            )
+        return topic
+    worker = await pick_for_new_topic(tx, clock, agent.name)
+    started = await tx.topics.insert_unless_raced(
+        TopicKind.CONVERSATION,
+        worker.id,
+        clock.now(),
+        addressed_agent_id=agent.agent_id,
+        person_id=client.created_by_person_id,
+        a2a_client_id=client.id,
+        a2a_context=context,
+    )
+    if started is not None:
+        return started
+    raced = await _context_topic(tx, client, agent, context)
+    assert raced is not None  # the unique index let the other one in
+    return raced
+
+
+async def _context_topic(tx: Tx, client: A2AClient, agent: Exposed, context: str) -> Topic | None:
+    topic_id = await tx.a2a.context_topic_id(client.id, agent.agent_id, context)
+    return None if topic_id is None else await tx.topics.by_id(topic_id)

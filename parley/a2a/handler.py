@@ -1,0 +1,332 @@
+"""Parley behind a2a-sdk's transports: each A2A method answered from the store, which holds the
+truth (a task is a client's text and the run that has it), so that a task's state survives a
+restart and a cancel is Parley's stop — the turn ends, its brain's process is killed, on this
+machine or a joined node — not an SDK executor's in-memory flag."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TypeVar
+
+from a2a.server.context import ServerCallContext
+from a2a.server.events.event_queue import Event
+from a2a.server.request_handlers.request_handler import RequestHandler
+from a2a.types.a2a_pb2 import (
+    AgentCard,
+    CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetExtendedAgentCardRequest,
+    GetTaskPushNotificationConfigRequest,
+    GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse,
+    ListTasksRequest,
+    ListTasksResponse,
+    Message,
+    SendMessageRequest,
+    SubscribeToTaskRequest,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskPushNotificationConfig,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+)
+from a2a.utils.errors import (
+    ContentTypeNotSupportedError,
+    ExtendedAgentCardNotConfiguredError,
+    InternalError,
+    InvalidParamsError,
+    PushNotificationNotSupportedError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
+
+from parley.a2a.contexts import send
+from parley.a2a.model import A2AClient, Exposed
+from parley.a2a.tasks import TERMINAL, agent_message, as_task, reply_artifact, state_of, task_id
+from parley.context import Context
+from parley.conversations.lifetime import stop_root
+from parley.errors import Invalid, NotFound, ParleyError
+from parley.runs.model import Run
+from parley.store import Tx
+from parley.store.a2a import TaskRow
+
+T = TypeVar("T")
+
+DEFAULT_PAGE = 50
+MAX_PAGE = 100
+
+
+class ParleyHandler(RequestHandler):
+    """One for the app; who calls, and which agent, come with each call's context."""
+
+    async def on_message_send(
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> Task | Message:
+        call = _call(context)
+        task = await call.sent(params)
+        if params.configuration.return_immediately:
+            return await call.task(task)
+        async for _ in call.events(task):
+            pass
+        return await call.task(task, params.configuration.history_length or None)
+
+    async def on_message_send_stream(
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> AsyncGenerator[Event]:
+        call = _call(context)
+        task = await call.sent(params)
+        async for event in call.events(task, first=True):
+            yield event
+
+    async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Task | None:
+        call = _call(context)
+        return await call.task(await call.find(params.id), params.history_length or None)
+
+    async def on_list_tasks(
+        self, params: ListTasksRequest, context: ServerCallContext
+    ) -> ListTasksResponse:
+        return await _call(context).listed(params)
+
+    async def on_cancel_task(
+        self, params: CancelTaskRequest, context: ServerCallContext
+    ) -> Task | None:
+        call = _call(context)
+        return await call.cancel(await call.find(params.id))
+
+    async def on_subscribe_to_task(
+        self, params: SubscribeToTaskRequest, context: ServerCallContext
+    ) -> AsyncGenerator[Event]:
+        call = _call(context)
+        task = await call.find(params.id)
+        async for event in call.events(task, first=True, over_is_error=True):
+            yield event
+
+    async def on_create_task_push_notification_config(
+        self, params: TaskPushNotificationConfig, context: ServerCallContext
+    ) -> TaskPushNotificationConfig:
+        raise PushNotificationNotSupportedError()
+
+    async def on_get_task_push_notification_config(
+        self, params: GetTaskPushNotificationConfigRequest, context: ServerCallContext
+    ) -> TaskPushNotificationConfig:
+        raise PushNotificationNotSupportedError()
+
+    async def on_list_task_push_notification_configs(
+        self, params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext
+    ) -> ListTaskPushNotificationConfigsResponse:
+        raise PushNotificationNotSupportedError()
+
+    async def on_delete_task_push_notification_config(
+        self, params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext
+    ) -> None:
+        raise PushNotificationNotSupportedError()
+
+    async def on_get_extended_agent_card(
+        self, params: GetExtendedAgentCardRequest, context: ServerCallContext
+    ) -> AgentCard:
+        raise ExtendedAgentCardNotConfiguredError()
+
+
+def _call(context: ServerCallContext) -> Call:
+    state = context.state
+    return Call(state["parley"], state["a2a_client"], state["a2a_agent"])
+
+
+class Call:
+    """One A2A call: Parley's context, the client calling, the exposed agent it calls."""
+
+    def __init__(self, ctx: Context, client: A2AClient, agent: Exposed) -> None:
+        self.ctx, self.client, self.agent = ctx, client, agent
+
+    async def sent(self, params: SendMessageRequest) -> TaskRow:
+        message = params.message
+        text = _text_of(message)
+        context = message.context_id or None
+        if message.task_id:
+            earlier = await self.find(message.task_id)
+            if message.context_id and message.context_id != earlier.context:
+                raise InvalidParamsError(
+                    message=f"task {message.task_id} is in context {earlier.context}, not"
+                    f" {message.context_id}"
+                )
+            if state_of(await self._run(earlier)) in TERMINAL:
+                raise UnsupportedOperationError(
+                    message=f"task {message.task_id} is over: send without a taskId (the same"
+                    " contextId goes on with the conversation)"
+                )
+            context = earlier.context
+        async with self._transaction() as tx:
+            done = await send(tx, self.ctx.clock, self.client, self.agent, context, text)
+        return done.task
+
+    async def find(self, given: str) -> TaskRow:
+        """The client's task ``given``; another client's, or none, is not found alike."""
+        message_id = _task_number(given)
+        async with self._transaction() as tx:
+            found = (
+                None
+                if message_id is None
+                else await tx.a2a.task_of_client(self.client.id, self.agent.agent_id, message_id)
+            )
+        if found is None:
+            raise TaskNotFoundError(message=f"no task {given!r} of yours with {self.agent.name}")
+        return found
+
+    async def task(self, task: TaskRow, history_length: int | None = None) -> Task:
+        fresh = await self.find(task_id(task))
+        return as_task(fresh, await self._run(fresh), history_length)
+
+    async def listed(self, params: ListTasksRequest) -> ListTasksResponse:
+        size = params.page_size or DEFAULT_PAGE
+        if not 1 <= size <= MAX_PAGE:
+            raise InvalidParamsError(message=f"pageSize: 1 to {MAX_PAGE}")
+        before = _task_number(params.page_token) if params.page_token else None
+        if params.page_token and before is None:
+            raise InvalidParamsError(message=f"pageToken {params.page_token!r} is not one we gave")
+        async with self._transaction() as tx:
+            rows = await tx.a2a.tasks_of_client(
+                self.client.id, self.agent.agent_id, params.context_id or None, before, size + 1
+            )
+            runs = {row.run_id: await tx.runs.by_id(row.run_id) for row in rows if row.run_id}
+        page = rows[:size]
+        tasks = [
+            as_task(
+                row, runs.get(row.run_id) if row.run_id else None, params.history_length or None
+            )
+            for row in page
+        ]
+        if params.status:
+            tasks = [task for task in tasks if task.status.state == params.status]
+        next_token = task_id(page[-1]) if len(rows) > size else ""
+        return ListTasksResponse(
+            tasks=tasks, next_page_token=next_token, page_size=size, total_size=len(tasks)
+        )
+
+    async def cancel(self, task: TaskRow) -> Task:
+        """Parley's stop of the context's turn and everything under it (its subtasks, its agent
+        conversations, the text waiting behind it)."""
+        run = await self._run(task)
+        if state_of(run) in TERMINAL:
+            raise TaskNotCancelableError(
+                message=f"task {task_id(task)} is over ({state_of(run)}): nothing to cancel"
+            )
+        async with self._transaction() as tx:
+            topic = await tx.topics.by_id(task.topic_id)
+            assert topic is not None
+            await stop_root(
+                tx, self.ctx.clock.now(), topic, f"cancelled by A2A client {self.client.name}"
+            )
+        return await self.task(task)
+
+    async def events(
+        self, task: TaskRow, first: bool = False, over_is_error: bool = False
+    ) -> AsyncIterator[Event]:
+        """The task as it goes: itself first (``first``), then its reply's text as it is
+        written, each tool call as a WORKING status, and its end. A text whose turn was
+        interrupted moves on to the next run: so does this."""
+        while True:
+            run_id = (await self.find(task_id(task))).run_id
+            if run_id is None:
+                return
+            with self.ctx.runtime.watch.watching(run_id) as queue:
+                fresh = await self.find(task_id(task))
+                if fresh.run_id != run_id:
+                    continue
+                run = await self._run(fresh)
+                if over_is_error and state_of(run) in TERMINAL:
+                    raise UnsupportedOperationError(
+                        message=f"task {task_id(task)} is over: read it with GetTask"
+                    )
+                if first:
+                    yield as_task(fresh, run)
+                    first = False
+                while run is not None and run.is_open:
+                    event = await queue.get()
+                    if event.kind == "chunk":
+                        yield TaskArtifactUpdateEvent(
+                            task_id=task_id(fresh),
+                            context_id=fresh.context,
+                            artifact=reply_artifact(run, event.text),
+                            append=True,
+                        )
+                    elif event.kind in ("tool", "approval", "state"):
+                        yield _working(fresh, event.kind, event.text)
+                    else:
+                        run = await self._run(fresh)
+            moved = await self.find(task_id(task))
+            if moved.run_id != run_id and run is not None and not run.is_open:
+                continue  # interrupted: the text waits for its next run
+            yield _final(moved, run)
+            return
+
+    async def _run(self, task: TaskRow) -> Run | None:
+        if task.run_id is None:
+            return None
+        async with self._transaction() as tx:
+            return await tx.runs.by_id(task.run_id)
+
+    @asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[Tx]:
+        try:
+            async with self.ctx.store.transaction() as tx:
+                yield tx
+        except ParleyError as error:
+            raise _a2a_error(error) from error
+
+
+def _working(task: TaskRow, kind: str, text: str) -> TaskStatusUpdateEvent:
+    said = text
+    if kind == "tool":
+        call = json.loads(text)
+        said = f"tool {call.get('tool')} called"
+    elif kind == "approval":
+        approval = json.loads(text)
+        said = (
+            f"tool {approval.get('tool')} waits for a person's approval ({approval.get('state')})"
+        )
+    elif kind == "state":
+        said = f"the turn is {text}"
+    return TaskStatusUpdateEvent(
+        task_id=task_id(task),
+        context_id=task.context,
+        status=TaskStatus(state=TaskState.TASK_STATE_WORKING, message=agent_message(task, said)),
+    )
+
+
+def _final(task: TaskRow, run: Run | None) -> Event:
+    done = as_task(task, run)
+    return TaskStatusUpdateEvent(task_id=done.id, context_id=done.context_id, status=done.status)
+
+
+def _text_of(message: Message) -> str:
+    if not message.parts:
+        raise InvalidParamsError(message="the message has no parts: send one text part")
+    texts = []
+    for part in message.parts:
+        if part.WhichOneof("content") != "text":
+            raise ContentTypeNotSupportedError(
+                message="Parley's agents read text parts only (text/plain)"
+            )
+        texts.append(part.text)
+    return "\n".join(texts)
+
+
+def _task_number(given: str) -> int | None:
+    if not given.isdigit() or len(given) > 18:
+        return None
+    return int(given)
+
+
+def _a2a_error(error: ParleyError) -> Exception:
+    if isinstance(error, Invalid):
+        return InvalidParamsError(message=error.message)
+    if isinstance(error, NotFound):
+        return InvalidParamsError(message=error.message)
+    if type(error).__name__ in ("Unavailable", "Contended"):
+        return InternalError(message=error.message)
+    return InvalidParamsError(message=error.message)

@@ -1,0 +1,38 @@
+"""The values of A2A: a client an owner let in, and an agent exposed to clients."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+
+@dataclass(frozen=True)
+class A2AClient:
+    id: int
+    name: str
+    created_by: str  # the owner who let it in: the person of its contexts' conversations
+    created_by_person_id: int
+    created_at: datetime
+    removed_at: datetime | None = None
+
+    @property
+    def is_active(self) -> bool:
+        return self.removed_at is None
+
+
+@dataclass(frozen=True)
+class NewA2AClient:
+    """A client just added: its token, shown this once."""
+
+    client: A2AClient
+    token: str
+
+
+@dataclass(frozen=True)
+class Exposed:
+    """An agent A2A clients may reach, at ``/a2a/<name>/``."""
+
+    agent_id: int
+    name: str
+    engram: str
+    exposed_at: datetime

@@ -1,0 +1,75 @@
+"""Where A2A is served: per exposed agent, its card (public, as A2A wants), JSON-RPC at
+``/a2a/<agent>`` and HTTP+JSON under ``/a2a/<agent>/rest``, both a2a-sdk's transports over
+``ParleyHandler``. The client's token and the agent's exposure are checked before any of it
+(``parley/api/guards.py``, ``gate``), so a transport only ever sees a known client and an
+exposed agent."""
+
+from __future__ import annotations
+
+from a2a.server.context import ServerCallContext
+from a2a.server.request_handlers.response_helpers import agent_card_to_dict
+from a2a.server.routes import create_jsonrpc_routes, create_rest_routes
+from a2a.server.routes.common import DefaultServerCallContextBuilder
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+
+from parley.a2a.card import CARD_PATH, PREFIX, REST, card_of
+from parley.a2a.handler import ParleyHandler
+from parley.a2a.model import A2AClient, Exposed
+from parley.context import Context
+from parley.errors import NotFound, Unauthorized
+from parley.tokens import a2a_token_hash
+
+AGENT = PREFIX + "/{agent}"
+
+
+def a2a_routes() -> list[BaseRoute]:
+    handler, builder = ParleyHandler(), _Builder()
+    return [
+        Route(AGENT + CARD_PATH, _card, methods=["GET"]),
+        *create_jsonrpc_routes(handler, AGENT, context_builder=builder),
+        Mount(AGENT + REST, routes=create_rest_routes(handler, context_builder=builder)),
+    ]
+
+
+def is_a2a(path: str) -> bool:
+    return path.startswith(PREFIX + "/")
+
+
+def is_card(path: str) -> bool:
+    return path.endswith(CARD_PATH)
+
+
+async def gate(context: Context, path: str, token: str | None) -> tuple[A2AClient, Exposed]:
+    """The client behind ``token`` and the exposed agent ``path`` names; Unauthorized, or
+    NotFound for an agent not exposed (whoever asks)."""
+    token_hash = a2a_token_hash(token)
+    name = path[len(PREFIX) + 1 :].split("/", 1)[0]
+    async with context.store.single_read() as tx:
+        client = await tx.a2a.client_by_token_hash(token_hash)
+        if client is None:
+            raise Unauthorized("this A2A client token is not known here (or was removed)")
+        agent = await tx.a2a.exposed_by_name(name)
+    if agent is None:
+        raise NotFound(f"no agent named {name!r} is exposed over A2A here")
+    return client, agent
+
+
+async def _card(request: Request) -> Response:
+    context: Context = request.app.state.context
+    name = request.path_params["agent"]
+    async with context.store.single_read() as tx:
+        agent = await tx.a2a.exposed_by_name(name)
+    if agent is None:
+        raise NotFound(f"no agent named {name!r} is exposed over A2A here")
+    return JSONResponse(agent_card_to_dict(card_of(agent, context.settings.base_url)))
+
+
+class _Builder(DefaultServerCallContextBuilder):
+    def build(self, request: Request) -> ServerCallContext:
+        call = super().build(request)
+        call.state["parley"] = request.app.state.context
+        call.state["a2a_client"] = request.state.a2a_client
+        call.state["a2a_agent"] = request.state.a2a_agent
+        return call

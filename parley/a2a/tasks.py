@@ -1,0 +1,108 @@
+"""A client's text and the run that has it, as an A2A task: queued is SUBMITTED, running is
+WORKING, finished is COMPLETED with the reply as its artifact, stopped is CANCELED, failed is
+FAILED with the reason as the status message. A stopped or failed turn's partial reply stays an
+artifact, marked ``cut_short``: what the client was streamed is never taken back."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from a2a.types.a2a_pb2 import (
+    Artifact,
+    Message,
+    Part,
+    Role,
+    Task,
+    TaskState,
+    TaskStatus,
+)
+
+from parley.runs.model import Run, RunState
+from parley.store.a2a import TaskRow
+
+STATES = {
+    RunState.QUEUED: TaskState.TASK_STATE_SUBMITTED,
+    RunState.RUNNING: TaskState.TASK_STATE_WORKING,
+    RunState.FINISHED: TaskState.TASK_STATE_COMPLETED,
+    RunState.STOPPED: TaskState.TASK_STATE_CANCELED,
+    RunState.FAILED: TaskState.TASK_STATE_FAILED,
+}
+TERMINAL = (
+    TaskState.TASK_STATE_COMPLETED,
+    TaskState.TASK_STATE_CANCELED,
+    TaskState.TASK_STATE_FAILED,
+    TaskState.TASK_STATE_REJECTED,
+)
+
+
+def task_id(task: TaskRow) -> str:
+    return str(task.message_id)
+
+
+def state_of(run: Run | None) -> TaskState:
+    return TaskState.TASK_STATE_SUBMITTED if run is None else STATES[run.state]
+
+
+def as_task(task: TaskRow, run: Run | None, history_length: int | None = None) -> Task:
+    """The task as a client reads it (``history_length``: at most that many messages)."""
+    made = Task(
+        id=task_id(task),
+        context_id=task.context,
+        status=status(task, run),
+        artifacts=[reply_artifact(run)] if run is not None and run.output else [],
+        history=history(task, run)[-history_length:] if history_length else history(task, run),
+    )
+    return made
+
+
+def status(task: TaskRow, run: Run | None) -> TaskStatus:
+    state = state_of(run)
+    said = None
+    if run is not None and run.reason and state in TERMINAL:
+        said = agent_message(task, f"{_why(run)}: {run.reason}")
+    return TaskStatus(state=state, message=said, timestamp=_when(task, run))
+
+
+def reply_artifact(run: Run, text: str | None = None) -> Artifact:
+    """The turn's reply (or ``text``, a part of it while it streams)."""
+    artifact = Artifact(
+        artifact_id=f"reply-{run.id}", name="reply", parts=[Part(text=text or run.output or "")]
+    )
+    if run.cut_short:
+        artifact.metadata.update({"cut_short": True})
+    return artifact
+
+
+def history(task: TaskRow, run: Run | None) -> list[Message]:
+    said = [
+        Message(
+            message_id=f"text-{task.message_id}",
+            context_id=task.context,
+            task_id=task_id(task),
+            role=Role.ROLE_USER,
+            parts=[Part(text=task.body)],
+        )
+    ]
+    if run is not None and run.output and not run.is_open:
+        said.append(agent_message(task, run.output, f"reply-{run.id}"))
+    return said
+
+
+def agent_message(task: TaskRow, text: str, message_id: str | None = None) -> Message:
+    return Message(
+        message_id=message_id or f"status-{task.message_id}",
+        context_id=task.context,
+        task_id=task_id(task),
+        role=Role.ROLE_AGENT,
+        parts=[Part(text=text)],
+    )
+
+
+def _why(run: Run) -> str:
+    return "stopped" if run.state is RunState.STOPPED else "failed"
+
+
+def _when(task: TaskRow, run: Run | None) -> datetime:
+    if run is None:
+        return task.created_at
+    return run.finished_at or run.started_at or run.created_at

@@ -1,0 +1,190 @@
+"""A2A clients (found by their token's hash), the agents exposed to them, and the conversations
+that are their contexts, with the runs in them: what a client may read is what is in those."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from parley.a2a.model import A2AClient, Exposed
+from parley.errors import Conflict
+from parley.store.connection import Connection
+from parley.store.tables import a2a_clients, a2a_exposures, agents, messages, people, topics
+
+_CLIENTS = select(a2a_clients, people.c.name.label("created_by")).join(
+    people, people.c.id == a2a_clients.c.created_by_person_id
+)
+_EXPOSED = select(
+    a2a_exposures.c.agent_id, agents.c.name, agents.c.engram, a2a_exposures.c.exposed_at
+).join(agents, agents.c.id == a2a_exposures.c.agent_id)
+
+
+def _client(row: Any) -> A2AClient:
+    return A2AClient(
+        id=row.id,
+        name=row.name,
+        created_by=row.created_by,
+        created_by_person_id=row.created_by_person_id,
+        created_at=row.created_at,
+        removed_at=row.removed_at,
+    )
+
+
+def _exposed(row: Any) -> Exposed:
+    return Exposed(row.agent_id, row.name, row.engram, row.exposed_at)
+
+
+class A2ARepo:
+    def __init__(self, connection: Connection) -> None:
+        self._c = connection
+
+    async def add_client(
+        self, name: str, token_hash: str, person_id: int, now: datetime
+    ) -> A2AClient:
+        try:
+            async with self._c.begin_nested():
+                await self._c.execute(
+                    insert(a2a_clients).values(
+                        name=name,
+                        token_hash=token_hash,
+                        created_by_person_id=person_id,
+                        created_at=now,
+                    )
+                )
+        except IntegrityError:
+            raise Conflict(f"an A2A client named {name!r} exists already", field="name") from None
+        found = await self.client_by_name(name)
+        assert found is not None
+        return found
+
+    async def client_by_name(self, name: str) -> A2AClient | None:
+        row = (await self._c.execute(_CLIENTS.where(a2a_clients.c.name == name))).first()
+        return _client(row) if row else None
+
+    async def client_by_token_hash(self, token_hash: str) -> A2AClient | None:
+        """The active client holding this token."""
+        query = _CLIENTS.where(
+            a2a_clients.c.token_hash == token_hash, a2a_clients.c.removed_at.is_(None)
+        )
+        row = (await self._c.execute(query)).first()
+        return _client(row) if row else None
+
+    async def clients(self) -> list[A2AClient]:
+        rows = await self._c.execute(_CLIENTS.order_by(a2a_clients.c.name))
+        return [_client(row) for row in rows]
+
+    async def remove_client(self, client_id: int, token_hash: str, now: datetime) -> None:
+        """Its token replaced by one nobody holds (the column is unique and required)."""
+        await self._c.execute(
+            update(a2a_clients)
+            .where(a2a_clients.c.id == client_id)
+            .values(removed_at=now, token_hash=token_hash)
+        )
+
+    async def expose(self, agent_id: int, now: datetime) -> bool:
+        """False when it was exposed already."""
+        try:
+            async with self._c.begin_nested():
+                await self._c.execute(
+                    insert(a2a_exposures).values(agent_id=agent_id, exposed_at=now)
+                )
+        except IntegrityError:
+            return False
+        return True
+
+    async def hide(self, agent_id: int) -> bool:
+        result = await self._c.execute(
+            delete(a2a_exposures).where(a2a_exposures.c.agent_id == agent_id)
+        )
+        return bool(result.rowcount)
+
+    async def exposed(self) -> list[Exposed]:
+        rows = await self._c.execute(_EXPOSED.order_by(agents.c.name))
+        return [_exposed(row) for row in rows]
+
+    async def exposed_by_name(self, name: str) -> Exposed | None:
+        row = (await self._c.execute(_EXPOSED.where(agents.c.name == name))).first()
+        return _exposed(row) if row else None
+
+    async def context_topic_id(self, client_id: int, agent_id: int, context: str) -> int | None:
+        query = select(topics.c.id).where(
+            topics.c.a2a_client_id == client_id,
+            topics.c.addressed_agent_id == agent_id,
+            topics.c.a2a_context == context,
+        )
+        return (await self._c.execute(query)).scalar_one_or_none()
+
+    async def open_contexts_of(self, client_id: int) -> list[int]:
+        query = select(topics.c.id).where(
+            topics.c.a2a_client_id == client_id, topics.c.closed_at.is_(None)
+        )
+        return list((await self._c.execute(query)).scalars())
+
+    async def task_of_client(
+        self, client_id: int, agent_id: int, message_id: int
+    ) -> TaskRow | None:
+        """The client's text ``message_id`` (an A2A task) in one of its contexts with the agent,
+        and the run that has it now (a text moves on when its turn is interrupted)."""
+        query = _TASKS.where(
+            messages.c.id == message_id,
+            topics.c.a2a_client_id == client_id,
+            topics.c.addressed_agent_id == agent_id,
+        )
+        row = (await self._c.execute(query)).first()
+        return _task(row) if row else None
+
+    async def tasks_of_client(
+        self,
+        client_id: int,
+        agent_id: int,
+        context: str | None,
+        before: int | None,
+        limit: int,
+    ) -> list[TaskRow]:
+        """The client's texts with the agent (in one context, if given), newest first."""
+        query = (
+            _TASKS.where(
+                topics.c.a2a_client_id == client_id, topics.c.addressed_agent_id == agent_id
+            )
+            .order_by(messages.c.id.desc())
+            .limit(limit)
+        )
+        if context is not None:
+            query = query.where(topics.c.a2a_context == context)
+        if before is not None:
+            query = query.where(messages.c.id < before)
+        return [_task(row) for row in await self._c.execute(query)]
+
+
+@dataclass(frozen=True)
+class TaskRow:
+    """An A2A task as the store holds it: the client's text, its context, the run that has it."""
+
+    message_id: int
+    context: str
+    topic_id: int
+    run_id: int | None
+    body: str
+    created_at: datetime
+
+
+_TASKS = (
+    select(
+        messages.c.id,
+        topics.c.a2a_context,
+        messages.c.topic_id,
+        messages.c.run_id,
+        messages.c.body,
+        messages.c.created_at,
+    )
+    .join(topics, topics.c.id == messages.c.topic_id)
+    .where(messages.c.kind == "text", messages.c.author_role.is_not(None))
+)
+
+
+def _task(row: Any) -> TaskRow:
+    return TaskRow(row.id, row.a2a_context, row.topic_id, row.run_id, row.body, row.created_at)

@@ -1,0 +1,110 @@
+"""A Parley served on a loopback port with agents exposed over A2A, and a2a-sdk's own client
+talking to them as any A2A client would: over real HTTP, with the token an owner issued."""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from a2a.client import Client, ClientConfig, ClientFactory
+from a2a.helpers import new_text_part
+from a2a.types.a2a_pb2 import Message, Role, SendMessageRequest, SendMessageConfiguration
+from a2a.utils.constants import TransportProtocol
+
+from parley.settings import Settings
+from tests.conftest import sqlite_copy
+from tests.served import Served, serving
+from tests.support import bearer
+
+# Prints a first part at once, then holds its turn until stopped.
+SLOW = """
+import time
+print("first part", flush=True)
+time.sleep(120)
+"""
+
+
+@dataclass
+class A2AHome:
+    served: Served
+    tmp: Path
+
+    def owner(self) -> httpx.Client:
+        return httpx.Client(
+            base_url=f"{self.served.url}/api/v1", headers=bearer(self.served.owner_token)
+        )
+
+    def hire(self, name: str, brain: str = "offline") -> None:
+        with self.owner() as owner:
+            hired = owner.post("/agents", json={"name": name, "node": "local", "brain": brain})
+            assert hired.status_code == 201, hired.text
+            exposed = owner.post("/a2a/agents", json={"agent": name})
+            assert exposed.status_code == 201, exposed.text
+
+    def hire_slow(self, name: str) -> None:
+        path = self.tmp / f"{name}.py"
+        path.write_text(SLOW)
+        self.hire(name, f"command:{sys.executable} {path}")
+
+    def client_token(self, name: str) -> str:
+        with self.owner() as owner:
+            added = owner.post("/a2a/clients", json={"name": name})
+            assert added.status_code == 201, added.text
+            token: str = added.json()["token"]
+            return token
+
+    def agent_url(self, agent: str) -> str:
+        return f"{self.served.url}/a2a/{agent}"
+
+    @asynccontextmanager
+    async def client(
+        self, agent: str, token: str, streaming: bool = False, rest: bool = False
+    ) -> AsyncIterator[Client]:
+        async with httpx.AsyncClient(headers=bearer(token), timeout=60) as http:
+            bindings = [TransportProtocol.HTTP_JSON if rest else TransportProtocol.JSONRPC]
+            config = ClientConfig(
+                streaming=streaming,
+                httpx_client=http,
+                supported_protocol_bindings=bindings,
+                use_client_preference=True,
+            )
+            client = await ClientFactory(config).create_from_url(self.agent_url(agent))
+            try:
+                yield client
+            finally:
+                await client.close()
+
+
+@pytest.fixture
+def a2a_home(tmp_path: Path, sqlite_template: Path) -> Iterator[A2AHome]:
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        database_url=sqlite_copy(sqlite_template, tmp_path / "parley.db"),
+        heartbeat_seconds=3600,
+        sweep_seconds=3600,
+    )
+    with serving(settings) as served:
+        yield A2AHome(served, tmp_path)
+
+
+def request(
+    text: str,
+    context_id: str = "",
+    task_id: str = "",
+    return_immediately: bool = False,
+) -> SendMessageRequest:
+    message = Message(
+        role=Role.ROLE_USER,
+        message_id=str(uuid.uuid4()),
+        parts=[new_text_part(text)],
+        context_id=context_id,
+        task_id=task_id,
+    )
+    configuration = SendMessageConfiguration(return_immediately=return_immediately)
+    return SendMessageRequest(message=message, configuration=configuration)
