@@ -6,10 +6,14 @@ exposed agent."""
 
 from __future__ import annotations
 
+import json
+
 from a2a.server.context import ServerCallContext
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
-from a2a.server.routes import create_jsonrpc_routes, create_rest_routes
+from a2a.server.routes import create_rest_routes
 from a2a.server.routes.common import DefaultServerCallContextBuilder
+from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
+from a2a.utils.constants import JSONRPC_PARSE_ERROR_CODE
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
@@ -22,19 +26,49 @@ from parley.errors import NotFound, Unauthorized
 from parley.tokens import a2a_token_hash
 
 AGENT = PREFIX + "/{agent}"
+INVALID_REQUEST = -32600
 
 
 def a2a_routes() -> list[BaseRoute]:
     handler, builder = ParleyHandler(), _Builder()
+    dispatcher = JsonRpcDispatcher(request_handler=handler, context_builder=builder)
+
+    async def json_rpc(request: Request) -> Response:
+        refused = await _refused_body(request)
+        return refused or await dispatcher.handle_requests(request)
+
     return [
         Route(AGENT + CARD_PATH, _card, methods=["GET"]),
-        *create_jsonrpc_routes(handler, AGENT, context_builder=builder),
+        Route(AGENT, json_rpc, methods=["POST"]),
         Mount(AGENT + REST, routes=create_rest_routes(handler, context_builder=builder)),
     ]
 
 
+async def _refused_body(request: Request) -> Response | None:
+    """A body nested too deep for Python's parser answers as what it is, a parse error (the
+    SDK would call it an internal one); a body that parses is kept for the SDK to read."""
+    try:
+        request._json = json.loads(await request.body())  # Starlette's cache of request.json()
+    except RecursionError:
+        return rpc_error(JSONRPC_PARSE_ERROR_CODE, "the body nests JSON deeper than Parley reads")
+    except ValueError:
+        return None  # the SDK answers a body that is not JSON with its own parse error
+    return None
+
+
+def rpc_error(code: int, message: str, status: int = 200) -> Response:
+    """A JSON-RPC error answering a request whose id could not be read."""
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+    return JSONResponse(body, status_code=status)
+
+
 def is_a2a(path: str) -> bool:
     return path.startswith(PREFIX + "/")
+
+
+def is_a2a_rpc(path: str) -> bool:
+    """``/a2a/<agent>``: an agent's JSON-RPC endpoint."""
+    return is_a2a(path) and path.count("/") == 2
 
 
 def is_card(path: str) -> bool:

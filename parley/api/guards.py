@@ -11,9 +11,10 @@ from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from parley.a2a.routes import gate, is_a2a, is_card
+from parley.a2a.routes import INVALID_REQUEST, gate, is_a2a, is_a2a_rpc, is_card, rpc_error
 from parley.api.errors import error_response
 from parley.api.failures import FailureLimit, client_address
 from parley.context import Context
@@ -114,7 +115,7 @@ class BodyLimit:
         limit = self.frames_limit if scope["path"] == FRAMES else self.limit
         declared = _content_length(scope)
         if declared is not None and declared > limit:
-            await error_response(_too_large(limit))(scope, receive, send)
+            await _too_large_response(scope["path"], limit)(scope, receive, send)
             return
         await self.app(scope, _counting(receive, limit), send)
 
@@ -133,6 +134,13 @@ def _counting(receive: Receive, limit: int) -> Receive:
         return message
 
     return counted
+
+
+def _too_large_response(path: str, limit: int) -> Response:
+    """Parley's error; on an A2A JSON-RPC endpoint, JSON-RPC's, which its clients read."""
+    if is_a2a_rpc(path):
+        return rpc_error(INVALID_REQUEST, _too_large(limit).message, status=413)
+    return error_response(_too_large(limit))
 
 
 def _too_large(limit: int) -> TooLarge:

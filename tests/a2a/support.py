@@ -14,7 +14,7 @@ import httpx
 import pytest
 from a2a.client import Client, ClientConfig, ClientFactory
 from a2a.helpers import new_text_part
-from a2a.types.a2a_pb2 import Message, Role, SendMessageRequest, SendMessageConfiguration
+from a2a.types.a2a_pb2 import Message, Role, SendMessageConfiguration, SendMessageRequest
 from a2a.utils.constants import TransportProtocol
 
 from parley.settings import Settings
@@ -67,7 +67,9 @@ class A2AHome:
         self, agent: str, token: str, streaming: bool = False, rest: bool = False
     ) -> AsyncIterator[Client]:
         async with httpx.AsyncClient(headers=bearer(token), timeout=60) as http:
-            bindings = [TransportProtocol.HTTP_JSON if rest else TransportProtocol.JSONRPC]
+            bindings: list[str] = [
+                TransportProtocol.HTTP_JSON if rest else TransportProtocol.JSONRPC
+            ]
             config = ClientConfig(
                 streaming=streaming,
                 httpx_client=http,

@@ -92,6 +92,11 @@ class TopicOut(BaseModel):
     finished_at: datetime | None
     closed_at: datetime | None
     closed_reason: str | None
+    a2a_context: str | None = Field(
+        None,
+        description="a conversation of an A2A client: the contextId it names it by (its texts'"
+        " author is a2a:CLIENT)",
+    )
 
     @classmethod
     def of(cls, topic: Topic, root: Topic | None = None) -> TopicOut:
@@ -112,6 +117,7 @@ class TopicOut(BaseModel):
             finished_at=topic.finished_at,
             closed_at=topic.closed_at,
             closed_reason=topic.closed_reason,
+            a2a_context=topic.a2a_context,
         )
 
     @classmethod
