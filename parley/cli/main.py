@@ -43,6 +43,7 @@ class Parley(ParleyGroup):
         "delivery": "parley.cli.deliveries:app",
         "binding": "parley.cli.bindings:app",
         "connection": "parley.cli.connections:app",
+        "a2a": "parley.cli.a2a:app",
         "channel": "parley.cli.channels:app",
         "topic": "parley.cli.topics:app",
         "act": "parley.cli.act:app",

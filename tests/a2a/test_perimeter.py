@@ -192,3 +192,21 @@ def test_a_wrong_version_header_is_refused(a2a_home: A2AHome) -> None:
         )
         assert error_of(sent)["code"] == -32009
     assert runs_of(a2a_home, "scribe") == []
+
+
+def test_only_owners_manage_a2a(a2a_home: A2AHome) -> None:
+    a2a_home.hire("scribe")
+    with a2a_home.owner() as owner:
+        member = owner.post("/people", json={"name": "mia", "role": "member"}).json()["token"]
+    with httpx.Client(base_url=f"{a2a_home.served.url}/api/v1", headers=bearer(member)) as mia:
+        for method, path, body in [
+            ("POST", "/a2a/clients", {"name": "sneaky"}),
+            ("GET", "/a2a/clients", None),
+            ("POST", "/a2a/agents", {"agent": "scribe"}),
+            ("GET", "/a2a/agents", None),
+            ("DELETE", "/a2a/agents/scribe", None),
+        ]:
+            answered = mia.request(method, path, json=body)
+            assert answered.status_code == 403, (method, path, answered.text)
+    with a2a_home.owner() as owner:
+        assert owner.get("/a2a/clients").json()["items"] == []
