@@ -191,6 +191,13 @@ class Settings(BaseSettings):
         description="text a connection may hold waiting, each way (to be sent; sent to this"
         " side's agents and not yet taken up), unless `connection limit` set its own",
     )
+    a2a_task_timeout_seconds: float = Field(
+        600,
+        gt=0,
+        le=7 * 24 * 3600,
+        description="how long a task of an A2A agent (connection add-a2a) may take before it is"
+        " cancelled there and the role that sent the text is told",
+    )
     hop_budget: int = Field(
         200,
         ge=1,

@@ -76,6 +76,7 @@ async def running(
         settings.federation_send_frames,
         settings.channels,
         settings.federation_send_batches,
+        timedelta(seconds=settings.a2a_task_timeout_seconds),
     )
     own_node = settings.node_name if settings.local_node else None
     own_instance = new_instance()  # no other process takes the hub's own node's name

@@ -8,6 +8,7 @@ from fastapi import APIRouter
 from parley.api.deps import Caller, Ctx
 from parley.api.schemas.base import Page
 from parley.api.schemas.connections import (
+    A2AConnectionIn,
     AcceptIn,
     ConnectionOut,
     ExposeIn,
@@ -16,6 +17,7 @@ from parley.api.schemas.connections import (
     QueueLimitIn,
 )
 from parley.durations import parse_duration
+from parley.federation.a2a_connections import add_a2a
 from parley.federation.connections import expose, list_connections
 from parley.federation.invites import accept_invite, make_invite
 from parley.federation.lifecycle import pause, revoke, set_queue_limit, unpause
@@ -44,6 +46,16 @@ async def accept(body: AcceptIn, caller: Caller, ctx: Ctx) -> ConnectionOut:
         caller,
         body.code,
         body.name,
+    )
+    return ConnectionOut.of(status)
+
+
+@router.post("/connections/a2a", status_code=201)
+async def add_a2a_agent(body: A2AConnectionIn, caller: Caller, ctx: Ctx) -> ConnectionOut:
+    """Add an A2A agent as a connection (owners): its card is read now; its skills become the
+    roles our agents address (ROLE@NAME)."""
+    status = await add_a2a(
+        ctx.store, ctx.clock, ctx.runtime.a2a_agents, caller, body.name, body.url, body.token
     )
     return ConnectionOut.of(status)
 

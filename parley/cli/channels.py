@@ -3,14 +3,13 @@ conversations."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import typer
 
 from parley.cli.output import console, reporting_errors, say_queued, show, table
+from parley.cli.secret_files import read_secret
 from parley.cli.state import JsonOption, client, given_text
 from parley.errors import Invalid
 
@@ -74,17 +73,8 @@ def set_token(
         if token_file is None:
             row = client(ctx).delete(path)
         else:
-            row = client(ctx).put(path, {"token": _read_secret(token_file)})
+            row = client(ctx).put(path, {"token": read_secret(token_file)})
         show(row, as_json, lambda row: console.print(_token_line(row), markup=False))
-
-
-def _read_secret(name: str) -> str:
-    if name == "-":
-        return sys.stdin.read()
-    try:
-        return Path(name).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise Invalid(f"cannot read the token file {name}: {exc}") from exc
 
 
 def _token_line(row: dict[str, Any]) -> str:

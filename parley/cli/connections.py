@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from parley.cli.output import console, fields, reporting_errors, show, table
+from parley.cli.secret_files import read_secret
 from parley.cli.state import JsonOption, client
 
 app = typer.Typer(
@@ -18,6 +19,7 @@ app = typer.Typer(
 # What fits 80 columns; connection show and --json have the rest (failures, exposed).
 COLUMNS = ["name", "state", "queued", "last_contact_at", "retry_at", "parked", "last_error"]
 SHOWN = ["name", "url", "state", "exposed", "queued", "last_contact_at"]
+SHOWN_A2A = ["name", "kind", "url", "roles", "state"]
 
 
 @app.command("invite")
@@ -55,6 +57,26 @@ def accept(
     with reporting_errors():
         made = client(ctx).post("/connections", {"code": code, "name": name})
         show(made, as_json, lambda row: fields(row, SHOWN))
+
+
+@app.command("add-a2a")
+def add_a2a(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="what this side calls the agent"),
+    url: str = typer.Argument(..., help="the agent's URL: its card is at URL/.well-known/…"),
+    token_file: str | None = typer.Option(
+        None, "--token-file", help="a file holding the bearer token the agent asks for ('-': stdin)"
+    ),
+    as_json: bool = JsonOption,
+) -> None:
+    """Add an A2A agent as a connection: its card is read now, and its skills become roles
+    your agents address as ROLE@NAME."""
+    with reporting_errors():
+        body: dict[str, Any] = {"name": name, "url": url}
+        if token_file is not None:
+            body["token"] = read_secret(token_file)
+        made = client(ctx).post("/connections/a2a", body)
+        show(made, as_json, lambda row: fields(row, [*SHOWN_A2A]))
 
 
 @app.command("list")

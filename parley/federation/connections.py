@@ -38,6 +38,12 @@ async def expose(tx: Tx, by: Person, name: str, agent_names: Sequence[str]) -> C
     """From now on the peer may address exactly ``agent_names`` (none: no agent)."""
     require_owner(by, "choose what a peer may address")
     connection = await connection_named(tx, name)
+    if connection.is_a2a and agent_names:
+        raise Invalid(
+            f"{name} is an A2A agent: it is only called, and addresses nothing here (A2A"
+            " clients reach the agents of 'parley a2a expose')",
+            field="agents",
+        )
     agent_ids = []
     for agent_name in agent_names:
         agent = await agent_by_name(tx, agent_name)

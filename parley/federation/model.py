@@ -25,6 +25,10 @@ class ConnectionState(StrEnum):
 REVOKED = ConnectionState.REVOKED.value
 
 
+PARLEY = "parley"  # a connection's kind: a peer installation
+A2A = "a2a"  # an A2A agent
+
+
 @dataclass(frozen=True)
 class Connection:
     """A link to a peer installation. The token to call it is not part of this value: only the
@@ -40,6 +44,12 @@ class Connection:
     failures: int  # transport failures in a row; 0 after any answer
     retry_at: datetime | None  # the sender's next try after a failure
     last_error: str | None
+    kind: str = PARLEY  # PARLEY: a peer installation; A2A: an A2A agent
+    card: str | None = None  # an A2A agent's card, as JSON
+
+    @property
+    def is_a2a(self) -> bool:
+        return self.kind == A2A
 
 
 def queue_limit(connection: Connection, default: int) -> int:
@@ -66,6 +76,8 @@ class PeerEndpoint:
     name: str
     url: str
     token: str
+    kind: str = "parley"
+    card: str | None = None  # an A2A agent's, as JSON
 
     def __repr__(self) -> str:  # never the token, in a log or a traceback
         return f"PeerEndpoint({self.name!r}, {self.url!r})"
@@ -152,3 +164,20 @@ TEXT_KEY = "frame:"  # the start of a text frame's outbox key (a close's is "clo
 
 def frame_key(message_id: str) -> str:
     return f"{TEXT_KEY}{message_id}"
+
+
+@dataclass(frozen=True)
+class RemoteTask:
+    """A task of an A2A agent started by one of our roles' texts (``frame``, as it was sent),
+    followed until it ends."""
+
+    id: int
+    peer: PeerEndpoint
+    topic_id: int
+    remote_task_id: str
+    frame: OutboundText
+    state: str
+    cancel_asked: bool
+    replies: int
+    created_at: datetime
+    deadline: datetime

@@ -32,6 +32,7 @@ from parley.deliveries.backoff import Backoff
 from parley.deliveries.deliverers import Fate
 from parley.deliveries.model import Delivery
 from parley.errors import Invalid, ParleyError, Unauthorized
+from parley.federation.a2a_peer import A2APeer
 from parley.federation.failures import (
     FrameFate,
     close_our_side,
@@ -48,6 +49,7 @@ from parley.federation.frames import (
 )
 from parley.federation.lifecycle import end_for_good
 from parley.federation.model import (
+    A2A,
     REVOKED,
     ConnectionState,
     Outbound,
@@ -87,6 +89,7 @@ class FederationSender:
         in_flight: int = 1,
         lease: timedelta = LEASE,
         fate: Fate[Outbound] | None = None,
+        a2a: A2APeer | None = None,
     ) -> None:
         """``batch``: most frames in one batch; ``in_flight``: batches out at once per
         connection (each of other threads: a thread's claimed frame holds up its later ones);
@@ -96,6 +99,7 @@ class FederationSender:
         self._in_flight = in_flight
         self.lease = lease
         self._fate = fate or FrameFate()
+        self._a2a = a2a  # the connections to A2A agents: their frames go as A2A messages
         self._out: dict[int, int] = {}  # frames in a batch that is out, with their batches' count
         self.name = f"federation-{secrets.token_hex(6)}"
         self._loops: dict[str, list[_ConnectionLoop]] = {}  # a connection's: ``in_flight``
@@ -193,7 +197,10 @@ class FederationSender:
     async def _post(self, peer: PeerEndpoint, items: Sequence[Delivery]) -> float | None:
         frames = [outbound_of(item.payload) for item in items]
         try:
-            verdicts = await self._peers.send(peer, [_wire(frame) for frame in frames])
+            if peer.kind == A2A and self._a2a is not None:
+                verdicts = await self._a2a.send(peer, frames)
+            else:
+                verdicts = await self._peers.send(peer, [_wire(frame) for frame in frames])
         except Invalid as exc:  # the peer refused the batch as a whole: no retry changes that
             refused = f"{peer.name} refused the batch: {stored_reason(exc)}"
             refused = with_code(Refusal.INVALID.value, refused)

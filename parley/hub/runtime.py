@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Coroutine
+from datetime import timedelta
 from typing import Any
 
 from parley.agents.model import Agent
@@ -17,6 +18,10 @@ from parley.channels.wiring import Channels
 from parley.clock import Clock
 from parley.conversations.model import HopBudget
 from parley.errors import ParleyError
+from parley.federation.a2a_agents import A2AAgents
+from parley.federation.a2a_peer import A2APeer
+from parley.federation.a2a_replies import Intake
+from parley.federation.a2a_tasks import RemoteTasks
 from parley.federation.backlogs import Backlogs
 from parley.federation.failures import FrameFate
 from parley.federation.known_peers import KnownPeers
@@ -48,6 +53,7 @@ class Runtime:
         send_frames: int = 500,
         channels: ChannelsSettings | None = None,
         send_batches: int = 1,
+        a2a_task_timeout: timedelta = timedelta(minutes=10),
     ) -> None:
         self.store, self.broker, self.clock = store, broker, clock
         self.budget = budget  # what runs may set off per origin (the hop_budget settings)
@@ -61,6 +67,10 @@ class Runtime:
         self.peers = PeerClient()  # the one HTTP client to peer installations
         self.known_peers = KnownPeers()  # peers' tokens, for the frames route's check
         self.backlogs = Backlogs()  # what peers' text may wait here, at most, by connection
+        # A2A agents as connections: their texts sent as A2A messages, their tasks followed.
+        self.a2a_agents = A2AAgents()
+        intake = Intake(budget.peer_queue, self.backlogs)
+        self.remote_tasks = RemoteTasks(store, clock, self.a2a_agents, intake)
         self.sender = FederationSender(
             store,
             clock,
@@ -68,6 +78,7 @@ class Runtime:
             send_frames,
             in_flight=send_batches,
             fate=self.deliverers.fate_of(FRAME_KIND),
+            a2a=A2APeer(store, clock, self.a2a_agents, intake, a2a_task_timeout),
         )
         self._background: set[asyncio.Task[None]] = set()
         self._unsubscribe: list[Callable[[], None]] = []
@@ -79,6 +90,7 @@ class Runtime:
                 self.scheduler.on_commit,
                 self.outbox.on_commit,
                 self.sender.on_commit,
+                self.remote_tasks.on_commit,
                 self.topic_watch.on_commit,  # before the watch: a refusal comes before the end
                 self.watch.on_commit,
                 log_run_changes,
@@ -95,10 +107,13 @@ class Runtime:
             )
         await self.outbox.start()
         await self.sender.start()
+        await self.remote_tasks.start()
 
     async def stop(self) -> None:
         await self.sender.stop()
+        await self.remote_tasks.stop()
         await self.peers.close()
+        await self.a2a_agents.close()
         await self.outbox.stop()
         await self.scheduler.stop()
         for unsubscribe in self._unsubscribe:

@@ -25,5 +25,8 @@ async def stop_runs(tx: Tx, runs: Sequence[Run], now: datetime, reason: str) -> 
 
 
 async def stop_topics(tx: Tx, topic_ids: Sequence[int], now: datetime, reason: str) -> list[Run]:
-    """Stop every open run working in ``topic_ids``."""
+    """Stop every open run working in ``topic_ids``, and the tasks of A2A agents that their
+    texts started (cancelled there by the federation's follower, ``a2a_tasks.py``)."""
+    if await tx.remote_tasks.cancel_in_topics(topic_ids):
+        tx.effects.remote_tasks = True
     return await stop_runs(tx, await tx.runs.open_in_topics(topic_ids), now, reason)

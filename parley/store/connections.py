@@ -29,6 +29,8 @@ def _connection(row: Any) -> Connection:
         failures=row.failures,
         retry_at=row.retry_at,
         last_error=row.last_error,
+        kind=row.kind,
+        card=row.card,
     )
 
 
@@ -36,9 +38,14 @@ def _connection(row: Any) -> Connection:
 _BY_NAME = once(select(*_PUBLIC).where(connections.c.name == bindparam("name")))
 _BY_NAME_SHARED = once(_BY_NAME.with_for_update(read=True))
 _ENDPOINT = once(
-    select(connections.c.id, connections.c.name, connections.c.url, connections.c.peer_token).where(
-        connections.c.name == bindparam("name")
-    )
+    select(
+        connections.c.id,
+        connections.c.name,
+        connections.c.url,
+        connections.c.peer_token,
+        connections.c.kind,
+        connections.c.card,
+    ).where(connections.c.name == bindparam("name"))
 )
 
 
@@ -54,6 +61,8 @@ class ConnectionsRepo:
         peer_token: str,
         now: datetime,
         person_id: int | None,
+        kind: str = "parley",
+        card: str | None = None,
     ) -> Connection:
         result = await self._c.execute(
             insert(connections)
@@ -64,6 +73,8 @@ class ConnectionsRepo:
                 peer_token=peer_token,
                 created_by_person_id=person_id,
                 created_at=now,
+                kind=kind,
+                card=card,
             )
             .returning(*_PUBLIC)
         )
@@ -87,7 +98,9 @@ class ConnectionsRepo:
 
     async def endpoint(self, name: str) -> PeerEndpoint | None:
         row = (await self._c.execute(_ENDPOINT, {"name": name})).first()
-        return PeerEndpoint(row.id, row.name, row.url, row.peer_token) if row else None
+        if row is None:
+            return None
+        return PeerEndpoint(row.id, row.name, row.url, row.peer_token, row.kind, row.card)
 
     async def expose(self, connection_id: int, agent_ids: Sequence[int]) -> None:
         """Exactly ``agent_ids`` are exposed from now on."""

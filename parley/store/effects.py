@@ -38,6 +38,8 @@ class Effects:
     refused: list[tuple[int, str]] = field(default_factory=list)
     # Approvals asked or decided here: for whoever follows their run or waits on them.
     approvals: list[Approval] = field(default_factory=list)
+    # Tasks of A2A agents were started or are to be cancelled: their follower looks again.
+    remote_tasks: bool = False
 
     @property
     def empty(self) -> bool:
@@ -53,6 +55,7 @@ class Effects:
             or self.cut_short
             or self.refused
             or self.approvals
+            or self.remote_tasks
         )
 
 

@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from parley.errors import Contended, Invalid, Unavailable
 from parley.store.a2a import A2ARepo
+from parley.store.a2a_remote import RemoteTasksRepo
 from parley.store.agent_changes import AgentChangesRepo
 from parley.store.agents import AgentsRepo
 from parley.store.approvals import ApprovalsRepo
@@ -69,6 +70,7 @@ class Tx:
         self.tool_calls = ToolCallsRepo(connection)
         self.approvals = ApprovalsRepo(connection)
         self.a2a = A2ARepo(connection)
+        self.remote_tasks = RemoteTasksRepo(connection)
         self.topics = TopicsRepo(connection)
         self.messages = MessagesRepo(connection)
         self.outbox = OutboxRepo(connection)

@@ -6,9 +6,10 @@ from __future__ import annotations
 import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -85,13 +86,21 @@ class A2AHome:
 
 @pytest.fixture
 def a2a_home(tmp_path: Path, sqlite_template: Path) -> Iterator[A2AHome]:
-    settings = Settings(
+    with home(tmp_path, sqlite_template) as served:
+        yield served
+
+
+@contextmanager
+def home(tmp_path: Path, sqlite_template: Path, **settings: Any) -> Iterator[A2AHome]:
+    """A Parley served on SQLite (``settings``: others than the tests' defaults)."""
+    given = Settings(
         data_dir=tmp_path / "data",
         database_url=sqlite_copy(sqlite_template, tmp_path / "parley.db"),
         heartbeat_seconds=3600,
         sweep_seconds=3600,
+        **settings,
     )
-    with serving(settings) as served:
+    with serving(given) as served:
         yield A2AHome(served, tmp_path)
 
 

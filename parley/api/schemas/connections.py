@@ -7,6 +7,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from parley.api.schemas.base import NAME, Body, example
+from parley.federation.a2a_agents import card_of, roles_of
 from parley.federation.model import ConnectionStatus
 
 
@@ -48,8 +49,24 @@ class QueueLimitIn(Body):
     )
 
 
+class A2AConnectionIn(Body):
+    model_config = example(name="sample", url="https://agents.example.com/echo")
+
+    name: str = Field(json_schema_extra=NAME, description="what this side calls the agent")
+    url: str = Field(min_length=1, max_length=2000, description="its card's base URL")
+    token: str | None = Field(
+        None,
+        max_length=4096,
+        description="the bearer token it asks for, if any (kept, never shown)",
+    )
+
+
 class ConnectionOut(BaseModel):
     name: str
+    kind: str = Field(description="parley: a peer installation; a2a: an A2A agent")
+    roles: list[str] = Field(
+        description="an A2A agent's skills, as the roles our agents address (ROLE@NAME)"
+    )
     url: str = Field(description="the peer's public URL")
     state: str = Field(description="active, paused or revoked")
     queue_limit: int | None
@@ -69,6 +86,8 @@ class ConnectionOut(BaseModel):
         c = status.connection
         return cls(
             name=c.name,
+            kind=c.kind,
+            roles=sorted(roles_of(card_of(c.card))) if c.card else [],
             url=c.url,
             state=c.state.value,
             queue_limit=c.queue_limit,

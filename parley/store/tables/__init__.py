@@ -16,6 +16,7 @@ from parley.store.tables.deliveries import (
     outbox,
 )
 from parley.store.tables.federation import (
+    a2a_remote_tasks,
     connections,
     exposures,
     invites,
@@ -48,6 +49,7 @@ __all__ = [
     "AGENT_CONVERSATION_KEY",
     "a2a_clients",
     "a2a_exposures",
+    "a2a_remote_tasks",
     "agent_changes",
     "agent_env",
     "agent_memory",

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from sqlalchemy import (
+    Boolean,
     CheckConstraint,
     Column,
     ForeignKey,
+    Index,
     Integer,
     String,
     Table,
     Text,
+    UniqueConstraint,
+    text,
 )
 
 from parley.store.tables.base import metadata
@@ -34,6 +38,10 @@ connections = Table(
     Column("failures", Integer, nullable=False, server_default="0"),
     Column("retry_at", UTCDateTime, nullable=True),
     Column("last_error", Text, nullable=True),
+    # 'parley': a peer installation; 'a2a': an A2A agent, its card kept (its skills: our roles
+    # for it), called with ``peer_token`` if it asks for one.
+    Column("kind", String(16), nullable=False, server_default="parley"),
+    Column("card", Text, nullable=True),
     CheckConstraint("state IN ('active', 'paused', 'revoked')", name="connection_state"),
     CheckConstraint("queue_limit IS NULL OR queue_limit >= 1", name="queue_limit"),
 )
@@ -71,4 +79,30 @@ received_frames = Table(
     Column("reason", String(32), nullable=True),
     Column("detail", Text, nullable=True),
     Column("received_at", UTCDateTime, nullable=False),
+)
+
+# A task of an A2A agent that one of our roles' texts started (the text frame, as sent, in
+# ``frame``): followed until it ends, its reply then given to the thread as the agent's text.
+# ``cancel_asked``: the work it was for was stopped here; ``replies``: texts given back so far.
+a2a_remote_tasks = Table(
+    "a2a_remote_tasks",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("connection_id", Integer, ForeignKey("connections.id"), nullable=False),
+    Column("topic_id", Integer, ForeignKey("topics.id"), nullable=False),
+    Column("remote_task_id", String(200), nullable=False),
+    Column("frame", Text, nullable=False),
+    Column("state", String(40), nullable=False),
+    Column("cancel_asked", Boolean, nullable=False, server_default=text("false")),
+    Column("replies", Integer, nullable=False, server_default="0"),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("deadline", UTCDateTime, nullable=False),
+    Column("settled_at", UTCDateTime, nullable=True),
+    UniqueConstraint("connection_id", "remote_task_id", name="uq_a2a_remote_task"),
+    Index(
+        "ix_a2a_remote_tasks_open",
+        "id",
+        sqlite_where=text("settled_at IS NULL"),
+        postgresql_where=text("settled_at IS NULL"),
+    ),
 )

@@ -1,7 +1,8 @@
 """A2A: the clients an owner let in (a token each, kept as its hash), the agents exposed to
 them, and each client's contexts as conversations of their own (``topics.a2a_client_id``,
 ``a2a_context``): one per (client, agent, context), beside the one open conversation a person
-has with an agent.
+has with an agent. And A2A agents as connections (``connections.kind`` 'a2a', their card),
+with the tasks our roles' texts started there (``a2a_remote_tasks``).
 
 Revision ID: 0027
 Revises: 0026
@@ -51,6 +52,32 @@ def upgrade() -> None:
         )
     op.add_column("topics", sa.Column("a2a_context", sa.String(200), nullable=True))
     _one_conversation(_ONE_BESIDE_A2A)
+    op.add_column(
+        "connections", sa.Column("kind", sa.String(16), nullable=False, server_default="parley")
+    )
+    op.add_column("connections", sa.Column("card", sa.Text, nullable=True))
+    op.create_table(
+        "a2a_remote_tasks",
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("connection_id", sa.Integer, sa.ForeignKey("connections.id"), nullable=False),
+        sa.Column("topic_id", sa.Integer, sa.ForeignKey("topics.id"), nullable=False),
+        sa.Column("remote_task_id", sa.String(200), nullable=False),
+        sa.Column("frame", sa.Text, nullable=False),
+        sa.Column("state", sa.String(40), nullable=False),
+        sa.Column("cancel_asked", sa.Boolean, nullable=False, server_default=sa.text("false")),
+        sa.Column("replies", sa.Integer, nullable=False, server_default="0"),
+        sa.Column("created_at", UTCDateTime, nullable=False),
+        sa.Column("deadline", UTCDateTime, nullable=False),
+        sa.Column("settled_at", UTCDateTime, nullable=True),
+        sa.UniqueConstraint("connection_id", "remote_task_id", name="uq_a2a_remote_task"),
+    )
+    op.create_index(
+        "ix_a2a_remote_tasks_open",
+        "a2a_remote_tasks",
+        ["id"],
+        sqlite_where=sa.text("settled_at IS NULL"),
+        postgresql_where=sa.text("settled_at IS NULL"),
+    )
     op.create_index(
         "uq_topics_a2a_context",
         "topics",
@@ -62,6 +89,12 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    op.drop_table("a2a_remote_tasks")
+    # An A2A agent's connection has no meaning down there: revoked, kept for its history.
+    op.execute("UPDATE connections SET state = 'revoked' WHERE kind = 'a2a'")
+    with op.batch_alter_table("connections") as connections:
+        connections.drop_column("card")
+        connections.drop_column("kind")
     op.drop_index("uq_topics_a2a_context", "topics")
     # Down there a person has one open conversation per agent: the contexts close.
     op.execute(

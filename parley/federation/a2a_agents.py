@@ -1,0 +1,115 @@
+"""The one client to A2A agents: their cards (read when an owner adds one), and a2a-sdk's client
+per connection over its own HTTP pool, its token as bearer. Whatever an agent answers is turned
+into the error tree here: it cannot be reached, or it answers garbage or an HTTP error, is
+``Unavailable`` (retried); a JSON-RPC error it answers on purpose is ``A2ARefused``, final."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import httpx
+from a2a.client import Client, ClientConfig, ClientFactory
+from a2a.client.card_resolver import A2ACardResolver
+from a2a.client.errors import A2AClientError
+from a2a.types.a2a_pb2 import AgentCard
+from a2a.utils.errors import A2AError
+from google.protobuf import json_format
+
+from parley.errors import Invalid, ParleyError, Unavailable
+from parley.federation.model import PeerEndpoint
+from parley.naming import is_name
+from parley.redact import redact
+
+TIMEOUT = httpx.Timeout(30.0, connect=5.0)
+
+
+class A2ARefused(ParleyError):
+    """The agent answered with an A2A error: what it said, final."""
+
+    code = "a2a_refused"
+
+
+def card_json(card: AgentCard) -> str:
+    return str(json_format.MessageToJson(card))
+
+
+def card_of(text: str) -> AgentCard:
+    card = AgentCard()
+    json_format.Parse(text, card, ignore_unknown_fields=True)
+    return card
+
+
+def role_of(skill_id: str) -> str:
+    """A skill's id as a role's name: lowercase, other characters as hyphens."""
+    return re.sub(r"-+", "-", re.sub(r"[^a-z0-9]", "-", skill_id.lower())).strip("-")[:40]
+
+
+def roles_of(card: AgentCard) -> dict[str, str]:
+    """Our roles for the agent (``ROLE@CONNECTION``), each the id of one of its skills; an agent
+    without skills is one role, its name's."""
+    roles = {role_of(skill.id): skill.id for skill in card.skills if is_name(role_of(skill.id))}
+    if not roles and is_name(role_of(card.name)):
+        roles[role_of(card.name)] = ""
+    return roles
+
+
+class A2AAgents:
+    def __init__(self, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self._transport = transport
+        self._clients: dict[tuple[int, str, str], tuple[httpx.AsyncClient, Client]] = {}
+
+    async def read_card(self, url: str, token: str | None) -> AgentCard:
+        """The card at ``url`` (its base: the well-known path is added)."""
+        async with self._http(token) as http:
+            try:
+                return await A2ACardResolver(http, url).get_agent_card()
+            except (A2AClientError, httpx.HTTPError, ValueError) as exc:
+                raise Invalid(
+                    f"no A2A agent card read at {url}: {redact(str(exc))[:300]}", field="url"
+                ) from None
+
+    @asynccontextmanager
+    async def calling(self, peer: PeerEndpoint) -> AsyncIterator[Client]:
+        """The agent's client; its failures in our tree."""
+        try:
+            yield self._client(peer)
+        except A2AClientError as exc:
+            raise Unavailable(f"{peer.name} did not answer: {redact(str(exc))[:300]}") from None
+        except A2AError as exc:
+            raise A2ARefused(f"{peer.name} refused: {redact(str(exc))[:300]}") from None
+        except (httpx.HTTPError, OSError) as exc:
+            said = str(exc) or type(exc).__name__
+            raise Unavailable(f"cannot reach {peer.name}: {said}") from None
+
+    async def close(self) -> None:
+        for http, client in self._clients.values():
+            await client.close()
+            await http.aclose()
+        self._clients.clear()
+
+    def _client(self, peer: PeerEndpoint) -> Client:
+        key = (peer.connection_id, peer.card or "", peer.token)
+        made = self._clients.get(key)
+        if made is None:
+            for old in [k for k in self._clients if k[0] == peer.connection_id]:
+                del self._clients[old]  # its card or token changed (closed when Parley stops)
+            http = httpx.AsyncClient(
+                timeout=TIMEOUT, transport=self._transport, headers=_bearer(peer.token)
+            )
+            config = ClientConfig(streaming=False, httpx_client=http)
+            made = (http, ClientFactory(config).create(card_of(peer.card or "{}")))
+            self._clients[key] = made
+        return made[1]
+
+    @asynccontextmanager
+    async def _http(self, token: str | None) -> AsyncIterator[httpx.AsyncClient]:
+        async with httpx.AsyncClient(
+            timeout=TIMEOUT, transport=self._transport, headers=_bearer(token)
+        ) as http:
+            yield http
+
+
+def _bearer(token: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"} if token else {}

@@ -1,0 +1,145 @@
+"""A Parley agent calling an A2A agent (a2a-sdk's own server, started here) as it calls a peer
+installation's role: the reply comes back into the thread, a question is answered in the same
+task, a failure and a time-out are told to the role that sent, a stop cancels the task there."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.a2a.support import A2AHome, home
+from tests.federation.a2a_sample import TOKEN, Seen, sample_agent
+from tests.support import eventually
+
+ASKER = """
+rules:
+  - when: {text: "^ask (?P<what>.*)$", from: owner}
+    do:
+      - send: {to: "echo-back@sample", text: "{what}"}
+  - when: {text: "^other (?P<what>.*)$", from: owner}
+    do:
+      - send: {to: "nobody@sample", text: "{what}"}
+  - when: {text: "which one", from: "echo-back@sample"}
+    do:
+      - send: {to: "echo-back@sample", text: "the blue one"}
+  - when: {from: "echo-back@sample"}
+    do:
+      - report: "sample says: {text}"
+otherwise:
+  - reply: "noted"
+"""
+
+
+@pytest.fixture
+def calling(tmp_path: Path, sqlite_template: Path) -> Iterator[tuple[A2AHome, Seen]]:
+    with (
+        sample_agent() as (url, seen),
+        home(tmp_path, sqlite_template, a2a_task_timeout_seconds=20) as parley,
+    ):
+        rules = tmp_path / "asker.yaml"
+        rules.write_text(textwrap.dedent(ASKER))
+        with parley.owner() as owner:
+            hired = owner.post(
+                "/agents", json={"name": "asker", "node": "local", "brain": f"scripted:{rules}"}
+            )
+            assert hired.status_code == 201, hired.text
+            added = owner.post(
+                "/connections/a2a", json={"name": "sample", "url": url, "token": TOKEN}
+            )
+            assert added.status_code == 201, added.text
+            assert added.json()["roles"] == ["echo-back", "summarise"]
+        yield parley, seen
+
+
+def say(parley: A2AHome, text: str) -> None:
+    with parley.owner() as owner:
+        said = owner.post("/conversations/asker/messages", json={"text": text})
+        assert said.status_code == 202, said.text
+
+
+def conversation(parley: A2AHome) -> list[str]:
+    with parley.owner() as owner:
+        shown = owner.get("/conversations/asker").json()
+    return [m["body"] for m in shown["messages"]["items"]]
+
+
+async def told(parley: A2AHome, words: str) -> bool:
+    async def check() -> bool:
+        return any(words in body for body in conversation(parley))
+
+    return await eventually(check, within=30)
+
+
+async def test_the_agent_answers_back_into_the_thread(calling: tuple[A2AHome, Seen]) -> None:
+    parley, seen = calling
+    say(parley, "ask hello there")
+    assert await told(parley, "sample says: echo: hello there"), conversation(parley)
+    assert seen.texts == ["hello there"]
+    with parley.owner() as owner:
+        [thread] = owner.get("/agent-conversations").json()["items"]
+    assert seen.contexts == [thread["thread_id"]]  # one A2A context per agent conversation
+
+
+async def test_a_question_is_answered_in_the_same_task(calling: tuple[A2AHome, Seen]) -> None:
+    parley, seen = calling
+    say(parley, "ask ask me something")
+    assert await told(parley, "sample says: you chose: the blue one"), conversation(parley)
+    assert seen.texts == ["ask me something", "the blue one"]
+    assert len(set(seen.contexts)) == 1
+
+
+async def test_a_failure_is_told_to_whoever_sent(calling: tuple[A2AHome, Seen]) -> None:
+    parley, _ = calling
+    say(parley, "ask fail please")
+    assert await told(parley, "sample's task failed: could not do it"), conversation(parley)
+
+
+async def test_a_role_the_card_lacks_is_refused(calling: tuple[A2AHome, Seen]) -> None:
+    parley, seen = calling
+    say(parley, "other hello")
+    assert await told(parley, "sample has no agent nobody"), conversation(parley)
+    assert seen.texts == []
+
+
+async def test_stopping_the_root_cancels_the_task_there(calling: tuple[A2AHome, Seen]) -> None:
+    parley, seen = calling
+    say(parley, "ask slow work")
+
+    async def working() -> bool:
+        return seen.texts == ["slow work"]
+
+    assert await eventually(working, within=30)
+    with parley.owner() as owner:
+        assert owner.post("/conversations/asker/stop").status_code == 200
+
+    async def cancelled() -> bool:
+        return len(seen.cancelled) == 1
+
+    assert await eventually(cancelled, within=30)
+
+
+async def test_a_task_past_its_deadline_is_cancelled_and_told(
+    tmp_path: Path, sqlite_template: Path
+) -> None:
+    with (
+        sample_agent() as (url, seen),
+        home(tmp_path, sqlite_template, a2a_task_timeout_seconds=1) as parley,
+    ):
+        rules = tmp_path / "asker.yaml"
+        rules.write_text(textwrap.dedent(ASKER))
+        with parley.owner() as owner:
+            body: dict[str, Any] = {"name": "asker", "node": "local", "brain": f"scripted:{rules}"}
+            assert owner.post("/agents", json=body).status_code == 201
+            a2a = {"name": "sample", "url": url, "token": TOKEN}
+            assert owner.post("/connections/a2a", json=a2a).status_code == 201
+        say(parley, "ask slow forever")
+        assert await told(parley, "sample did not finish within 1 s"), conversation(parley)
+
+        async def cancelled() -> bool:
+            return len(seen.cancelled) == 1
+
+        assert await eventually(cancelled, within=30)
