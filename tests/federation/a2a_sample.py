@@ -24,6 +24,7 @@ from a2a.types.a2a_pb2 import (
     AgentCard,
     AgentInterface,
     AgentSkill,
+    Message,
     TaskState,
 )
 from a2a.utils.constants import TransportProtocol
@@ -62,7 +63,10 @@ class SampleExecutor(AgentExecutor):
             await event_queue.enqueue_event(task)
         self.seen.contexts.append(task.context_id)
         updater = TaskUpdater(event_queue, task.id, task.context_id)
-        said = lambda words: new_text_message(words, context_id=task.context_id, task_id=task.id)  # noqa: E731
+
+        def said(words: str) -> Message:
+            return new_text_message(words, context_id=task.context_id, task_id=task.id)
+
         if task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
             await updater.add_artifact([new_text_part(f"you chose: {text}")])
             await updater.complete()
