@@ -15,10 +15,12 @@ from a2a.helpers import get_artifact_text, get_message_text
 from a2a.types.a2a_pb2 import CancelTaskRequest, GetTaskRequest, Role, Task, TaskState
 
 from parley.clock import Clock
+from parley.conversations.refusals import tell_root
 from parley.errors import ParleyError
 from parley.federation.a2a_agents import A2AAgents, A2ARefused
 from parley.federation.a2a_replies import Intake, give_reply
 from parley.federation.failures import notify_failed
+from parley.federation.frames import Verdict
 from parley.federation.model import RemoteTask
 from parley.reasons import with_code
 from parley.store import Store
@@ -81,11 +83,11 @@ class RemoteTasks(Worker):
         state = now.status.state
         name = TaskState.Name(state)
         if state == TaskState.TASK_STATE_COMPLETED:
-            await give_reply(self._store, self._clock, self._intake, task, _answer(now))
+            await self._reply(task, _answer(now))
             await self._settle(task, name, task.replies + 1)
         elif state == TaskState.TASK_STATE_INPUT_REQUIRED:
             if task.state != name:  # asked once: the question goes to the thread once
-                await give_reply(self._store, self._clock, self._intake, task, _question(now))
+                await self._reply(task, _question(now))
                 async with self._store.transaction() as tx:
                     await tx.remote_tasks.moved(task.id, name, task.replies + 1)
         elif state in ENDED:
@@ -95,6 +97,20 @@ class RemoteTasks(Worker):
         elif task.state != name:
             async with self._store.transaction() as tx:
                 await tx.remote_tasks.moved(task.id, name, task.replies)
+
+    async def _reply(self, task: RemoteTask, text: str) -> None:
+        """Given to the thread; one the thread does not take (its connection paused, the thread
+        closed) is told at the root, never dropped unsaid."""
+        verdict = await give_reply(self._store, self._clock, self._intake, task, text)
+        if verdict.final_verdict is not Verdict.REJECTED:
+            return
+        frame = task.frame
+        told = (
+            f"{frame.to_role}@{frame.connection}'s answer to {frame.from_role} was not taken:"
+            f" {verdict.reason}: {verdict.detail}"
+        )
+        async with self._store.transaction() as tx:
+            await tell_root(tx, self._clock.now(), frame.topic_id, frame.sender_agent_id, told)
 
     async def _cancel(self, task: RemoteTask) -> None:
         try:

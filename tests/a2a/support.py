@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 from a2a.client import Client, ClientConfig, ClientFactory
 from a2a.helpers import new_text_part
 from a2a.types.a2a_pb2 import Message, Role, SendMessageConfiguration, SendMessageRequest
@@ -82,12 +81,6 @@ class A2AHome:
                 yield client
             finally:
                 await client.close()
-
-
-@pytest.fixture
-def a2a_home(tmp_path: Path, sqlite_template: Path) -> Iterator[A2AHome]:
-    with home(tmp_path, sqlite_template) as served:
-        yield served
 
 
 @contextmanager

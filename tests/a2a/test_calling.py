@@ -4,6 +4,7 @@ task, a failure and a time-out are told to the role that sent, a stop cancels th
 
 from __future__ import annotations
 
+import json
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -143,3 +144,94 @@ async def test_a_task_past_its_deadline_is_cancelled_and_told(
             return len(seen.cancelled) == 1
 
         assert await eventually(cancelled, within=30)
+
+
+async def test_a_pause_cancels_the_work_there_and_refuses_what_follows(
+    calling: tuple[A2AHome, Seen],
+) -> None:
+    parley, seen = calling
+    say(parley, "ask slow work")
+
+    async def working() -> bool:
+        return seen.texts == ["slow work"]
+
+    assert await eventually(working, within=30)
+    with parley.owner() as owner:
+        assert owner.post("/connections/sample/pause").status_code == 200
+
+    async def cancelled() -> bool:
+        return len(seen.cancelled) == 1
+
+    assert await eventually(cancelled, within=30)
+    say(parley, "ask hello")
+    assert await told(parley, "the connection to sample was paused here"), conversation(parley)
+    assert seen.texts == ["slow work"]
+
+
+async def test_a_revoked_agent_is_never_called_again(calling: tuple[A2AHome, Seen]) -> None:
+    parley, seen = calling
+    with parley.owner() as owner:
+        revoked = owner.post("/connections/sample/revoke")
+        assert revoked.status_code == 200 and revoked.json()["state"] == "revoked"
+    say(parley, "ask hello")
+    assert await told(parley, "revoked"), conversation(parley)
+    assert seen.texts == []
+
+
+async def test_a_wrong_token_is_retried_and_shown_on_the_connection(
+    tmp_path: Path, sqlite_template: Path
+) -> None:
+    with sample_agent() as (url, seen), home(tmp_path, sqlite_template) as parley:
+        rules = tmp_path / "asker.yaml"
+        rules.write_text(textwrap.dedent(ASKER))
+        with parley.owner() as owner:
+            body: dict[str, Any] = {"name": "asker", "node": "local", "brain": f"scripted:{rules}"}
+            assert owner.post("/agents", json=body).status_code == 201
+            a2a = {"name": "sample", "url": url, "token": "wrong"}
+            assert owner.post("/connections/a2a", json=a2a).status_code == 201
+        say(parley, "ask hello")
+
+        async def shown() -> bool:
+            with parley.owner() as owner:
+                [row] = owner.get("/connections").json()["items"]
+            return row["failures"] >= 1 and "401" in (row["last_error"] or "")
+
+        assert await eventually(shown, within=30)
+        assert seen.texts == []
+
+
+def test_adding_checks_the_name_the_url_and_the_card(a2a_home: A2AHome) -> None:
+    with sample_agent() as (url, _), a2a_home.owner() as owner:
+        for body, status, said in [
+            ({"name": "Bad Name", "url": url}, 400, "invalid"),
+            ({"name": "sample", "url": "ftp://x"}, 400, "http(s) URL"),
+            ({"name": "sample", "url": "http://127.0.0.1:9/"}, 400, "no A2A agent card"),
+            ({"name": "sample", "url": url + "/nothing-here"}, 400, "no A2A agent card"),
+            ({"name": "sample", "url": url, "token": "a\x00b"}, 400, "NUL"),
+        ]:
+            answered = owner.post("/connections/a2a", json=body)
+            assert answered.status_code == status, (body, answered.text)
+            assert said in answered.text, (body, answered.text)
+        assert owner.get("/connections").json()["items"] == []
+        assert (
+            owner.post("/connections/a2a", json={"name": "sample", "url": url}).status_code == 201
+        )
+        again = owner.post("/connections/a2a", json={"name": "sample", "url": url})
+        assert again.status_code == 409
+        exposing = owner.put("/connections/sample/exposed", json={"agents": ["x"]})
+        assert exposing.status_code == 400 and "only called" in exposing.text
+
+
+def test_add_a2a_from_the_command_line_reads_the_token_from_a_file(
+    a2a_home: A2AHome, tmp_path: Path
+) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN + "\n")
+    with sample_agent() as (url, _):
+        added = a2a_home.served.run(
+            "connection", "add-a2a", "sample", url, "--token-file", str(token_file), "--json"
+        )
+    assert added.exit_code == 0, added.output
+    shown = json.loads(added.output)
+    assert (shown["kind"], shown["roles"]) == ("a2a", ["echo-back", "summarise"])
+    assert TOKEN not in added.output

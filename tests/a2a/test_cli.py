@@ -7,10 +7,8 @@ import json
 
 import httpx
 
-from tests.a2a.support import A2AHome, a2a_home
+from tests.a2a.support import A2AHome
 from tests.a2a.test_perimeter import post, rpc, send_params
-
-__all__ = ["a2a_home"]
 
 
 def test_expose_add_a_client_then_remove_it_from_the_command_line(a2a_home: A2AHome) -> None:

@@ -10,10 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.a2a.support import A2AHome, a2a_home
+from tests.a2a.support import A2AHome
 from tests.support import bearer
-
-__all__ = ["a2a_home"]
 
 V1 = {"A2A-Version": "1.0"}
 MESSAGE = {"role": "ROLE_USER", "messageId": "m"}

@@ -21,10 +21,8 @@ from a2a.types.a2a_pb2 import (
 )
 from a2a.utils.errors import TaskNotCancelableError
 
-from tests.a2a.support import A2AHome, a2a_home, request
+from tests.a2a.support import A2AHome, request
 from tests.support import eventually
-
-__all__ = ["a2a_home"]
 
 # Writes its pid, says a first part at once, then holds its turn until stopped.
 SLOW_WITH_PID = """
