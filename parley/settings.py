@@ -198,6 +198,12 @@ class Settings(BaseSettings):
         description="how long a task of an A2A agent (connection add-a2a) may take before it is"
         " cancelled there and the role that sent the text is told",
     )
+    a2a_push_allowed_hosts: str = Field(
+        "",
+        max_length=4000,
+        description="hosts (comma-separated) A2A push notifications may go to although they"
+        " resolve to a loopback, private or link-local address; others there are refused",
+    )
     hop_budget: int = Field(
         200,
         ge=1,
@@ -272,6 +278,10 @@ class Settings(BaseSettings):
     @property
     def resolved_database_url(self) -> str:
         return self.database_url or f"sqlite:///{DataFolder(self.data_dir).database}"
+
+    @property
+    def push_allowed_hosts(self) -> list[str]:
+        return [h.strip().lower() for h in self.a2a_push_allowed_hosts.split(",") if h.strip()]
 
     @property
     def base_url(self) -> str:

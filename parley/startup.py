@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 
+from parley.a2a.pushes import PushNotice, PushNotices, PushSender
 from parley.agents.sweeper import AgentSweeper
 from parley.agents.workspaces import provision_waiting
 from parley.brains.cache import BrainCache
@@ -103,8 +104,11 @@ async def running(
         for name, adapter in (channels or {}).items():
             runtime.channels.registry.register(name, adapter)
         await _start_discord(stack, context)
+        pushes = _a2a_pushes(stack, context)
         await runtime.start()
         stack.push_async_callback(runtime.stop)
+        await pushes.start()
+        stack.push_async_callback(pushes.stop)
         if settings.local_node:
             node = _local_node(settings, context, own_key, folder.workspaces, own_instance)
             await node.start()
@@ -121,6 +125,17 @@ async def running(
         )
         log.info(model_endpoints(settings))
         yield context
+
+
+def _a2a_pushes(stack: contextlib.AsyncExitStack, context: Context) -> PushNotices:
+    """A2A push notices: their deliverer registered before deliveries start (one left pending
+    by the last stop is due at once), their queue subscribed to the store's commits."""
+    sender = PushSender(context.settings.push_allowed_hosts)
+    context.runtime.deliverers.add_remote(PushNotice, sender)
+    stack.push_async_callback(sender.close)
+    pushes = PushNotices(context.store, context.clock)
+    stack.callback(context.store.subscribe(pushes.on_commit))
+    return pushes
 
 
 def _registry(

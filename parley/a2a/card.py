@@ -54,7 +54,7 @@ def card_of(agent: Exposed, base_url: str) -> AgentCard:
                 protocol_version=PROTOCOL_VERSION_1_0,
             ),
         ],
-        capabilities=AgentCapabilities(streaming=True, push_notifications=False),
+        capabilities=AgentCapabilities(streaming=True, push_notifications=True),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         skills=[

@@ -6,6 +6,7 @@ machine or a joined node — not an SDK executor's in-memory flag."""
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TypeVar
@@ -39,14 +40,14 @@ from a2a.utils.errors import (
     ExtendedAgentCardNotConfiguredError,
     InternalError,
     InvalidParamsError,
-    PushNotificationNotSupportedError,
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
 )
 
 from parley.a2a.contexts import send
-from parley.a2a.model import A2AClient, Exposed
+from parley.a2a.model import A2AClient, Exposed, PushConfig
+from parley.a2a.pushes import check_push_url
 from parley.a2a.tasks import TERMINAL, agent_message, as_task, reply_artifact, state_of, task_id
 from parley.context import Context
 from parley.conversations.lifetime import stop_root
@@ -58,6 +59,8 @@ from parley.store.a2a import TaskRow
 T = TypeVar("T")
 
 DEFAULT_PAGE = 50
+MAX_CONFIG_ID = 64  # the column's
+MAX_SECRET = 4096
 MAX_PAGE = 100
 
 
@@ -109,22 +112,25 @@ class ParleyHandler(RequestHandler):
     async def on_create_task_push_notification_config(
         self, params: TaskPushNotificationConfig, context: ServerCallContext
     ) -> TaskPushNotificationConfig:
-        raise PushNotificationNotSupportedError()
+        return await _call(context).set_push(params)
 
     async def on_get_task_push_notification_config(
         self, params: GetTaskPushNotificationConfigRequest, context: ServerCallContext
     ) -> TaskPushNotificationConfig:
-        raise PushNotificationNotSupportedError()
+        call = _call(context)
+        [found] = await call.pushes(params.task_id, params.id or None, one=True)
+        return found
 
     async def on_list_task_push_notification_configs(
         self, params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext
     ) -> ListTaskPushNotificationConfigsResponse:
-        raise PushNotificationNotSupportedError()
+        found = await _call(context).pushes(params.task_id, None)
+        return ListTaskPushNotificationConfigsResponse(configs=found)
 
     async def on_delete_task_push_notification_config(
         self, params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext
     ) -> None:
-        raise PushNotificationNotSupportedError()
+        await _call(context).delete_push(params.task_id, params.id)
 
     async def on_get_extended_agent_card(
         self, params: GetExtendedAgentCardRequest, context: ServerCallContext
@@ -144,6 +150,19 @@ class Call:
         self.ctx, self.client, self.agent = ctx, client, agent
 
     async def sent(self, params: SendMessageRequest) -> TaskRow:
+        """The client's text queued; with a push config in the request, that config set (its
+        URL checked first: a refused one queues nothing)."""
+        push = params.configuration.task_push_notification_config
+        asks_push = params.configuration.HasField("task_push_notification_config")
+        if asks_push:
+            await self._check_push(push)
+        task = await self._queued(params)
+        if asks_push:
+            push.task_id = task_id(task)
+            await self.set_push(push)
+        return task
+
+    async def _queued(self, params: SendMessageRequest) -> TaskRow:
         message = params.message
         text = _text_of(message)
         context = message.context_id or None
@@ -264,6 +283,54 @@ class Call:
             yield _final(moved, run)
             return
 
+    async def set_push(self, given: TaskPushNotificationConfig) -> TaskPushNotificationConfig:
+        """Checked (the URL's host, the config id), kept, and queued from the task's state now."""
+        task = await self.find(given.task_id)
+        config_id = given.id or uuid.uuid4().hex
+        await self._check_push(given)
+        auth = given.authentication
+        async with self._transaction() as tx:
+            kept = await tx.a2a.set_push(
+                self.client.id,
+                task.message_id,
+                config_id,
+                self.ctx.clock.now(),
+                url=given.url,
+                token=given.token or None,
+                auth_scheme=auth.scheme or None,
+                auth_credentials=auth.credentials or None,
+            )
+            tx.effects.pushes = True
+        return _push_out(kept, task_id(task))
+
+    async def _check_push(self, given: TaskPushNotificationConfig) -> None:
+        if len(given.id) > MAX_CONFIG_ID or "\x00" in given.id:
+            raise InvalidParamsError(message=f"id: at most {MAX_CONFIG_ID} characters, no NUL")
+        if len(given.token) > MAX_SECRET or len(given.authentication.credentials) > MAX_SECRET:
+            raise InvalidParamsError(message=f"token, credentials: at most {MAX_SECRET} characters")
+        try:
+            await check_push_url(given.url, self.ctx.settings.push_allowed_hosts)
+        except Invalid as refused:
+            raise InvalidParamsError(message=refused.message) from None
+
+    async def pushes(
+        self, given_task: str, config_id: str | None, one: bool = False
+    ) -> list[TaskPushNotificationConfig]:
+        task = await self.find(given_task)
+        async with self._transaction() as tx:
+            found = await tx.a2a.pushes(self.client.id, task.message_id, config_id)
+        if one and not found:
+            raise InvalidParamsError(
+                message=f"task {given_task} has no push config {config_id or ''!r}".strip()
+            )
+        return [_push_out(push, task_id(task)) for push in found]
+
+    async def delete_push(self, given_task: str, config_id: str) -> None:
+        """Idempotent: deleting one that is not there changes nothing."""
+        task = await self.find(given_task)
+        async with self._transaction() as tx:
+            await tx.a2a.delete_push(self.client.id, task.message_id, config_id)
+
     async def _run(self, task: TaskRow) -> Run | None:
         if task.run_id is None:
             return None
@@ -277,6 +344,11 @@ class Call:
                 yield tx
         except ParleyError as error:
             raise _a2a_error(error) from error
+
+
+def _push_out(push: PushConfig, task: str) -> TaskPushNotificationConfig:
+    """A config as the client set it, its secrets never read back."""
+    return TaskPushNotificationConfig(id=push.config_id, task_id=task, url=push.url)
 
 
 def _working(task: TaskRow, kind: str, text: str) -> TaskStatusUpdateEvent:

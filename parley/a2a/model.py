@@ -36,3 +36,19 @@ class Exposed:
     name: str
     engram: str
     exposed_at: datetime
+
+
+@dataclass(frozen=True)
+class PushConfig:
+    """Where a client asked to be told of a task's changes (its text, ``message_id``)."""
+
+    id: int
+    client_id: int
+    message_id: int
+    config_id: str
+    url: str
+    token: str | None
+    auth_scheme: str | None
+    auth_credentials: str | None
+    created_at: datetime
+    done_at: datetime | None = None

@@ -10,10 +10,18 @@ from typing import Any
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from parley.a2a.model import A2AClient, Exposed
+from parley.a2a.model import A2AClient, Exposed, PushConfig
 from parley.errors import Conflict
 from parley.store.connection import Connection
-from parley.store.tables import a2a_clients, a2a_exposures, agents, messages, people, topics
+from parley.store.tables import (
+    a2a_clients,
+    a2a_exposures,
+    a2a_push_configs,
+    agents,
+    messages,
+    people,
+    topics,
+)
 
 _CLIENTS = select(a2a_clients, people.c.name.label("created_by")).join(
     people, people.c.id == a2a_clients.c.created_by_person_id
@@ -158,6 +166,111 @@ class A2ARepo:
         if before is not None:
             query = query.where(messages.c.id < before)
         return [_task(row) for row in await self._c.execute(query)]
+
+    async def set_push(
+        self, client_id: int, message_id: int, config_id: str, now: datetime, **given: str | None
+    ) -> PushConfig:
+        """Add the config, or replace the one of that id (``given``: url, token, auth_scheme,
+        auth_credentials)."""
+        found = await self.push(client_id, message_id, config_id)
+        if found is None:
+            await self._c.execute(
+                insert(a2a_push_configs).values(
+                    client_id=client_id,
+                    message_id=message_id,
+                    config_id=config_id,
+                    created_at=now,
+                    **given,
+                )
+            )
+        else:
+            await self._c.execute(
+                update(a2a_push_configs)
+                .where(a2a_push_configs.c.id == found.id)
+                .values(**given, done_at=None)
+            )
+        made = await self.push(client_id, message_id, config_id)
+        assert made is not None
+        return made
+
+    async def push(self, client_id: int, message_id: int, config_id: str) -> PushConfig | None:
+        rows = await self.pushes(client_id, message_id, config_id)
+        return rows[0] if rows else None
+
+    async def pushes(
+        self, client_id: int, message_id: int, config_id: str | None = None
+    ) -> list[PushConfig]:
+        query = select(a2a_push_configs).where(
+            a2a_push_configs.c.client_id == client_id,
+            a2a_push_configs.c.message_id == message_id,
+        )
+        if config_id is not None:
+            query = query.where(a2a_push_configs.c.config_id == config_id)
+        rows = await self._c.execute(query.order_by(a2a_push_configs.c.id))
+        return [_push(row) for row in rows]
+
+    async def delete_push(self, client_id: int, message_id: int, config_id: str) -> bool:
+        result = await self._c.execute(
+            delete(a2a_push_configs).where(
+                a2a_push_configs.c.client_id == client_id,
+                a2a_push_configs.c.message_id == message_id,
+                a2a_push_configs.c.config_id == config_id,
+            )
+        )
+        return bool(result.rowcount)
+
+    async def pushes_due(self, limit: int = 500) -> list[tuple[PushConfig, TaskRow]]:
+        """Configs whose task has not ended yet, as far as they were told, with their task."""
+        query = (
+            select(
+                a2a_push_configs,
+                messages.c.id.label("task_message_id"),
+                topics.c.a2a_context,
+                messages.c.topic_id,
+                messages.c.run_id,
+                messages.c.body,
+                messages.c.created_at.label("task_created_at"),
+            )
+            .join(messages, messages.c.id == a2a_push_configs.c.message_id)
+            .join(topics, topics.c.id == messages.c.topic_id)
+            .where(a2a_push_configs.c.done_at.is_(None))
+            .order_by(a2a_push_configs.c.id)
+            .limit(limit)
+        )
+        return [
+            (
+                _push(row),
+                TaskRow(
+                    row.task_message_id,
+                    row.a2a_context,
+                    row.topic_id,
+                    row.run_id,
+                    row.body,
+                    row.task_created_at,
+                ),
+            )
+            for row in await self._c.execute(query)
+        ]
+
+    async def push_done(self, push_id: int, now: datetime) -> None:
+        await self._c.execute(
+            update(a2a_push_configs).where(a2a_push_configs.c.id == push_id).values(done_at=now)
+        )
+
+
+def _push(row: Any) -> PushConfig:
+    return PushConfig(
+        id=row.id,
+        client_id=row.client_id,
+        message_id=row.message_id,
+        config_id=row.config_id,
+        url=row.url,
+        token=row.token,
+        auth_scheme=row.auth_scheme,
+        auth_credentials=row.auth_credentials,
+        created_at=row.created_at,
+        done_at=row.done_at,
+    )
 
 
 @dataclass(frozen=True)

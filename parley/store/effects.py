@@ -40,6 +40,8 @@ class Effects:
     approvals: list[Approval] = field(default_factory=list)
     # Tasks of A2A agents were started or are to be cancelled: their follower looks again.
     remote_tasks: bool = False
+    # A client asked for A2A push notifications: their queue looks again.
+    pushes: bool = False
 
     @property
     def empty(self) -> bool:
@@ -56,6 +58,7 @@ class Effects:
             or self.refused
             or self.approvals
             or self.remote_tasks
+            or self.pushes
         )
 
 

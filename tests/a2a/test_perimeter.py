@@ -141,14 +141,14 @@ def test_an_agent_not_exposed_is_not_found_card_and_endpoint(a2a_home: A2AHome) 
         (rpc("SendMessage", send_params("x", contextId="bad\x00context")), -32602),
         (rpc("ListTasks", {"pageSize": 100000}), -32602),
         (rpc("ListTasks", {"pageToken": "garbage"}), -32602),
-        (rpc("CreateTaskPushNotificationConfig", {"taskId": "1", "url": LOOPBACK}), -32003),
+        (rpc("CreateTaskPushNotificationConfig", {"taskId": "1", "url": LOOPBACK}), -32001),
         (b"{not json", -32700),
         (b"[" * 10_000 + b"]" * 10_000, -32700),
         (DEEP_PARAMS, -32700),
     ],
     ids=[
         "unknown-method", "v0.3-name", "nul", "no-parts", "data-part", "long-context",
-        "nul-context", "huge-page", "bad-page-token", "push-to-loopback", "not-json",
+        "nul-context", "huge-page", "bad-page-token", "push-to-no-task", "not-json",
         "deep-array", "deep-params",
     ],
 )  # fmt: skip

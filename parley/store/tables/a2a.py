@@ -3,7 +3,7 @@ them. A client's contexts are conversations (``topics.a2a_client_id``, ``a2a_con
 
 from __future__ import annotations
 
-from sqlalchemy import Column, ForeignKey, Integer, String, Table
+from sqlalchemy import Column, ForeignKey, Integer, String, Table, Text, UniqueConstraint
 
 from parley.store.tables.base import metadata
 from parley.store.types import UTCDateTime
@@ -26,4 +26,23 @@ a2a_exposures = Table(
     metadata,
     Column("agent_id", Integer, ForeignKey("agents.id"), primary_key=True),
     Column("exposed_at", UTCDateTime, nullable=False),
+)
+
+# Where a client asked to be told of a task's changes (A2A push notifications): each state the
+# task reaches is an outbox item, once (its key: the config, the task, the state); ``done_at``:
+# the task's end was queued, nothing more will be.
+a2a_push_configs = Table(
+    "a2a_push_configs",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("client_id", Integer, ForeignKey("a2a_clients.id"), nullable=False),
+    Column("message_id", Integer, ForeignKey("messages.id"), nullable=False),
+    Column("config_id", String(64), nullable=False),
+    Column("url", Text, nullable=False),
+    Column("token", Text, nullable=True),
+    Column("auth_scheme", String(64), nullable=True),
+    Column("auth_credentials", Text, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("done_at", UTCDateTime, nullable=True),
+    UniqueConstraint("client_id", "message_id", "config_id", name="uq_a2a_push_config"),
 )

@@ -36,6 +36,20 @@ def upgrade() -> None:
         sa.Column("removed_at", UTCDateTime, nullable=True),
     )
     op.create_table(
+        "a2a_push_configs",
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("client_id", sa.Integer, sa.ForeignKey("a2a_clients.id"), nullable=False),
+        sa.Column("message_id", sa.Integer, sa.ForeignKey("messages.id"), nullable=False),
+        sa.Column("config_id", sa.String(64), nullable=False),
+        sa.Column("url", sa.Text, nullable=False),
+        sa.Column("token", sa.Text, nullable=True),
+        sa.Column("auth_scheme", sa.String(64), nullable=True),
+        sa.Column("auth_credentials", sa.Text, nullable=True),
+        sa.Column("created_at", UTCDateTime, nullable=False),
+        sa.Column("done_at", UTCDateTime, nullable=True),
+        sa.UniqueConstraint("client_id", "message_id", "config_id", name="uq_a2a_push_config"),
+    )
+    op.create_table(
         "a2a_exposures",
         sa.Column("agent_id", sa.Integer, sa.ForeignKey("agents.id"), primary_key=True),
         sa.Column("exposed_at", UTCDateTime, nullable=False),
@@ -105,6 +119,7 @@ def downgrade() -> None:
     with op.batch_alter_table("topics") as topics:
         topics.drop_column("a2a_context")
         topics.drop_column("a2a_client_id")
+    op.drop_table("a2a_push_configs")
     op.drop_table("a2a_exposures")
     op.drop_table("a2a_clients")
 

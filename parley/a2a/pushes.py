@@ -1,0 +1,135 @@
+"""A2A push notifications, through Parley's outbox: each state a task reaches is one outbox item
+per push config (its key: the config, the task, the state — so a change is pushed once however
+often it is seen), sent by the outbox worker with its retries and backoff. The URL is checked
+when the config is set and again before each send (a name may resolve elsewhere later): one
+that resolves to a loopback, private, link-local, reserved or metadata address (169.254.169.254)
+is refused, unless an owner allowed its host (``a2a_push_allowed_hosts``)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from typing import ClassVar
+from urllib.parse import urlsplit
+
+import httpx
+from a2a.types.a2a_pb2 import StreamResponse, TaskState
+from a2a.utils.push_url_validator import validate_push_notification_url
+from google.protobuf.json_format import MessageToDict
+
+from parley.a2a.model import PushConfig
+from parley.a2a.tasks import TERMINAL, as_task, state_of
+from parley.clock import Clock
+from parley.deliveries.model import Payload
+from parley.errors import Invalid, Unavailable
+from parley.redact import redact
+from parley.store import Store, Tx
+from parley.store.a2a import TaskRow
+from parley.worker import Worker
+
+log = logging.getLogger(__name__)
+
+PUSH_KIND = "a2a-push"
+SAFETY_SECONDS = 5.0  # a pass while configs wait, should a wake be lost
+MAX_URL = 2000
+
+
+class PushNotice(Payload):
+    kind: ClassVar[str] = PUSH_KIND
+    url: str
+    token: str | None
+    auth_scheme: str | None
+    auth_credentials: str | None
+    body: str  # the StreamResponse, as JSON
+
+    def __repr__(self) -> str:  # never the secrets, in a log or a traceback
+        return f"PushNotice({self.url!r})"
+
+
+async def check_push_url(url: str, allowed_hosts: Sequence[str]) -> None:
+    """Invalid unless ``url`` is one Parley may push to."""
+    parts = urlsplit(url)
+    if len(url) > MAX_URL or "\x00" in url or parts.scheme not in ("http", "https"):
+        raise Invalid(f"push URL {url[:200]!r}: an http(s) URL of at most {MAX_URL} characters")
+    if parts.hostname is not None and parts.hostname.lower() in allowed_hosts:
+        return
+    if not await validate_push_notification_url(url):
+        raise Invalid(
+            f"push URL {url[:200]!r}: its host resolves to a loopback, private, link-local,"
+            " reserved or metadata address, or does not resolve; Parley does not push there"
+            " (an owner may allow the host: a2a_push_allowed_hosts)"
+        )
+
+
+class PushSender:
+    """The outbox's deliverer of push notices."""
+
+    timeout = 10.0
+
+    def __init__(
+        self, allowed_hosts: Sequence[str], transport: httpx.AsyncBaseTransport | None = None
+    ) -> None:
+        self._allowed = [host.lower() for host in allowed_hosts]
+        self._http = httpx.AsyncClient(timeout=self.timeout, transport=transport)
+
+    async def send(self, payload: PushNotice, idempotency_key: str) -> None:
+        await check_push_url(payload.url, self._allowed)
+        headers = {"Content-Type": "application/json", "X-A2A-Notification-Id": idempotency_key}
+        if payload.token:
+            headers["X-A2A-Notification-Token"] = payload.token
+        if payload.auth_scheme and payload.auth_credentials:
+            headers["Authorization"] = f"{payload.auth_scheme} {payload.auth_credentials}"
+        try:
+            response = await self._http.post(payload.url, content=payload.body, headers=headers)
+        except httpx.HTTPError as exc:
+            raise Unavailable(f"cannot reach {payload.url}: {exc or type(exc).__name__}") from exc
+        if response.is_success:
+            return
+        said = f"{payload.url} answered HTTP {response.status_code}: {redact(response.text)[:200]}"
+        if response.status_code >= 500 or response.status_code in (408, 429):
+            raise Unavailable(said)
+        raise Invalid(said)
+
+    async def undeliverable(self, tx: Tx, clock: Clock, payload: PushNotice, reason: str) -> None:
+        # The client reads the task's state with GetTask all the same; the outbox keeps why.
+        log.warning("a push notice to %s failed for good: %s", payload.url, reason)
+
+    async def close(self) -> None:
+        await self._http.aclose()
+
+
+class PushNotices(Worker):
+    """Queues the notices due: each config's task in the state it is now, once per state."""
+
+    def __init__(self, store: Store, clock: Clock) -> None:
+        super().__init__("a2a-pushes", logger=log)
+        self._store, self._clock = store, clock
+
+    async def on_commit(self, effects: object) -> None:
+        if getattr(effects, "changed", None) or getattr(effects, "pushes", False):
+            self.wake()
+
+    async def one_pass(self) -> float | None:
+        async with self._store.transaction() as tx:
+            due = await tx.a2a.pushes_due()
+            for push, task in due:
+                await self._queue(tx, push, task)
+        return SAFETY_SECONDS if due else None
+
+    async def _queue(self, tx: Tx, push: PushConfig, task: TaskRow) -> None:
+        run = await tx.runs.by_id(task.run_id) if task.run_id is not None else None
+        state = state_of(run)
+        key = f"{PUSH_KIND}:{push.id}:{task.message_id}:{TaskState.Name(state)}"
+        body = MessageToDict(StreamResponse(task=as_task(task, run)))
+        notice = PushNotice(
+            url=push.url,
+            token=push.token,
+            auth_scheme=push.auth_scheme,
+            auth_credentials=push.auth_credentials,
+            body=json.dumps(body),
+        )
+        if await tx.outbox.put(key, notice, self._clock.now()):
+            tx.effects.outbox = True
+        if state in TERMINAL:
+            await tx.a2a.push_done(push.id, self._clock.now())
