@@ -1,0 +1,310 @@
+"""One A2A call answered from Parley's store: who calls (a client), which agent (an exposed
+one), and each method's work — a text queued in its context, a task found (another client's is
+not found alike), read, listed, cancelled (Parley's stop), followed as it goes, and its push
+configs."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from a2a.server.events.event_queue import Event
+from a2a.types.a2a_pb2 import (
+    ListTasksRequest,
+    ListTasksResponse,
+    Message,
+    SendMessageRequest,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskPushNotificationConfig,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+)
+from a2a.utils.errors import (
+    ContentTypeNotSupportedError,
+    InternalError,
+    InvalidParamsError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
+
+from parley.a2a.contexts import send
+from parley.a2a.model import A2AClient, Exposed, PushConfig
+from parley.a2a.pushes import check_push_url
+from parley.a2a.tasks import TERMINAL, agent_message, as_task, reply_artifact, state_of, task_id
+from parley.context import Context
+from parley.conversations.lifetime import stop_root
+from parley.errors import Invalid, NotFound, ParleyError
+from parley.runs.model import Run
+from parley.store import Tx
+from parley.store.a2a import TaskRow
+
+DEFAULT_PAGE = 50
+MAX_PAGE = 100
+MAX_CONFIG_ID = 64  # the column's
+MAX_SECRET = 4096
+
+
+class Call:
+    """One A2A call: Parley's context, the client calling, the exposed agent it calls."""
+
+    def __init__(self, ctx: Context, client: A2AClient, agent: Exposed) -> None:
+        self.ctx, self.client, self.agent = ctx, client, agent
+
+    async def sent(self, params: SendMessageRequest) -> TaskRow:
+        """The client's text queued; with a push config in the request, that config set (its
+        URL checked first: a refused one queues nothing)."""
+        push = params.configuration.task_push_notification_config
+        asks_push = params.configuration.HasField("task_push_notification_config")
+        if asks_push:
+            await self._check_push(push)
+        task = await self._queued(params)
+        if asks_push:
+            push.task_id = task_id(task)
+            await self.set_push(push)
+        return task
+
+    async def _queued(self, params: SendMessageRequest) -> TaskRow:
+        message = params.message
+        text = _text_of(message)
+        context = message.context_id or None
+        if message.task_id:
+            earlier = await self.find(message.task_id)
+            if message.context_id and message.context_id != earlier.context:
+                raise InvalidParamsError(
+                    message=f"task {message.task_id} is in context {earlier.context}, not"
+                    f" {message.context_id}"
+                )
+            if state_of(await self._run(earlier)) in TERMINAL:
+                raise UnsupportedOperationError(
+                    message=f"task {message.task_id} is over: send without a taskId (the same"
+                    " contextId goes on with the conversation)"
+                )
+            context = earlier.context
+        async with self._transaction() as tx:
+            done = await send(tx, self.ctx.clock, self.client, self.agent, context, text)
+        return done.task
+
+    async def find(self, given: str) -> TaskRow:
+        """The client's task ``given``; another client's, or none, is not found alike."""
+        message_id = _task_number(given)
+        async with self._transaction() as tx:
+            found = (
+                None
+                if message_id is None
+                else await tx.a2a.task_of_client(self.client.id, self.agent.agent_id, message_id)
+            )
+        if found is None:
+            raise TaskNotFoundError(message=f"no task {given!r} of yours with {self.agent.name}")
+        return found
+
+    async def task(self, task: TaskRow, history_length: int | None = None) -> Task:
+        fresh = await self.find(task_id(task))
+        return as_task(fresh, await self._run(fresh), history_length)
+
+    async def listed(self, params: ListTasksRequest) -> ListTasksResponse:
+        size = params.page_size or DEFAULT_PAGE
+        if not 1 <= size <= MAX_PAGE:
+            raise InvalidParamsError(message=f"pageSize: 1 to {MAX_PAGE}")
+        before = _task_number(params.page_token) if params.page_token else None
+        if params.page_token and before is None:
+            raise InvalidParamsError(message=f"pageToken {params.page_token!r} is not one we gave")
+        async with self._transaction() as tx:
+            rows = await tx.a2a.tasks_of_client(
+                self.client.id, self.agent.agent_id, params.context_id or None, before, size + 1
+            )
+            runs = {row.run_id: await tx.runs.by_id(row.run_id) for row in rows if row.run_id}
+        page = rows[:size]
+        tasks = [
+            as_task(
+                row, runs.get(row.run_id) if row.run_id else None, params.history_length or None
+            )
+            for row in page
+        ]
+        if params.status:
+            tasks = [task for task in tasks if task.status.state == params.status]
+        next_token = task_id(page[-1]) if len(rows) > size else ""
+        return ListTasksResponse(
+            tasks=tasks, next_page_token=next_token, page_size=size, total_size=len(tasks)
+        )
+
+    async def cancel(self, task: TaskRow) -> Task:
+        """Parley's stop of the context's turn and everything under it (its subtasks, its agent
+        conversations, the text waiting behind it)."""
+        run = await self._run(task)
+        if state_of(run) in TERMINAL:
+            raise TaskNotCancelableError(
+                message=f"task {task_id(task)} is over ({state_of(run)}): nothing to cancel"
+            )
+        async with self._transaction() as tx:
+            topic = await tx.topics.by_id(task.topic_id)
+            assert topic is not None
+            await stop_root(
+                tx, self.ctx.clock.now(), topic, f"cancelled by A2A client {self.client.name}"
+            )
+        return await self.task(task)
+
+    async def events(
+        self, task: TaskRow, first: bool = False, over_is_error: bool = False
+    ) -> AsyncIterator[Event]:
+        """The task as it goes: itself first (``first``), then its reply's text as it is
+        written, each tool call as a WORKING status, and its end. A text whose turn was
+        interrupted moves on to the next run: so does this."""
+        while True:
+            run_id = (await self.find(task_id(task))).run_id
+            if run_id is None:
+                return
+            with self.ctx.runtime.watch.watching(run_id) as queue:
+                fresh = await self.find(task_id(task))
+                if fresh.run_id != run_id:
+                    continue
+                run = await self._run(fresh)
+                if over_is_error and state_of(run) in TERMINAL:
+                    raise UnsupportedOperationError(
+                        message=f"task {task_id(task)} is over: read it with GetTask"
+                    )
+                if first:
+                    yield as_task(fresh, run)
+                    first = False
+                while run is not None and run.is_open:
+                    event = await queue.get()
+                    if event.kind == "chunk":
+                        yield TaskArtifactUpdateEvent(
+                            task_id=task_id(fresh),
+                            context_id=fresh.context,
+                            artifact=reply_artifact(run, event.text),
+                            append=True,
+                        )
+                    elif event.kind in ("tool", "approval", "state"):
+                        yield _working(fresh, event.kind, event.text)
+                    else:
+                        run = await self._run(fresh)
+            moved = await self.find(task_id(task))
+            if moved.run_id != run_id and run is not None and not run.is_open:
+                continue  # interrupted: the text waits for its next run
+            yield _final(moved, run)
+            return
+
+    async def set_push(self, given: TaskPushNotificationConfig) -> TaskPushNotificationConfig:
+        """Checked (the URL's host, the config id), kept, and queued from the task's state now."""
+        task = await self.find(given.task_id)
+        config_id = given.id or uuid.uuid4().hex
+        await self._check_push(given)
+        auth = given.authentication
+        async with self._transaction() as tx:
+            kept = await tx.a2a.set_push(
+                self.client.id,
+                task.message_id,
+                config_id,
+                self.ctx.clock.now(),
+                url=given.url,
+                token=given.token or None,
+                auth_scheme=auth.scheme or None,
+                auth_credentials=auth.credentials or None,
+            )
+            tx.effects.pushes = True
+        return _push_out(kept, task_id(task))
+
+    async def _check_push(self, given: TaskPushNotificationConfig) -> None:
+        if len(given.id) > MAX_CONFIG_ID or "\x00" in given.id:
+            raise InvalidParamsError(message=f"id: at most {MAX_CONFIG_ID} characters, no NUL")
+        if len(given.token) > MAX_SECRET or len(given.authentication.credentials) > MAX_SECRET:
+            raise InvalidParamsError(message=f"token, credentials: at most {MAX_SECRET} characters")
+        try:
+            await check_push_url(given.url, self.ctx.settings.push_allowed_hosts)
+        except Invalid as refused:
+            raise InvalidParamsError(message=refused.message) from None
+
+    async def pushes(
+        self, given_task: str, config_id: str | None, one: bool = False
+    ) -> list[TaskPushNotificationConfig]:
+        task = await self.find(given_task)
+        async with self._transaction() as tx:
+            found = await tx.a2a.pushes(self.client.id, task.message_id, config_id)
+        if one and not found:
+            raise InvalidParamsError(
+                message=f"task {given_task} has no push config {config_id or ''!r}".strip()
+            )
+        return [_push_out(push, task_id(task)) for push in found]
+
+    async def delete_push(self, given_task: str, config_id: str) -> None:
+        """Idempotent: deleting one that is not there changes nothing."""
+        task = await self.find(given_task)
+        async with self._transaction() as tx:
+            await tx.a2a.delete_push(self.client.id, task.message_id, config_id)
+
+    async def _run(self, task: TaskRow) -> Run | None:
+        if task.run_id is None:
+            return None
+        async with self._transaction() as tx:
+            return await tx.runs.by_id(task.run_id)
+
+    @asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[Tx]:
+        try:
+            async with self.ctx.store.transaction() as tx:
+                yield tx
+        except ParleyError as error:
+            raise _a2a_error(error) from error
+
+
+def _push_out(push: PushConfig, task: str) -> TaskPushNotificationConfig:
+    """A config as the client set it, its secrets never read back."""
+    return TaskPushNotificationConfig(id=push.config_id, task_id=task, url=push.url)
+
+
+def _working(task: TaskRow, kind: str, text: str) -> TaskStatusUpdateEvent:
+    said = text
+    if kind == "tool":
+        call = json.loads(text)
+        said = f"tool {call.get('tool')} called"
+    elif kind == "approval":
+        approval = json.loads(text)
+        said = (
+            f"tool {approval.get('tool')} waits for a person's approval ({approval.get('state')})"
+        )
+    elif kind == "state":
+        said = f"the turn is {text}"
+    return TaskStatusUpdateEvent(
+        task_id=task_id(task),
+        context_id=task.context,
+        status=TaskStatus(state=TaskState.TASK_STATE_WORKING, message=agent_message(task, said)),
+    )
+
+
+def _final(task: TaskRow, run: Run | None) -> Event:
+    done = as_task(task, run)
+    return TaskStatusUpdateEvent(task_id=done.id, context_id=done.context_id, status=done.status)
+
+
+def _text_of(message: Message) -> str:
+    if not message.parts:
+        raise InvalidParamsError(message="the message has no parts: send one text part")
+    texts = []
+    for part in message.parts:
+        if part.WhichOneof("content") != "text":
+            raise ContentTypeNotSupportedError(
+                message="Parley's agents read text parts only (text/plain)"
+            )
+        texts.append(part.text)
+    return "\n".join(texts)
+
+
+def _task_number(given: str) -> int | None:
+    if not given.isdigit() or len(given) > 18:
+        return None
+    return int(given)
+
+
+def _a2a_error(error: ParleyError) -> Exception:
+    if isinstance(error, Invalid):
+        return InvalidParamsError(message=error.message)
+    if isinstance(error, NotFound):
+        return InvalidParamsError(message=error.message)
+    if type(error).__name__ in ("Unavailable", "Contended"):
+        return InternalError(message=error.message)
+    return InvalidParamsError(message=error.message)
