@@ -5,7 +5,7 @@ sample server (an echo agent, its tasks in memory), in the same run, at the same
 through the same a2a-sdk client. Each of ``concurrency`` senders sends one message in a context
 of its own and waits for the completed task before the next.
 
-Run as ``.venv/bin/python bench/a2a.py [--messages N] [--concurrency 1,8,32] [--warmup N]``.
+Run as ``.venv/bin/python bench/a2a_served.py [--messages N] [--concurrency 1,8,32] [--warmup N]``.
 Progress goes to stderr, the table to stdout.
 """
 
