@@ -39,7 +39,7 @@ from parley.a2a.tasks import TERMINAL, agent_message, as_task, reply_artifact, s
 from parley.context import Context
 from parley.conversations.lifetime import stop_root
 from parley.errors import Invalid, NotFound, ParleyError
-from parley.runs.model import Run
+from parley.runs.model import Run, RunState
 from parley.store import Tx
 from parley.store.a2a import TaskRow
 
@@ -54,6 +54,7 @@ class Call:
 
     def __init__(self, ctx: Context, client: A2AClient, agent: Exposed) -> None:
         self.ctx, self.client, self.agent = ctx, client, agent
+        self.ended: tuple[TaskRow, Run] | None = None  # the task and its run, as events ended
 
     async def sent(self, params: SendMessageRequest) -> TaskRow:
         """The client's text queued; with a push config in the request, that config set (its
@@ -152,41 +153,40 @@ class Call:
         self, task: TaskRow, first: bool = False, over_is_error: bool = False
     ) -> AsyncIterator[Event]:
         """The task as it goes: itself first (``first``), then its reply's text as it is
-        written, each tool call as a WORKING status, and its end. A text whose turn was
-        interrupted moves on to the next run: so does this."""
-        while True:
-            run_id = (await self.find(task_id(task))).run_id
-            if run_id is None:
-                return
+        written, each tool call as a WORKING status, and its end (then in ``ended``). A text
+        whose turn was interrupted moves on to the next run: so does this."""
+        current = task
+        while current.run_id is not None:
+            run_id = current.run_id
             with self.ctx.runtime.watch.watching(run_id) as queue:
-                fresh = await self.find(task_id(task))
-                if fresh.run_id != run_id:
-                    continue
-                run = await self._run(fresh)
+                run = await self._run_of(run_id)  # after subscribing: no end slips between
                 if over_is_error and state_of(run) in TERMINAL:
                     raise UnsupportedOperationError(
                         message=f"task {task_id(task)} is over: read it with GetTask"
                     )
                 if first:
-                    yield as_task(fresh, run)
+                    yield as_task(current, run)
                     first = False
-                while run is not None and run.is_open:
+                while run.is_open:
                     event = await queue.get()
                     if event.kind == "chunk":
                         yield TaskArtifactUpdateEvent(
-                            task_id=task_id(fresh),
-                            context_id=fresh.context,
+                            task_id=task_id(current),
+                            context_id=current.context,
                             artifact=reply_artifact(run, event.text),
                             append=True,
                         )
                     elif event.kind in ("tool", "approval", "state"):
-                        yield _working(fresh, event.kind, event.text)
+                        yield _working(current, event.kind, event.text)
                     else:
-                        run = await self._run(fresh)
-            moved = await self.find(task_id(task))
-            if moved.run_id != run_id and run is not None and not run.is_open:
-                continue  # interrupted: the text waits for its next run
-            yield _final(moved, run)
+                        run = await self._run_of(run_id)
+            if run.state is RunState.FAILED:  # interrupted, maybe: its text may have moved on
+                moved = await self.find(task_id(current))
+                if moved.run_id != run_id:
+                    current = moved
+                    continue
+            self.ended = (current, run)
+            yield _final(current, run)
             return
 
     async def set_push(self, given: TaskPushNotificationConfig) -> TaskPushNotificationConfig:
@@ -238,10 +238,13 @@ class Call:
             await tx.a2a.delete_push(self.client.id, task.message_id, config_id)
 
     async def _run(self, task: TaskRow) -> Run | None:
-        if task.run_id is None:
-            return None
+        return None if task.run_id is None else await self._run_of(task.run_id)
+
+    async def _run_of(self, run_id: int) -> Run:
         async with self._transaction() as tx:
-            return await tx.runs.by_id(task.run_id)
+            run = await tx.runs.by_id(run_id)
+        assert run is not None  # a text's run is never deleted
+        return run
 
     @asynccontextmanager
     async def _transaction(self) -> AsyncIterator[Tx]:

@@ -32,6 +32,7 @@ from a2a.utils.errors import (
 )
 
 from parley.a2a.calls import Call
+from parley.a2a.tasks import as_task
 
 
 class ParleyHandler(RequestHandler):
@@ -46,7 +47,10 @@ class ParleyHandler(RequestHandler):
             return await call.task(task)
         async for _ in call.events(task):
             pass
-        return await call.task(task, params.configuration.history_length or None)
+        length = params.configuration.history_length or None
+        if call.ended is None:  # its text has no run (it never does, once queued)
+            return await call.task(task, length)
+        return as_task(*call.ended, length)
 
     async def on_message_send_stream(
         self, params: SendMessageRequest, context: ServerCallContext

@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import bindparam, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from parley.a2a.model import A2AClient, Exposed, PushConfig
 from parley.errors import Conflict
 from parley.store.connection import Connection
+from parley.store.shapes import once
 from parley.store.tables import (
     a2a_clients,
     a2a_exposures,
@@ -29,6 +30,22 @@ _CLIENTS = select(a2a_clients, people.c.name.label("created_by")).join(
 _EXPOSED = select(
     a2a_exposures.c.agent_id, agents.c.name, agents.c.engram, a2a_exposures.c.exposed_at
 ).join(agents, agents.c.id == a2a_exposures.c.agent_id)
+
+
+# Read on every A2A call: built once (see shapes.py).
+_CLIENT_BY_TOKEN = once(
+    _CLIENTS.where(
+        a2a_clients.c.token_hash == bindparam("token_hash"), a2a_clients.c.removed_at.is_(None)
+    )
+)
+_EXPOSED_BY_NAME = once(_EXPOSED.where(agents.c.name == bindparam("name")))
+_CONTEXT_TOPIC = once(
+    select(topics.c.id).where(
+        topics.c.a2a_client_id == bindparam("client_id"),
+        topics.c.addressed_agent_id == bindparam("agent_id"),
+        topics.c.a2a_context == bindparam("context"),
+    )
+)
 
 
 def _client(row: Any) -> A2AClient:
@@ -75,10 +92,7 @@ class A2ARepo:
 
     async def client_by_token_hash(self, token_hash: str) -> A2AClient | None:
         """The active client holding this token."""
-        query = _CLIENTS.where(
-            a2a_clients.c.token_hash == token_hash, a2a_clients.c.removed_at.is_(None)
-        )
-        row = (await self._c.execute(query)).first()
+        row = (await self._c.execute(_CLIENT_BY_TOKEN, {"token_hash": token_hash})).first()
         return _client(row) if row else None
 
     async def clients(self) -> list[A2AClient]:
@@ -115,16 +129,13 @@ class A2ARepo:
         return [_exposed(row) for row in rows]
 
     async def exposed_by_name(self, name: str) -> Exposed | None:
-        row = (await self._c.execute(_EXPOSED.where(agents.c.name == name))).first()
+        row = (await self._c.execute(_EXPOSED_BY_NAME, {"name": name})).first()
         return _exposed(row) if row else None
 
     async def context_topic_id(self, client_id: int, agent_id: int, context: str) -> int | None:
-        query = select(topics.c.id).where(
-            topics.c.a2a_client_id == client_id,
-            topics.c.addressed_agent_id == agent_id,
-            topics.c.a2a_context == context,
-        )
-        return (await self._c.execute(query)).scalar_one_or_none()
+        parameters = {"client_id": client_id, "agent_id": agent_id, "context": context}
+        row = (await self._c.execute(_CONTEXT_TOPIC, parameters)).first()
+        return None if row is None else int(row.id)
 
     async def open_contexts_of(self, client_id: int) -> list[int]:
         query = select(topics.c.id).where(
@@ -137,12 +148,8 @@ class A2ARepo:
     ) -> TaskRow | None:
         """The client's text ``message_id`` (an A2A task) in one of its contexts with the agent,
         and the run that has it now (a text moves on when its turn is interrupted)."""
-        query = _TASKS.where(
-            messages.c.id == message_id,
-            topics.c.a2a_client_id == client_id,
-            topics.c.addressed_agent_id == agent_id,
-        )
-        row = (await self._c.execute(query)).first()
+        parameters = {"message_id": message_id, "client_id": client_id, "agent_id": agent_id}
+        row = (await self._c.execute(_TASK_OF_CLIENT, parameters)).first()
         return _task(row) if row else None
 
     async def tasks_of_client(
@@ -296,6 +303,15 @@ _TASKS = (
     )
     .join(topics, topics.c.id == messages.c.topic_id)
     .where(messages.c.kind == "text", messages.c.author_role.is_not(None))
+)
+
+
+_TASK_OF_CLIENT = once(
+    _TASKS.where(
+        messages.c.id == bindparam("message_id"),
+        topics.c.a2a_client_id == bindparam("client_id"),
+        topics.c.addressed_agent_id == bindparam("agent_id"),
+    )
 )
 
 

@@ -1,0 +1,92 @@
+"""A2A's rows on both stores: clients by their token, exposures, a client's contexts (many per
+agent, beside a person's one conversation), its tasks and no one else's, push configs, and the
+tasks of A2A agents our texts started."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from parley.a2a.clients import add_client, expose, remove_client
+from parley.a2a.contexts import send
+from parley.conversations.model import TopicKind
+from parley.conversations.person import say
+from parley.federation.model import OutboundText
+from parley.tokens import hash_token
+from tests.support import Harness
+
+
+async def test_clients_contexts_tasks_and_pushes(parley: Harness) -> None:
+    await parley.hire("scribe")
+    ctx, now = parley.context, parley.clock.now()
+    async with ctx.store.transaction() as tx:
+        owner = await tx.people.by_name("owner")
+        assert owner is not None
+        mine = await add_client(tx, ctx.clock, owner, "mine")
+        theirs = await add_client(tx, ctx.clock, owner, "theirs")
+        agent = await expose(tx, ctx.clock, owner, "scribe")
+    async with ctx.store.transaction() as tx:
+        found = await tx.a2a.client_by_token_hash(hash_token(mine.token))
+        assert found is not None and found.name == "mine"
+        assert await tx.a2a.exposed_by_name("scribe") == agent
+        first = await send(tx, ctx.clock, mine.client, agent, "ctx-1", "one")
+        second = await send(tx, ctx.clock, mine.client, agent, "ctx-2", "two")
+        again = await send(tx, ctx.clock, mine.client, agent, "ctx-1", "three")
+        other = await send(tx, ctx.clock, theirs.client, agent, "ctx-1", "four")
+        # A person's own conversation with the agent is not one of the client's contexts.
+        await say(tx, ctx.clock, owner, "scribe", "hello")
+    assert first.topic.id == again.topic.id != second.topic.id != other.topic.id
+    async with ctx.store.transaction() as tx:
+        listed = await tx.a2a.tasks_of_client(mine.client.id, agent.agent_id, None, None, 10)
+        in_first = await tx.a2a.tasks_of_client(mine.client.id, agent.agent_id, "ctx-1", None, 10)
+        paged = await tx.a2a.tasks_of_client(
+            mine.client.id, agent.agent_id, None, listed[0].message_id, 10
+        )
+        not_mine = await tx.a2a.task_of_client(
+            mine.client.id, agent.agent_id, other.task.message_id
+        )
+        push = await tx.a2a.set_push(
+            mine.client.id, first.task.message_id, "p1", now, url="https://x.example/h"
+        )
+        due = await tx.a2a.pushes_due()
+    assert [t.body for t in listed] == ["three", "two", "one"]
+    assert [t.body for t in in_first] == ["three", "one"]
+    assert [t.body for t in paged] == ["two", "one"]
+    assert not_mine is None
+    assert [(p.id, t.message_id) for p, t in due] == [(push.id, first.task.message_id)]
+    async with ctx.store.transaction() as tx:
+        await tx.a2a.push_done(push.id, now)
+        assert await tx.a2a.pushes_due() == []
+        assert await tx.a2a.delete_push(mine.client.id, first.task.message_id, "p1")
+        await remove_client(tx, ctx.clock, owner, "mine")
+        assert await tx.a2a.client_by_token_hash(hash_token(mine.token)) is None
+        closed = await tx.topics.by_id(first.topic.id)
+    assert closed is not None and closed.is_closed
+
+
+async def test_tasks_of_a2a_agents_are_followed_and_cancelled(parley: Harness) -> None:
+    await parley.hire("asker")
+    ctx, now = parley.context, parley.clock.now()
+    async with ctx.store.transaction() as tx:
+        connection = await tx.connections.add(
+            "sample", "http://a.example", hash_token("x"), "", now, None, kind="a2a", card="{}"
+        )
+        asker = await tx.agents.by_name("asker")
+        assert asker is not None
+        topic = await tx.topics.insert(TopicKind.TASK, asker.id, now, text="t")
+        frame = OutboundText(
+            connection="sample", thread_id="th", seq=1, message_id="m1", from_role="asker",
+            to_role="echo", body="hi", topic_id=topic.id, sender_agent_id=asker.id,
+        )  # fmt: skip
+        later = now + timedelta(minutes=10)
+        row = await tx.remote_tasks.started(connection.id, frame, "t-1", "WORKING", now, later)
+        again = await tx.remote_tasks.started(connection.id, frame, "t-1", "WORKING", now, later)
+        [followed] = await tx.remote_tasks.open()
+        await tx.remote_tasks.moved(row, "TASK_STATE_INPUT_REQUIRED", 1)
+        waiting = await tx.remote_tasks.waiting_for_us(connection.id, topic.id)
+        cancelled = await tx.remote_tasks.cancel_in_topics([topic.id])
+        [asked] = await tx.remote_tasks.open()
+        await tx.remote_tasks.settled(row, "TASK_STATE_CANCELED", 1, now)
+        left = await tx.remote_tasks.open()
+    assert again == row and followed.frame == frame and followed.peer.kind == "a2a"
+    assert waiting == "t-1" and cancelled == 1 and asked.cancel_asked
+    assert left == []
