@@ -9,6 +9,8 @@ import json
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import UTC
+from typing import Any
 
 from a2a.server.events.event_queue import Event
 from a2a.types.a2a_pb2 import (
@@ -33,9 +35,17 @@ from a2a.utils.errors import (
 )
 
 from parley.a2a.contexts import send
-from parley.a2a.model import A2AClient, Exposed, PushConfig
+from parley.a2a.model import A2AClient, Exposed, PushConfig, TaskFilter
 from parley.a2a.pushes import check_push_url
-from parley.a2a.tasks import TERMINAL, agent_message, as_task, reply_artifact, state_of, task_id
+from parley.a2a.tasks import (
+    RUN_STATES_OF,
+    TERMINAL,
+    agent_message,
+    as_task,
+    reply_artifact,
+    state_of,
+    task_id,
+)
 from parley.context import Context
 from parley.conversations.lifetime import stop_root
 from parley.errors import Invalid, NotFound, ParleyError
@@ -108,29 +118,32 @@ class Call:
         return as_task(fresh, await self._run(fresh), history_length)
 
     async def listed(self, params: ListTasksRequest) -> ListTasksResponse:
-        size = params.page_size or DEFAULT_PAGE
+        """A page of the client's tasks with the agent, last updated first, filtered as asked."""
+        size = params.page_size if params.HasField("page_size") else DEFAULT_PAGE
         if not 1 <= size <= MAX_PAGE:
-            raise InvalidParamsError(message=f"pageSize: 1 to {MAX_PAGE}")
-        before = _task_number(params.page_token) if params.page_token else None
-        if params.page_token and before is None:
-            raise InvalidParamsError(message=f"pageToken {params.page_token!r} is not one we gave")
+            raise InvalidParamsError(message=f"pageSize: 1 to {MAX_PAGE}, not {size}")
+        offset = _offset(params.page_token)
+        given = TaskFilter(
+            context=params.context_id or None,
+            run_states=RUN_STATES_OF.get(params.status) if params.status else None,
+            updated_after=(
+                params.status_timestamp_after.ToDatetime(tzinfo=UTC)
+                if params.HasField("status_timestamp_after")
+                else None
+            ),
+        )
+        length = history_length(params)
         async with self._transaction() as tx:
             rows = await tx.a2a.tasks_of_client(
-                self.client.id, self.agent.agent_id, params.context_id or None, before, size + 1
+                self.client.id, self.agent.agent_id, given, offset, size + 1
             )
+            total = await tx.a2a.count_tasks_of_client(self.client.id, self.agent.agent_id, given)
             runs = {row.run_id: await tx.runs.by_id(row.run_id) for row in rows if row.run_id}
         page = rows[:size]
-        tasks = [
-            as_task(
-                row, runs.get(row.run_id) if row.run_id else None, params.history_length or None
-            )
-            for row in page
-        ]
-        if params.status:
-            tasks = [task for task in tasks if task.status.state == params.status]
-        next_token = task_id(page[-1]) if len(rows) > size else ""
+        tasks = [as_task(row, runs.get(row.run_id or 0), length) for row in page]
+        next_token = str(offset + size) if len(rows) > size else ""
         return ListTasksResponse(
-            tasks=tasks, next_page_token=next_token, page_size=size, total_size=len(tasks)
+            tasks=tasks, next_page_token=next_token, page_size=size, total_size=total
         )
 
     async def cancel(self, task: TaskRow) -> Task:
@@ -295,6 +308,24 @@ def _text_of(message: Message) -> str:
             )
         texts.append(part.text)
     return "\n".join(texts)
+
+
+def history_length(params: Any) -> int | None:
+    """The request's ``historyLength`` (None: not given; 0: no history); negative is refused."""
+    if not params.HasField("history_length"):
+        return None
+    if params.history_length < 0:
+        raise InvalidParamsError(message=f"historyLength: 0 or more, not {params.history_length}")
+    return int(params.history_length)
+
+
+def _offset(token: str) -> int:
+    """A page token we gave: the place of the page's first task."""
+    if not token:
+        return 0
+    if not token.isdigit() or len(token) > 9:
+        raise InvalidParamsError(message=f"pageToken {token[:40]!r} is not one we gave")
+    return int(token)
 
 
 def _task_number(given: str) -> int | None:

@@ -73,8 +73,8 @@ def card_of(agent: Exposed, base_url: str) -> AgentCard:
         SecurityScheme(
             http_auth_security_scheme=HTTPAuthSecurityScheme(
                 scheme="Bearer",
-                bearer_format="pac_ token an owner issued (parley a2a client add)",
-                description="An A2A client token of this installation",
+                description="What an owner of this installation gave the client"
+                " (parley a2a client add)",
             )
         )
     )

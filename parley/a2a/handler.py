@@ -31,7 +31,7 @@ from a2a.utils.errors import (
     ExtendedAgentCardNotConfiguredError,
 )
 
-from parley.a2a.calls import Call
+from parley.a2a.calls import Call, history_length
 from parley.a2a.tasks import as_task
 
 
@@ -42,12 +42,12 @@ class ParleyHandler(RequestHandler):
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> Task | Message:
         call = _call(context)
+        length = history_length(params.configuration)  # checked before anything is queued
         task = await call.sent(params)
         if params.configuration.return_immediately:
-            return await call.task(task)
+            return await call.task(task, length)
         async for _ in call.events(task):
             pass
-        length = params.configuration.history_length or None
         if call.ended is None:  # its text has no run (it never does, once queued)
             return await call.task(task, length)
         return as_task(*call.ended, length)
@@ -62,7 +62,7 @@ class ParleyHandler(RequestHandler):
 
     async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Task | None:
         call = _call(context)
-        return await call.task(await call.find(params.id), params.history_length or None)
+        return await call.task(await call.find(params.id), history_length(params))
 
     async def on_list_tasks(
         self, params: ListTasksRequest, context: ServerCallContext

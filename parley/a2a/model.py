@@ -52,3 +52,13 @@ class PushConfig:
     auth_credentials: str | None
     created_at: datetime
     done_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class TaskFilter:
+    """Which of a client's tasks a list gives: in one context; whose run is in one of
+    ``run_states`` (None: any; "none" stands for a text not yet given a run); updated after."""
+
+    context: str | None = None
+    run_states: tuple[str, ...] | None = None
+    updated_after: datetime | None = None

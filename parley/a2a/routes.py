@@ -13,6 +13,7 @@ from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 from a2a.server.routes import create_rest_routes
 from a2a.server.routes.common import DefaultServerCallContextBuilder
 from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
+from a2a.types.a2a_pb2 import TaskState
 from a2a.utils.constants import JSONRPC_PARSE_ERROR_CODE
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -27,6 +28,9 @@ from parley.tokens import a2a_token_hash
 
 AGENT = PREFIX + "/{agent}"
 INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
+_STATE_NAMES = frozenset(TaskState.keys())
+_STATE_NUMBERS = frozenset(TaskState.values())
 
 
 def a2a_routes() -> list[BaseRoute]:
@@ -46,19 +50,34 @@ def a2a_routes() -> list[BaseRoute]:
 
 async def _refused_body(request: Request) -> Response | None:
     """A body nested too deep for Python's parser answers as what it is, a parse error (the
-    SDK would call it an internal one); a body that parses is kept for the SDK to read."""
+    SDK would call it an internal one); a body that parses is kept for the SDK to read. A task
+    state the protocol does not have, which the SDK's parser would read as no state at all
+    (a list filtered by it would list everything), is refused."""
     try:
-        request._json = json.loads(await request.body())  # Starlette's cache of request.json()
+        body = request._json = json.loads(await request.body())  # Request.json()'s cache
     except RecursionError:
         return rpc_error(JSONRPC_PARSE_ERROR_CODE, "the body nests JSON deeper than Parley reads")
     except ValueError:
         return None  # the SDK answers a body that is not JSON with its own parse error
+    params = body.get("params") if isinstance(body, dict) else None
+    state = params.get("status") if isinstance(params, dict) else None
+    if state is not None and not _is_task_state(state):
+        said = f"status {str(state)[:40]!r} is not a task state ({', '.join(sorted(_STATE_NAMES))})"
+        return rpc_error(INVALID_PARAMS, said, request_id=body.get("id"))
     return None
 
 
-def rpc_error(code: int, message: str, status: int = 200) -> Response:
-    """A JSON-RPC error answering a request whose id could not be read."""
-    body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+def _is_task_state(state: object) -> bool:
+    if isinstance(state, str):
+        return state in _STATE_NAMES
+    return isinstance(state, int) and not isinstance(state, bool) and state in _STATE_NUMBERS
+
+
+def rpc_error(code: int, message: str, status: int = 200, request_id: object = None) -> Response:
+    """A JSON-RPC error (to a request whose id could not be read, unless given)."""
+    if not isinstance(request_id, str | int) or isinstance(request_id, bool):
+        request_id = None
+    body = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
     return JSONResponse(body, status_code=status)
 
 

@@ -27,6 +27,14 @@ STATES = {
     RunState.STOPPED: TaskState.TASK_STATE_CANCELED,
     RunState.FAILED: TaskState.TASK_STATE_FAILED,
 }
+# Which runs a task of a state filter stands for ("none": a text not yet given a run).
+RUN_STATES_OF: dict[int, tuple[str, ...]] = {
+    TaskState.TASK_STATE_SUBMITTED: (RunState.QUEUED.value, "none"),
+    TaskState.TASK_STATE_WORKING: (RunState.RUNNING.value,),
+    TaskState.TASK_STATE_COMPLETED: (RunState.FINISHED.value,),
+    TaskState.TASK_STATE_CANCELED: (RunState.STOPPED.value,),
+    TaskState.TASK_STATE_FAILED: (RunState.FAILED.value,),
+}
 TERMINAL = (
     TaskState.TASK_STATE_COMPLETED,
     TaskState.TASK_STATE_CANCELED,
@@ -44,15 +52,18 @@ def state_of(run: Run | None) -> TaskState:
 
 
 def as_task(task: TaskRow, run: Run | None, history_length: int | None = None) -> Task:
-    """The task as a client reads it (``history_length``: at most that many messages)."""
-    made = Task(
+    """The task as a client reads it (``history_length``: at most that many messages, the
+    newest; None: all of them)."""
+    said = history(task, run)
+    if history_length is not None:
+        said = said[len(said) - history_length :] if history_length else []
+    return Task(
         id=task_id(task),
         context_id=task.context,
         status=status(task, run),
         artifacts=[reply_artifact(run)] if run is not None and run.output else [],
-        history=history(task, run)[-history_length:] if history_length else history(task, run),
+        history=said,
     )
-    return made
 
 
 def status(task: TaskRow, run: Run | None) -> TaskStatus:

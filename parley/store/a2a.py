@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, delete, insert, select, update
+from sqlalchemy import Select, bindparam, delete, false, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
-from parley.a2a.model import A2AClient, Exposed, PushConfig
+from parley.a2a.model import A2AClient, Exposed, PushConfig, TaskFilter
 from parley.errors import Conflict
 from parley.store.connection import Connection
 from parley.store.shapes import once
@@ -21,6 +21,7 @@ from parley.store.tables import (
     agents,
     messages,
     people,
+    runs,
     topics,
 )
 
@@ -153,26 +154,16 @@ class A2ARepo:
         return _task(row) if row else None
 
     async def tasks_of_client(
-        self,
-        client_id: int,
-        agent_id: int,
-        context: str | None,
-        before: int | None,
-        limit: int,
+        self, client_id: int, agent_id: int, given: TaskFilter, offset: int, limit: int
     ) -> list[TaskRow]:
-        """The client's texts with the agent (in one context, if given), newest first."""
-        query = (
-            _TASKS.where(
-                topics.c.a2a_client_id == client_id, topics.c.addressed_agent_id == agent_id
-            )
-            .order_by(messages.c.id.desc())
-            .limit(limit)
-        )
-        if context is not None:
-            query = query.where(topics.c.a2a_context == context)
-        if before is not None:
-            query = query.where(messages.c.id < before)
+        """The client's texts with the agent that ``given`` lets through, last updated first."""
+        query = _filtered(select(*_TASKS.selected_columns), client_id, agent_id, given)
+        query = query.order_by(_UPDATED.desc(), messages.c.id.desc()).offset(offset).limit(limit)
         return [_task(row) for row in await self._c.execute(query)]
+
+    async def count_tasks_of_client(self, client_id: int, agent_id: int, given: TaskFilter) -> int:
+        query = _filtered(select(func.count()), client_id, agent_id, given)
+        return int((await self._c.execute(query)).scalar_one())
 
     async def set_push(
         self, client_id: int, message_id: int, config_id: str, now: datetime, **given: str | None
@@ -304,6 +295,35 @@ _TASKS = (
     .join(topics, topics.c.id == messages.c.topic_id)
     .where(messages.c.kind == "text", messages.c.author_role.is_not(None))
 )
+
+
+# When a task last changed: its run's end, start or making, else its text's.
+_UPDATED = func.coalesce(
+    runs.c.finished_at, runs.c.started_at, runs.c.created_at, messages.c.created_at
+)
+
+
+def _filtered(query: Select[Any], client_id: int, agent_id: int, given: TaskFilter) -> Select[Any]:
+    query = (
+        query.select_from(messages)
+        .join(topics, topics.c.id == messages.c.topic_id)
+        .outerjoin(runs, runs.c.id == messages.c.run_id)
+        .where(
+            messages.c.kind == "text",
+            messages.c.author_role.is_not(None),
+            topics.c.a2a_client_id == client_id,
+            topics.c.addressed_agent_id == agent_id,
+        )
+    )
+    if given.context is not None:
+        query = query.where(topics.c.a2a_context == given.context)
+    if given.run_states is not None:
+        states = [state for state in given.run_states if state != "none"]
+        without_run = messages.c.run_id.is_(None) if "none" in given.run_states else false()
+        query = query.where(or_(runs.c.state.in_(states), without_run))
+    if given.updated_after is not None:
+        query = query.where(given.updated_after < _UPDATED)
+    return query
 
 
 _TASK_OF_CLIENT = once(

@@ -141,6 +141,11 @@ def test_an_agent_not_exposed_is_not_found_card_and_endpoint(a2a_home: A2AHome) 
         (rpc("SendMessage", send_params("x", contextId="bad\x00context")), -32602),
         (rpc("ListTasks", {"pageSize": 100000}), -32602),
         (rpc("ListTasks", {"pageToken": "garbage"}), -32602),
+        (rpc("ListTasks", {"pageSize": 0}), -32602),
+        (rpc("ListTasks", {"historyLength": -1}), -32602),
+        (rpc("ListTasks", {"status": "INVALID_STATUS"}), -32602),
+        (rpc("ListTasks", {"status": 99}), -32602),
+        (rpc("SendMessage", {**send_params("x"), "configuration": {"historyLength": -1}}), -32602),
         (rpc("CreateTaskPushNotificationConfig", {"taskId": "1", "url": LOOPBACK}), -32001),
         (b"{not json", -32700),
         (b"[" * 10_000 + b"]" * 10_000, -32700),
@@ -148,8 +153,9 @@ def test_an_agent_not_exposed_is_not_found_card_and_endpoint(a2a_home: A2AHome) 
     ],
     ids=[
         "unknown-method", "v0.3-name", "nul", "no-parts", "data-part", "long-context",
-        "nul-context", "huge-page", "bad-page-token", "push-to-no-task", "not-json",
-        "deep-array", "deep-params",
+        "nul-context", "huge-page", "bad-page-token", "zero-page", "negative-history",
+        "unknown-state", "unknown-state-number", "negative-history-on-send", "push-to-no-task",
+        "not-json", "deep-array", "deep-params",
     ],
 )  # fmt: skip
 def test_hostile_calls_get_a_json_rpc_error_and_store_nothing(

@@ -167,3 +167,23 @@ async def _gone(pid: int) -> bool:
     except ProcessLookupError:
         return True
     return False
+
+
+async def test_a_list_filters_pages_and_counts_as_asked(a2a_home: A2AHome) -> None:
+    a2a_home.hire("scribe")
+    token = a2a_home.client_token("planner")
+    async with a2a_home.client("scribe", token) as client:
+        sent = [await _sent(client, request(f"text {n}")) for n in range(5)]
+        first = await client.list_tasks(ListTasksRequest(page_size=2, history_length=0))
+        second = await client.list_tasks(
+            ListTasksRequest(page_size=2, page_token=first.next_page_token)
+        )
+        done = await client.list_tasks(ListTasksRequest(status=TaskState.TASK_STATE_COMPLETED))
+        working = await client.list_tasks(ListTasksRequest(status=TaskState.TASK_STATE_WORKING))
+        got = await client.get_task(GetTaskRequest(id=sent[0].id, history_length=0))
+    newest_first = [task.id for task in reversed(sent)]
+    assert [t.id for t in first.tasks] + [t.id for t in second.tasks] == newest_first[:4]
+    assert (first.total_size, first.page_size) == (5, 2)
+    assert all(len(task.history) == 0 for task in first.tasks) and len(got.history) == 0
+    assert len(done.tasks) == 5 and done.total_size == 5
+    assert working.tasks == [] and working.total_size == 0

@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from parley.a2a.clients import add_client, expose, remove_client
 from parley.a2a.contexts import send
+from parley.a2a.model import TaskFilter
 from parley.conversations.model import TopicKind
 from parley.conversations.person import say
 from parley.federation.model import OutboundText
@@ -36,11 +37,18 @@ async def test_clients_contexts_tasks_and_pushes(parley: Harness) -> None:
         await say(tx, ctx.clock, owner, "scribe", "hello")
     assert first.topic.id == again.topic.id != second.topic.id != other.topic.id
     async with ctx.store.transaction() as tx:
-        listed = await tx.a2a.tasks_of_client(mine.client.id, agent.agent_id, None, None, 10)
-        in_first = await tx.a2a.tasks_of_client(mine.client.id, agent.agent_id, "ctx-1", None, 10)
-        paged = await tx.a2a.tasks_of_client(
-            mine.client.id, agent.agent_id, None, listed[0].message_id, 10
-        )
+        every, in_one = TaskFilter(), TaskFilter(context="ctx-1")
+        listed = await tx.a2a.tasks_of_client(mine.client.id, agent.agent_id, every, 0, 10)
+        in_first = await tx.a2a.tasks_of_client(mine.client.id, agent.agent_id, in_one, 0, 10)
+        paged = await tx.a2a.tasks_of_client(mine.client.id, agent.agent_id, every, 1, 10)
+        counted = await tx.a2a.count_tasks_of_client(mine.client.id, agent.agent_id, every)
+        queued = TaskFilter(run_states=("queued", "none"))
+        finished = TaskFilter(run_states=("finished",))
+        later = TaskFilter(updated_after=now + timedelta(hours=1))
+        by_state = [
+            await tx.a2a.count_tasks_of_client(mine.client.id, agent.agent_id, f)
+            for f in (queued, finished, later)
+        ]
         not_mine = await tx.a2a.task_of_client(
             mine.client.id, agent.agent_id, other.task.message_id
         )
@@ -51,6 +59,7 @@ async def test_clients_contexts_tasks_and_pushes(parley: Harness) -> None:
     assert [t.body for t in listed] == ["three", "two", "one"]
     assert [t.body for t in in_first] == ["three", "one"]
     assert [t.body for t in paged] == ["two", "one"]
+    assert counted == 3 and by_state == [3, 0, 0]
     assert not_mine is None
     assert [(p.id, t.message_id) for p, t in due] == [(push.id, first.task.message_id)]
     async with ctx.store.transaction() as tx:
