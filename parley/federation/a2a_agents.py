@@ -58,7 +58,8 @@ def roles_of(card: AgentCard) -> dict[str, str]:
 class A2AAgents:
     def __init__(self, transport: httpx.AsyncBaseTransport | None = None) -> None:
         self._transport = transport
-        self._clients: dict[tuple[int, str, str], tuple[httpx.AsyncClient, Client]] = {}
+        self._clients: dict[tuple[int, str, str, bool], tuple[httpx.AsyncClient, Client]] = {}
+        self._stale: list[tuple[httpx.AsyncClient, Client]] = []
 
     async def read_card(self, url: str, token: str | None) -> AgentCard:
         """The card at ``url`` (its base: the well-known path is added)."""
@@ -71,10 +72,11 @@ class A2AAgents:
                 ) from None
 
     @asynccontextmanager
-    async def calling(self, peer: PeerEndpoint) -> AsyncIterator[Client]:
-        """The agent's client; its failures in our tree."""
+    async def calling(self, peer: PeerEndpoint, streaming: bool = False) -> AsyncIterator[Client]:
+        """The agent's client (``streaming``: the one that subscribes to a task's stream; the
+        other sends without waiting, even to an agent that streams); its failures in our tree."""
         try:
-            yield self._client(peer)
+            yield self._client(peer, streaming)
         except A2AClientError as exc:
             raise Unavailable(f"{peer.name} did not answer: {redact(str(exc))[:300]}") from None
         except A2AError as exc:
@@ -84,21 +86,23 @@ class A2AAgents:
             raise Unavailable(f"cannot reach {peer.name}: {said}") from None
 
     async def close(self) -> None:
-        for http, client in self._clients.values():
+        for http, client in [*self._clients.values(), *self._stale]:
             await client.close()
             await http.aclose()
         self._clients.clear()
+        self._stale.clear()
 
-    def _client(self, peer: PeerEndpoint) -> Client:
-        key = (peer.connection_id, peer.card or "", peer.token)
+    def _client(self, peer: PeerEndpoint, streaming: bool) -> Client:
+        key = (peer.connection_id, peer.card or "", peer.token, streaming)
         made = self._clients.get(key)
         if made is None:
-            for old in [k for k in self._clients if k[0] == peer.connection_id]:
-                del self._clients[old]  # its card or token changed (closed when Parley stops)
+            for old in [k for k in self._clients if k[0] == peer.connection_id and k != key]:
+                if old[1:3] != key[1:3]:  # its card or token changed: closed when Parley stops
+                    self._stale.append(self._clients.pop(old))
             http = httpx.AsyncClient(
                 timeout=TIMEOUT, transport=self._transport, headers=_bearer(peer.token)
             )
-            config = ClientConfig(streaming=False, httpx_client=http)
+            config = ClientConfig(streaming=streaming, httpx_client=http)
             made = (http, ClientFactory(config).create(card_of(peer.card or "{}")))
             self._clients[key] = made
         return made[1]

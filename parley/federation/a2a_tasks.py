@@ -9,15 +9,24 @@ followed, so a restart picks it up where it was."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from functools import partial
 
 from a2a.helpers import get_artifact_text, get_message_text
-from a2a.types.a2a_pb2 import CancelTaskRequest, GetTaskRequest, Role, Task, TaskState
+from a2a.types.a2a_pb2 import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    Role,
+    SubscribeToTaskRequest,
+    Task,
+    TaskState,
+)
 
 from parley.clock import Clock
 from parley.conversations.refusals import tell_root
 from parley.errors import ParleyError
-from parley.federation.a2a_agents import A2AAgents, A2ARefused
+from parley.federation.a2a_agents import A2AAgents, A2ARefused, card_of
 from parley.federation.a2a_replies import Intake, give_reply
 from parley.federation.failures import notify_failed
 from parley.federation.frames import Verdict
@@ -42,6 +51,16 @@ class RemoteTasks(Worker):
     def __init__(self, store: Store, clock: Clock, agents: A2AAgents, intake: Intake) -> None:
         super().__init__("a2a-tasks", logger=log)
         self._store, self._clock, self._agents, self._intake = store, clock, agents, intake
+        # By remote task row: the stream (SubscribeToTask) of an agent whose card says it
+        # streams; each event it brings wakes a pass, so an answer is taken up at once.
+        self._streams: dict[int, asyncio.Task[None]] = {}
+
+    async def stop(self) -> None:
+        await super().stop()
+        for stream in self._streams.values():
+            stream.cancel()
+        await asyncio.gather(*self._streams.values(), return_exceptions=True)
+        self._streams.clear()
 
     async def on_commit(self, effects: object) -> None:
         if getattr(effects, "remote_tasks", False):
@@ -55,7 +74,30 @@ class RemoteTasks(Worker):
                 await self._follow(task)
             except ParleyError as exc:  # that agent away: the others go on, it is asked again
                 log.info("A2A task %s of %s: %s", task.remote_task_id, task.peer.name, exc)
+        self._subscribe([task for task in following if _streams(task)])
         return POLL_SECONDS if following else None
+
+    def _subscribe(self, tasks: list[RemoteTask]) -> None:
+        """A stream for each task of a streaming agent that has none (one that ends or fails
+        leaves the task to the polls)."""
+        for task in tasks:
+            if task.id not in self._streams and task.state.startswith("TASK_STATE_"):
+                stream = asyncio.create_task(self._stream(task), name=f"a2a-stream-{task.id}")
+                self._streams[task.id] = stream
+                stream.add_done_callback(partial(self._ended, task.id))
+
+    def _ended(self, row: int, _: asyncio.Task[None]) -> None:
+        self._streams.pop(row, None)
+
+    async def _stream(self, task: RemoteTask) -> None:
+        try:
+            async with self._agents.calling(task.peer, streaming=True) as client:
+                request = SubscribeToTaskRequest(id=task.remote_task_id)
+                async for _ in client.subscribe(request):
+                    self.wake()
+        except (ParleyError, NotImplementedError) as exc:  # the polls follow it all the same
+            log.info("A2A task %s of %s: no stream (%s)", task.remote_task_id, task.peer.name, exc)
+        self.wake()
 
     async def _follow(self, task: RemoteTask) -> None:
         if task.state == "MESSAGE":  # answered at once; its reply was given (a restart cut in)
@@ -129,6 +171,11 @@ class RemoteTasks(Worker):
     async def _settle(self, task: RemoteTask, state: str, replies: int) -> None:
         async with self._store.transaction() as tx:
             await tx.remote_tasks.settled(task.id, state, replies, self._clock.now())
+
+
+def _streams(task: RemoteTask) -> bool:
+    """Whether the agent's card says it streams."""
+    return card_of(task.peer.card or "{}").capabilities.streaming
 
 
 def _answer(task: Task) -> str:

@@ -83,6 +83,23 @@ async def test_the_agent_answers_back_into_the_thread(calling: tuple[A2AHome, Se
     with parley.owner() as owner:
         [thread] = owner.get("/agent-conversations").json()["items"]
     assert seen.contexts == [thread["thread_id"]]  # one A2A context per agent conversation
+    assert "SubscribeToTask" not in seen.methods  # its card does not say it streams
+
+
+async def test_a_streaming_agent_is_followed_by_its_stream(
+    tmp_path: Path, sqlite_template: Path
+) -> None:
+    with sample_agent(streaming=True) as (url, seen), home(tmp_path, sqlite_template) as parley:
+        rules = tmp_path / "asker.yaml"
+        rules.write_text(textwrap.dedent(ASKER))
+        with parley.owner() as owner:
+            body: dict[str, Any] = {"name": "asker", "node": "local", "brain": f"scripted:{rules}"}
+            assert owner.post("/agents", json=body).status_code == 201
+            a2a = {"name": "sample", "url": url, "token": TOKEN}
+            assert owner.post("/connections/a2a", json=a2a).status_code == 201
+        say(parley, "ask ask me something")
+        assert await told(parley, "sample says: you chose: the blue one"), conversation(parley)
+    assert "SubscribeToTask" in seen.methods
 
 
 async def test_a_question_is_answered_in_the_same_task(calling: tuple[A2AHome, Seen]) -> None:

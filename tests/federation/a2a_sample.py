@@ -7,6 +7,8 @@ bearer token, as a real one would."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,6 +35,8 @@ from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Message as AsgiMessage
 
 from tests.served import free_port
 
@@ -46,6 +50,7 @@ class Seen:
     texts: list[str] = field(default_factory=list)
     cancelled: list[str] = field(default_factory=list)
     contexts: list[str] = field(default_factory=list)
+    methods: list[str] = field(default_factory=list)  # each JSON-RPC method called
 
 
 class SampleExecutor(AgentExecutor):
@@ -92,6 +97,27 @@ class SampleExecutor(AgentExecutor):
         await TaskUpdater(event_queue, context.task_id, context.context_id or "").cancel()
 
 
+class _Methods:
+    """Notes each JSON-RPC call's method, as its body passes."""
+
+    def __init__(self, app: ASGIApp, seen: Seen) -> None:
+        self.app, self.seen = app, seen
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body = bytearray()
+
+        async def noting() -> AsgiMessage:
+            message = await receive()
+            if message["type"] == "http.request":
+                body.extend(message.get("body", b""))
+                if not message.get("more_body"):
+                    with contextlib.suppress(ValueError, AttributeError):
+                        self.seen.methods.append(json.loads(body)["method"])
+            return message
+
+        await self.app(scope, noting, send)
+
+
 class _Bearer(BaseHTTPMiddleware):
     async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
         if request.url.path.endswith("agent-card.json"):
@@ -101,7 +127,7 @@ class _Bearer(BaseHTTPMiddleware):
         return await call_next(request)
 
 
-def card(url: str) -> AgentCard:
+def card(url: str, streaming: bool = False) -> AgentCard:
     return AgentCard(
         name="Sample Agent",
         description="echoes, fails, asks back, works slowly",
@@ -111,7 +137,7 @@ def card(url: str) -> AgentCard:
                 url=url, protocol_binding=TransportProtocol.JSONRPC, protocol_version="1.0"
             )
         ],
-        capabilities=AgentCapabilities(streaming=False),
+        capabilities=AgentCapabilities(streaming=streaming),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         skills=[
@@ -122,17 +148,17 @@ def card(url: str) -> AgentCard:
 
 
 @contextmanager
-def sample_agent() -> Iterator[tuple[str, Seen]]:
-    """The agent's URL while it runs, and what it saw."""
+def sample_agent(streaming: bool = False) -> Iterator[tuple[str, Seen]]:
+    """The agent's URL while it runs, and what it saw (``streaming``: what its card says)."""
     port, seen = free_port(), Seen()
     url = f"http://127.0.0.1:{port}"
-    served_card = card(url + "/")
+    served_card = card(url + "/", streaming)
     handler = DefaultRequestHandler(
         agent_executor=SampleExecutor(seen), task_store=InMemoryTaskStore(), agent_card=served_card
     )
     app = Starlette(
         routes=[*create_agent_card_routes(served_card), *create_jsonrpc_routes(handler, "/")],
-        middleware=[Middleware(_Bearer)],
+        middleware=[Middleware(_Methods, seen=seen), Middleware(_Bearer)],
     )
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
