@@ -4,17 +4,11 @@ machine, no store) has its turn cancelled there."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
+from tests.a2a.test_perimeter import V1, rpc
 from tests.mesh.test_joined_node import SLOW, _state_is, joined
 from tests.runs.support import script
 from tests.support import Harness, eventually
-
-V1 = {"A2A-Version": "1.0"}
-
-
-def rpc(method: str, params: dict[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
 
 
 async def test_a_cancel_stops_the_turn_on_the_joined_node(parley: Harness, tmp_path: Path) -> None:
