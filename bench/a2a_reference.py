@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -176,14 +176,21 @@ async def send_one(client: Client, text: str) -> float:
     return took
 
 
-async def drive(client: Client, messages: int, concurrency: int) -> Figures:
-    """``messages`` sends from ``concurrency`` senders, each waiting for its answer in turn."""
+async def drive(
+    client: Client,
+    messages: int,
+    concurrency: int,
+    one: Callable[[Client, str], Awaitable[float]] | None = None,
+) -> Figures:
+    """``messages`` sends from ``concurrency`` senders, each waiting for its answer in turn
+    (``one``: how one is sent and checked; the reference's echo by default)."""
     numbers = iter(range(messages))
     latencies: list[float] = []
+    sending = one or send_one
 
     async def sender() -> None:
         for n in numbers:
-            latencies.append(await send_one(client, f"message {n}"))
+            latencies.append(await sending(client, f"message {n}"))
 
     started = time.perf_counter()
     await asyncio.gather(*(sender() for _ in range(concurrency)))

@@ -31,7 +31,7 @@ from a2a.client import Client, ClientConfig, ClientFactory
 from a2a.helpers import get_artifact_text, new_text_part
 from a2a.types.a2a_pb2 import Message, Role, SendMessageRequest, TaskState
 
-from bench.a2a_reference import measure_reference
+from bench.a2a_reference import drive, measure_reference
 from bench.federation_parley import Receiver
 from bench.figures import Figures
 
@@ -88,19 +88,6 @@ async def send_one(client: Client, text: str) -> float:
     return took
 
 
-async def drive(client: Client, messages: int, concurrency: int) -> Figures:
-    numbers = iter(range(messages))
-    latencies: list[float] = []
-
-    async def sender() -> None:
-        for n in numbers:
-            latencies.append(await send_one(client, f"message {n}"))
-
-    started = time.perf_counter()
-    await asyncio.gather(*(sender() for _ in range(concurrency)))
-    return Figures.of(latencies, time.perf_counter() - started, concurrency)
-
-
 async def measure_parley(
     messages: int, concurrency: int, warmup: int = 50, served: tuple[str, str] | None = None
 ) -> Figures:
@@ -111,8 +98,8 @@ async def measure_parley(
             return await measure_parley(messages, concurrency, warmup, started)
     async with parley_client(*served, concurrency) as client:
         if warmup:
-            await drive(client, warmup, min(concurrency, warmup))
-        return await drive(client, messages, concurrency)
+            await drive(client, warmup, min(concurrency, warmup), send_one)
+        return await drive(client, messages, concurrency, send_one)
 
 
 async def main(args: argparse.Namespace) -> int:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import textwrap
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -35,25 +36,37 @@ otherwise:
 """
 
 
-@pytest.fixture
-def calling(tmp_path: Path, sqlite_template: Path) -> Iterator[tuple[A2AHome, Seen]]:
+@contextmanager
+def asking(
+    tmp_path: Path,
+    sqlite_template: Path,
+    streaming: bool = False,
+    token: str = TOKEN,
+    **settings: Any,
+) -> Iterator[tuple[A2AHome, Seen]]:
+    """The sample agent, and a Parley whose agent ``asker`` sends to it (as ``echo-back``)."""
     with (
-        sample_agent() as (url, seen),
-        home(tmp_path, sqlite_template, a2a_task_timeout_seconds=20) as parley,
+        sample_agent(streaming) as (url, seen),
+        home(tmp_path, sqlite_template, **settings) as parley,
     ):
         rules = tmp_path / "asker.yaml"
         rules.write_text(textwrap.dedent(ASKER))
         with parley.owner() as owner:
-            hired = owner.post(
-                "/agents", json={"name": "asker", "node": "local", "brain": f"scripted:{rules}"}
-            )
+            body = {"name": "asker", "node": "local", "brain": f"scripted:{rules}"}
+            hired = owner.post("/agents", json=body)
             assert hired.status_code == 201, hired.text
             added = owner.post(
-                "/connections/a2a", json={"name": "sample", "url": url, "token": TOKEN}
+                "/connections/a2a", json={"name": "sample", "url": url, "token": token}
             )
             assert added.status_code == 201, added.text
             assert added.json()["roles"] == ["echo-back", "summarise"]
         yield parley, seen
+
+
+@pytest.fixture
+def calling(tmp_path: Path, sqlite_template: Path) -> Iterator[tuple[A2AHome, Seen]]:
+    with asking(tmp_path, sqlite_template, a2a_task_timeout_seconds=20) as both:
+        yield both
 
 
 def say(parley: A2AHome, text: str) -> None:
@@ -89,14 +102,7 @@ async def test_the_agent_answers_back_into_the_thread(calling: tuple[A2AHome, Se
 async def test_a_streaming_agent_is_followed_by_its_stream(
     tmp_path: Path, sqlite_template: Path
 ) -> None:
-    with sample_agent(streaming=True) as (url, seen), home(tmp_path, sqlite_template) as parley:
-        rules = tmp_path / "asker.yaml"
-        rules.write_text(textwrap.dedent(ASKER))
-        with parley.owner() as owner:
-            body: dict[str, Any] = {"name": "asker", "node": "local", "brain": f"scripted:{rules}"}
-            assert owner.post("/agents", json=body).status_code == 201
-            a2a = {"name": "sample", "url": url, "token": TOKEN}
-            assert owner.post("/connections/a2a", json=a2a).status_code == 201
+    with asking(tmp_path, sqlite_template, streaming=True) as (parley, seen):
         say(parley, "ask ask me something")
         assert await told(parley, "sample says: you chose: the blue one"), conversation(parley)
     assert "SubscribeToTask" in seen.methods
@@ -143,17 +149,7 @@ async def test_stopping_the_root_cancels_the_task_there(calling: tuple[A2AHome, 
 async def test_a_task_past_its_deadline_is_cancelled_and_told(
     tmp_path: Path, sqlite_template: Path
 ) -> None:
-    with (
-        sample_agent() as (url, seen),
-        home(tmp_path, sqlite_template, a2a_task_timeout_seconds=1) as parley,
-    ):
-        rules = tmp_path / "asker.yaml"
-        rules.write_text(textwrap.dedent(ASKER))
-        with parley.owner() as owner:
-            body: dict[str, Any] = {"name": "asker", "node": "local", "brain": f"scripted:{rules}"}
-            assert owner.post("/agents", json=body).status_code == 201
-            a2a = {"name": "sample", "url": url, "token": TOKEN}
-            assert owner.post("/connections/a2a", json=a2a).status_code == 201
+    with asking(tmp_path, sqlite_template, a2a_task_timeout_seconds=1) as (parley, seen):
         say(parley, "ask slow forever")
         assert await told(parley, "sample did not finish within 1 s"), conversation(parley)
 
@@ -198,14 +194,7 @@ async def test_a_revoked_agent_is_never_called_again(calling: tuple[A2AHome, See
 async def test_a_wrong_token_is_retried_and_shown_on_the_connection(
     tmp_path: Path, sqlite_template: Path
 ) -> None:
-    with sample_agent() as (url, seen), home(tmp_path, sqlite_template) as parley:
-        rules = tmp_path / "asker.yaml"
-        rules.write_text(textwrap.dedent(ASKER))
-        with parley.owner() as owner:
-            body: dict[str, Any] = {"name": "asker", "node": "local", "brain": f"scripted:{rules}"}
-            assert owner.post("/agents", json=body).status_code == 201
-            a2a = {"name": "sample", "url": url, "token": "wrong"}
-            assert owner.post("/connections/a2a", json=a2a).status_code == 201
+    with asking(tmp_path, sqlite_template, token="wrong") as (parley, seen):
         say(parley, "ask hello")
 
         async def shown() -> bool:
