@@ -22,7 +22,7 @@ Run::
 
 How the TCK is pointed at Parley:
 
-- SUT URL: the agent's JSON-RPC URL, ``http://127.0.0.1:PORT/a2a/echo`` (the TCK posts raw
+- SUT URL: the agent's JSON-RPC URL, ``http://localhost:PORT/a2a/echo`` (the TCK posts raw
   JSON-RPC to it and finds the other transports in the card's ``supportedInterfaces``).
 - Auth: ``A2A_AUTH_HEADERS`` (the TCK's documented auth variable) carries
   ``Authorization: Bearer pac_...`` and ``A2A-Version: 1.0``: the TCK sends no A2A-Version
@@ -146,7 +146,7 @@ def main() -> int:
         _wait_healthy(port, server)
         token = _expose(work, port)
         (work / "parley_tck_shim.py").write_text(SHIM)
-        sut_url = f"http://127.0.0.1:{port}/a2a/{AGENT}"
+        sut_url = f"http://localhost:{port}/a2a/{AGENT}"
         print(f"Parley on {sut_url} (data in {work}); TCK {tck}", flush=True)
         for transport in transports:
             outcomes += _run_tck(tck, python, work, sut_url, token, transport, args)
@@ -208,10 +208,15 @@ def _parley_env(port: int | None = None) -> dict[str, str]:
     return env
 
 
+SERVE = [sys.executable, "-m", "parley", "serve"]
+
+
 def _serve(work: Path, port: int) -> subprocess.Popen[bytes]:
     log = (work / "serve.log").open("wb")
     return subprocess.Popen(
-        [sys.executable, "-m", "parley", "serve", "--port", str(port)],
+        # Its public URL as a deployment's would be named (the card's URLs are built on it; the
+        # TCK takes a card naming a bare IP address for one leaking the machine's address).
+        [*SERVE, "--port", str(port), "--public-url", f"http://localhost:{port}"],
         cwd=work,
         env=_parley_env(),
         stdout=log,

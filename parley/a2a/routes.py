@@ -15,9 +15,11 @@ from a2a.server.routes.common import DefaultServerCallContextBuilder
 from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
 from a2a.types.a2a_pb2 import TaskState
 from a2a.utils.constants import JSONRPC_PARSE_ERROR_CODE
+from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Mount, Route
+from starlette.routing import BaseRoute, Mount, Route, Router
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from parley.a2a.card import CARD_PATH, PREFIX, REST, card_of
 from parley.a2a.handler import ParleyHandler
@@ -44,8 +46,32 @@ def a2a_routes() -> list[BaseRoute]:
     return [
         Route(AGENT + CARD_PATH, _card, methods=["GET"]),
         Route(AGENT, json_rpc, methods=["POST"]),
-        Mount(AGENT + REST, routes=create_rest_routes(handler, context_builder=builder)),
+        Mount(AGENT + REST, app=_RestChecks(Router(create_rest_routes(handler, builder)))),
     ]
+
+
+class _RestChecks:
+    """On HTTP+JSON, what the SDK's parser would let through as nothing: a list's unknown task
+    state (read as no state, so the list would hold every task) is refused."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"].endswith("/tasks"):
+            states = QueryParams(scope.get("query_string", b"")).getlist("status")
+            wrong = [state for state in states if not _is_task_state(_number_or_name(state))]
+            if wrong:
+                said = f"status {wrong[0][:40]!r} is not a task state"
+                # As the SDK words an error on this binding: a google.rpc.Status.
+                refused = {"code": 400, "status": "INVALID_ARGUMENT", "message": said}
+                await JSONResponse({"error": refused}, 400)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _number_or_name(state: str) -> object:
+    return int(state) if state.isdigit() else state
 
 
 async def _refused_body(request: Request) -> Response | None:

@@ -214,3 +214,14 @@ def test_only_owners_manage_a2a(a2a_home: A2AHome) -> None:
             assert answered.status_code == 403, (method, path, answered.text)
     with a2a_home.owner() as owner:
         assert owner.get("/a2a/clients").json()["items"] == []
+
+
+def test_http_json_refuses_an_unknown_task_state_too(a2a_home: A2AHome) -> None:
+    a2a_home.hire("scribe")
+    token = a2a_home.client_token("planner")
+    headers = {**V1, **bearer(token)}
+    url = a2a_home.agent_url("scribe") + "/rest/tasks"
+    refused = httpx.get(url, params={"status": "INVALID_STATUS"}, headers=headers)
+    assert refused.status_code == 400 and "not a task state" in refused.text
+    listed = httpx.get(url, params={"status": "TASK_STATE_COMPLETED"}, headers=headers)
+    assert listed.status_code == 200, listed.text
