@@ -7,7 +7,7 @@ import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,8 @@ time.sleep(120)
 class A2AHome:
     served: Served
     tmp: Path
+    tokens: dict[str, str] = field(default_factory=dict)  # what a test kept between examples
+    kept_runs: int = 0
 
     def owner(self) -> httpx.Client:
         return httpx.Client(

@@ -135,6 +135,7 @@ def test_an_agent_not_exposed_is_not_found_card_and_endpoint(a2a_home: A2AHome) 
         (rpc("NoSuchMethod", {}), -32601),
         (rpc("message/send", send_params("old name")), -32601),  # 0.3's, no compat switch
         (rpc("SendMessage", send_params("nul \x00 inside")), -32602),
+        (rpc("SendMessage", send_params("x" * 100_001)), -32602),
         (rpc("SendMessage", {"message": {**MESSAGE, "parts": []}}), -32602),
         (rpc("SendMessage", {"message": {**MESSAGE, "parts": [{"data": {"a": 1}}]}}), -32005),
         (rpc("SendMessage", send_params("x", contextId="c" * 201)), -32602),
@@ -152,7 +153,7 @@ def test_an_agent_not_exposed_is_not_found_card_and_endpoint(a2a_home: A2AHome) 
         (DEEP_PARAMS, -32700),
     ],
     ids=[
-        "unknown-method", "v0.3-name", "nul", "no-parts", "data-part", "long-context",
+        "unknown-method", "v0.3-name", "nul", "past-text-limit", "no-parts", "data-part", "long-context",
         "nul-context", "huge-page", "bad-page-token", "zero-page", "negative-history",
         "unknown-state", "unknown-state-number", "negative-history-on-send", "push-to-no-task",
         "not-json", "deep-array", "deep-params",
