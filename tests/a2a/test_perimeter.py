@@ -153,10 +153,10 @@ def test_an_agent_not_exposed_is_not_found_card_and_endpoint(a2a_home: A2AHome) 
         (DEEP_PARAMS, -32700),
     ],
     ids=[
-        "unknown-method", "v0.3-name", "nul", "past-text-limit", "no-parts", "data-part", "long-context",
-        "nul-context", "huge-page", "bad-page-token", "zero-page", "negative-history",
-        "unknown-state", "unknown-state-number", "negative-history-on-send", "push-to-no-task",
-        "not-json", "deep-array", "deep-params",
+        "unknown-method", "v0.3-name", "nul", "past-text-limit", "no-parts", "data-part",
+        "long-context", "nul-context", "huge-page", "bad-page-token", "zero-page",
+        "negative-history", "unknown-state", "unknown-state-number", "negative-history-on-send",
+        "push-to-no-task", "not-json", "deep-array", "deep-params",
     ],
 )  # fmt: skip
 def test_hostile_calls_get_a_json_rpc_error_and_store_nothing(
