@@ -48,7 +48,7 @@ from parley.a2a.tasks import (
 )
 from parley.context import Context
 from parley.conversations.lifetime import stop_root
-from parley.errors import Invalid, NotFound, ParleyError
+from parley.errors import Invalid, ParleyError, Unavailable
 from parley.runs.model import Run, RunState
 from parley.store import Tx
 from parley.store.a2a import TaskRow
@@ -335,10 +335,8 @@ def _task_number(given: str) -> int | None:
 
 
 def _a2a_error(error: ParleyError) -> Exception:
-    if isinstance(error, Invalid):
-        return InvalidParamsError(message=error.message)
-    if isinstance(error, NotFound):
-        return InvalidParamsError(message=error.message)
-    if type(error).__name__ in ("Unavailable", "Contended"):
+    """Parley's error tree at the A2A edge: the store away (or a deadlock given up) is the
+    server's failure; anything else is what the call asked for (invalid, unknown, closed)."""
+    if isinstance(error, Unavailable):
         return InternalError(message=error.message)
     return InvalidParamsError(message=error.message)
