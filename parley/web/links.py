@@ -18,6 +18,7 @@ from parley.channels.model import BindingStatus
 from parley.deliveries.listing import list_deliveries
 from parley.deliveries.model import DeliveryState
 from parley.errors import Invalid
+from parley.federation.a2a_agents import card_of, roles_of
 from parley.federation.connections import list_connections
 from parley.federation.lifecycle import pause, revoke, unpause
 from parley.web.render import back_to
@@ -33,7 +34,12 @@ CONFIRM = "understood"  # the revoke form's checkbox, required by the server, no
 async def connections_page(request: Request, viewer: Viewer, ctx: Ctx, web: WebParts) -> Response:
     async with ctx.store.transaction() as tx:
         found = await list_connections(tx, viewer.person)
-    return web.pages.page(request, "connections.html", viewer, connections=found)
+    roles = {  # an A2A agent's skills, the roles our agents address
+        s.connection.name: sorted(roles_of(card_of(s.connection.card)))
+        for s in found
+        if s.connection.card
+    }
+    return web.pages.page(request, "connections.html", viewer, connections=found, roles=roles)
 
 
 @router.post("/connections/{name}/pause")

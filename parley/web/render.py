@@ -27,6 +27,7 @@ NAV = [
     ("/people", "People", False),
     ("/connections", "Connections", True),
     ("/channels", "Channels", True),
+    ("/a2a-access", "A2A", True),
 ]
 
 

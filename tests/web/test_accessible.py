@@ -13,7 +13,7 @@ from tests.web.support import signed_in
 
 PAGES = [
     "/", "/chat/echo", "/tasks", "/tasks/{task}", "/roots/{task}", "/runs", "/turns",
-    "/agents", "/agents/echo", "/nodes", "/people", "/connections", "/channels",
+    "/agents", "/agents/echo", "/nodes", "/people", "/connections", "/channels", "/a2a-access",
 ]  # fmt: skip
 CONTROLS = {"input", "select", "textarea"}
 UNLABELLED_KINDS = {"hidden", "submit", "button"}  # a button's text is its label
@@ -62,7 +62,7 @@ async def test_every_page_answers_and_labels_its_controls(
     async with signed_in(parley, token) as browser:
         for path in PAGES:
             answer = await browser.get(path.format(task=task["id"]))
-            if person == "member" and path in {"/connections", "/channels"}:
+            if person == "member" and path in {"/connections", "/channels", "/a2a-access"}:
                 assert answer.status_code == 403, path  # owners' lists
                 continue
             assert answer.status_code == 200, (path, answer.text[:300])
