@@ -35,14 +35,13 @@ def new_a2a_token() -> str:
 
 def a2a_token_hash(token: str | None) -> str:
     """The hash to look an A2A client's bearer token up by; Unauthorized for anything else."""
-    if not token:
-        raise Unauthorized("no A2A client token: send 'Authorization: Bearer <your token>'")
-    if not token.startswith(A2A_TOKEN_PREFIX):
-        raise Unauthorized(
-            "this route takes an A2A client's token (pac_…); a person's, a run's or a peer's is"
-            " refused here"
-        )
-    return hash_token(token)
+    return _kind_hash(
+        token,
+        A2A_TOKEN_PREFIX,
+        "no A2A client token: send 'Authorization: Bearer <your token>'",
+        "this route takes an A2A client's token (pac_…); a person's, a run's or a peer's is"
+        " refused here",
+    )
 
 
 def hash_token(token: str) -> str:
@@ -52,10 +51,19 @@ def hash_token(token: str) -> str:
 
 def peer_token_hash(token: str | None) -> str:
     """The hash to look a peer's bearer token up by; Unauthorized for anything else."""
+    return _kind_hash(
+        token,
+        PEER_TOKEN_PREFIX,
+        "no peer token: send 'Authorization: Bearer <the token we issued>'",
+        "this route takes a peer installation's token; a person's or a run's is refused here",
+    )
+
+
+def _kind_hash(token: str | None, prefix: str, missing: str, other_kind: str) -> str:
+    """The hash of a token of one kind (by its prefix); Unauthorized, in these words, when
+    there is none or it is of another kind."""
     if not token:
-        raise Unauthorized("no peer token: send 'Authorization: Bearer <the token we issued>'")
-    if not token.startswith(PEER_TOKEN_PREFIX):
-        raise Unauthorized(
-            "this route takes a peer installation's token; a person's or a run's is refused here"
-        )
+        raise Unauthorized(missing)
+    if not token.startswith(prefix):
+        raise Unauthorized(other_kind)
     return hash_token(token)
