@@ -71,5 +71,6 @@ async def hide(tx: Tx, by: Person, agent_name: str) -> bool:
     return await tx.a2a.hide(agent.id)
 
 
-async def exposed(tx: Tx) -> list[Exposed]:
+async def exposed(tx: Tx, by: Person) -> list[Exposed]:
+    require_owner(by, "list the agents exposed over A2A")
     return await tx.a2a.exposed()

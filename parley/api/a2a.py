@@ -16,7 +16,6 @@ from parley.api.schemas.a2a import (
 )
 from parley.api.schemas.base import Page
 from parley.errors import NotFound
-from parley.people.accounts import require_owner
 
 router = APIRouter(tags=["a2a"])
 
@@ -55,9 +54,8 @@ async def expose_agent(body: ExposeA2AIn, caller: Caller, ctx: Ctx) -> ExposedOu
 @router.get("/a2a/agents")
 async def exposed_agents(caller: Caller, ctx: Ctx) -> Page[ExposedOut]:
     """The agents exposed over A2A (owners)."""
-    require_owner(caller, "list the agents exposed over A2A")
     async with ctx.store.transaction() as tx:
-        found = await exposed(tx)
+        found = await exposed(tx, caller)
     return Page(items=[ExposedOut.of(each, ctx.settings.base_url) for each in found], next=None)
 
 

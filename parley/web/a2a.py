@@ -23,7 +23,7 @@ CONFIRM = "understood"  # the remove form's checkbox: a removed client's token n
 async def a2a_page(request: Request, viewer: Viewer, ctx: Ctx, web: WebParts) -> Response:
     async with ctx.store.transaction() as tx:
         found = await clients(tx, viewer.person)  # owners only: the library refuses others
-        agents = await exposed(tx)
+        agents = await exposed(tx, viewer.person)
     base = ctx.settings.base_url
     cards = {agent.name: agent_url(base, agent.name) + CARD_PATH for agent in agents}
     return web.pages.page(request, "a2a.html", viewer, clients=found, agents=agents, cards=cards)
