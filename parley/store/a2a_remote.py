@@ -7,10 +7,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import bindparam, insert, select, update
 
 from parley.federation.model import OutboundText, PeerEndpoint, RemoteTask
 from parley.store.connection import Connection
+from parley.store.shapes import once
 from parley.store.tables import a2a_remote_tasks, connections
 
 _OPEN = (
@@ -24,6 +25,17 @@ _OPEN = (
     )
     .join(connections, connections.c.id == a2a_remote_tasks.c.connection_id)
     .where(a2a_remote_tasks.c.settled_at.is_(None))
+)
+
+
+_CANCEL_IN_TOPICS = once(
+    update(a2a_remote_tasks)
+    .where(
+        a2a_remote_tasks.c.topic_id.in_(bindparam("topic_ids", expanding=True)),
+        a2a_remote_tasks.c.settled_at.is_(None),
+        a2a_remote_tasks.c.cancel_asked.is_(False),
+    )
+    .values(cancel_asked=True)
 )
 
 
@@ -103,18 +115,11 @@ class RemoteTasksRepo:
         return (await self._c.execute(query.limit(1))).scalar_one_or_none()
 
     async def cancel_in_topics(self, topic_ids: Sequence[int]) -> int:
-        """The open tasks started from these topics are to be cancelled."""
+        """The open tasks started from these topics are to be cancelled (on every stop: built
+        once)."""
         if not topic_ids:
             return 0
-        result = await self._c.execute(
-            update(a2a_remote_tasks)
-            .where(
-                a2a_remote_tasks.c.topic_id.in_(list(topic_ids)),
-                a2a_remote_tasks.c.settled_at.is_(None),
-                a2a_remote_tasks.c.cancel_asked.is_(False),
-            )
-            .values(cancel_asked=True)
-        )
+        result = await self._c.execute(_CANCEL_IN_TOPICS, {"topic_ids": list(topic_ids)})
         return int(result.rowcount or 0)
 
     async def moved(self, task_id: int, state: str, replies: int) -> None:
