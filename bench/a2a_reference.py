@@ -148,9 +148,14 @@ def _wait_until_up(server: subprocess.Popen[bytes], url: str) -> None:
 
 
 @contextlib.asynccontextmanager
-async def reference_client(url: str, concurrency: int) -> AsyncIterator[Client]:
+async def reference_client(
+    url: str, concurrency: int, token: str | None = None
+) -> AsyncIterator[Client]:
+    """a2a-sdk's client for the agent at ``url``, a pooled connection per sender (``token``:
+    sent as bearer)."""
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    async with httpx.AsyncClient(limits=limits, timeout=60) as http:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with httpx.AsyncClient(limits=limits, timeout=60, headers=headers) as http:
         config = ClientConfig(streaming=False, httpx_client=http)
         client = await ClientFactory(config).create_from_url(url)
         try:

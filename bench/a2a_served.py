@@ -19,19 +19,17 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-
-import httpx
 
 if not __package__:  # run as a script: make ``bench`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from a2a.client import Client, ClientConfig, ClientFactory
+from a2a.client import Client
 from a2a.helpers import get_artifact_text, new_text_part
 from a2a.types.a2a_pb2 import Message, Role, SendMessageRequest, TaskState
 
-from bench.a2a_reference import drive, measure_reference
+from bench.a2a_reference import drive, measure_reference, reference_client
 from bench.federation_parley import Receiver
 from bench.figures import Figures
 
@@ -53,20 +51,6 @@ def parley_a2a() -> Iterator[tuple[str, str]]:
             yield f"http://127.0.0.1:{server.port}/a2a/{AGENT}", token
         finally:
             server.stop()
-
-
-@contextlib.asynccontextmanager
-async def parley_client(url: str, token: str, concurrency: int) -> AsyncIterator[Client]:
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    headers = {"Authorization": f"Bearer {token}"}
-    async with httpx.AsyncClient(limits=limits, timeout=60, headers=headers) as http:
-        client = await ClientFactory(
-            ClientConfig(streaming=False, httpx_client=http)
-        ).create_from_url(url)
-        try:
-            yield client
-        finally:
-            await client.close()
 
 
 async def send_one(client: Client, text: str) -> float:
@@ -96,7 +80,8 @@ async def measure_parley(
     if served is None:
         with parley_a2a() as started:
             return await measure_parley(messages, concurrency, warmup, started)
-    async with parley_client(*served, concurrency) as client:
+    url, token = served
+    async with reference_client(url, concurrency, token) as client:
         if warmup:
             await drive(client, warmup, min(concurrency, warmup), send_one)
         return await drive(client, messages, concurrency, send_one)

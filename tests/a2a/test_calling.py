@@ -129,8 +129,8 @@ async def test_a_role_the_card_lacks_is_refused(calling: tuple[A2AHome, Seen]) -
     assert seen.texts == []
 
 
-async def test_stopping_the_root_cancels_the_task_there(calling: tuple[A2AHome, Seen]) -> None:
-    parley, seen = calling
+async def cancelled_there(parley: A2AHome, seen: Seen, action: str) -> None:
+    """A task working at the sample agent is cancelled there once ``action`` is posted."""
     say(parley, "ask slow work")
 
     async def working() -> bool:
@@ -138,12 +138,19 @@ async def test_stopping_the_root_cancels_the_task_there(calling: tuple[A2AHome, 
 
     assert await eventually(working, within=30)
     with parley.owner() as owner:
-        assert owner.post("/conversations/asker/stop").status_code == 200
+        assert owner.post(action).status_code == 200
+    assert await one_cancelled(seen)
 
+
+async def one_cancelled(seen: Seen) -> bool:
     async def cancelled() -> bool:
         return len(seen.cancelled) == 1
 
-    assert await eventually(cancelled, within=30)
+    return await eventually(cancelled, within=30)
+
+
+async def test_stopping_the_root_cancels_the_task_there(calling: tuple[A2AHome, Seen]) -> None:
+    await cancelled_there(*calling, "/conversations/asker/stop")
 
 
 async def test_a_task_past_its_deadline_is_cancelled_and_told(
@@ -152,30 +159,14 @@ async def test_a_task_past_its_deadline_is_cancelled_and_told(
     with asking(tmp_path, sqlite_template, a2a_task_timeout_seconds=1) as (parley, seen):
         say(parley, "ask slow forever")
         assert await told(parley, "sample did not finish within 1 s"), conversation(parley)
-
-        async def cancelled() -> bool:
-            return len(seen.cancelled) == 1
-
-        assert await eventually(cancelled, within=30)
+        assert await one_cancelled(seen)
 
 
 async def test_a_pause_cancels_the_work_there_and_refuses_what_follows(
     calling: tuple[A2AHome, Seen],
 ) -> None:
     parley, seen = calling
-    say(parley, "ask slow work")
-
-    async def working() -> bool:
-        return seen.texts == ["slow work"]
-
-    assert await eventually(working, within=30)
-    with parley.owner() as owner:
-        assert owner.post("/connections/sample/pause").status_code == 200
-
-    async def cancelled() -> bool:
-        return len(seen.cancelled) == 1
-
-    assert await eventually(cancelled, within=30)
+    await cancelled_there(parley, seen, "/connections/sample/pause")
     say(parley, "ask hello")
     assert await told(parley, "the connection to sample was paused here"), conversation(parley)
     assert seen.texts == ["slow work"]

@@ -8,6 +8,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import Connection, text
 
+from parley.agents.model import Agent
 from parley.conversations.model import TopicKind
 from parley.store import Store
 from parley.store.migrate import migrate
@@ -78,17 +79,7 @@ async def test_federation_migration_goes_down_and_up_with_data_kept(database_url
 async def test_agents_hired_before_tool_lists_have_the_read_only_tools(database_url: str) -> None:
     """0023 gives every existing agent (node sessions too) read, list and find, and going down
     and up again keeps the agents."""
-    now = datetime(2026, 12, 5, tzinfo=UTC)
-    store = await Store.open(database_url)
-    try:
-        async with store.transaction() as tx:
-            node = await tx.nodes.create_with_session("here", "node:here", "host", "/tmp", now)
-        await migrate(store.engine, "downgrade", "0022")
-        await migrate(store.engine, "upgrade", "head")
-        async with store.transaction() as tx:
-            session = await tx.agents.by_id(node.session_agent_id)
-    finally:
-        await store.close()
+    session = await _session_down_and_up(database_url, "0022")
     assert session is not None and session.tools == ("read", "list", "find")
     assert session.ask == ("run",)  # 0026: every agent asks before run, as a new one does
 
@@ -96,34 +87,28 @@ async def test_agents_hired_before_tool_lists_have_the_read_only_tools(database_
 async def test_approvals_go_down_and_up_with_the_agents_kept(database_url: str) -> None:
     """0026 adds the ask lists and the approvals; going down to 0025 and up again keeps the
     agents and leaves the schema as the tables say."""
-    now = datetime(2026, 12, 5, tzinfo=UTC)
-    store = await Store.open(database_url)
-    try:
-        async with store.transaction() as tx:
-            node = await tx.nodes.create_with_session("here", "node:here", "host", "/tmp", now)
-        await migrate(store.engine, "downgrade", "0025")
-        await migrate(store.engine, "upgrade", "head")
-        assert await store.run_sync(_differences) == []
-        async with store.transaction() as tx:
-            session = await tx.agents.by_id(node.session_agent_id)
-    finally:
-        await store.close()
+    session = await _session_down_and_up(database_url, "0025")
     assert session is not None and session.ask == ("run",)
 
 
 async def test_a2a_goes_down_and_up_with_conversations_kept(database_url: str) -> None:
     """0027 adds A2A clients and their contexts' columns; going down to 0026 and up again keeps
     the topics and leaves the schema (and its one-conversation index) as the tables say."""
+    assert await _session_down_and_up(database_url, "0026") is not None
+
+
+async def _session_down_and_up(database_url: str, revision: str) -> Agent | None:
+    """A node's session agent, read again after the store went down to ``revision`` and up to
+    head, its schema checked against the tables on the way."""
     now = datetime(2026, 12, 5, tzinfo=UTC)
     store = await Store.open(database_url)
     try:
         async with store.transaction() as tx:
             node = await tx.nodes.create_with_session("here", "node:here", "host", "/tmp", now)
-        await migrate(store.engine, "downgrade", "0026")
+        await migrate(store.engine, "downgrade", revision)
         await migrate(store.engine, "upgrade", "head")
         assert await store.run_sync(_differences) == []
         async with store.transaction() as tx:
-            session = await tx.agents.by_id(node.session_agent_id)
+            return await tx.agents.by_id(node.session_agent_id)
     finally:
         await store.close()
-    assert session is not None
