@@ -3,7 +3,8 @@ message of the thread's A2A context (its ``contextId`` the thread's id, its ``me
 frame's, so that the agent sees a text sent again as the same one), sent without waiting for
 the task's end; the task it starts is then followed (``a2a_tasks.py``), and its reply comes back
 into the thread. A text for a role the agent's card does not have is refused as a peer refuses
-one, and so is one the agent answers with an A2A error; a close cancels the thread's tasks."""
+one, and so is one the agent answers with an A2A error. A thread's tasks are cancelled when its
+work is stopped here (``stop_topics``), a close's case too."""
 
 from __future__ import annotations
 
@@ -44,10 +45,9 @@ class A2APeer:
 
     async def _one(self, peer: PeerEndpoint, frame: Outbound) -> FrameVerdict:
         if not isinstance(frame, OutboundText):
-            if frame.type == "close":  # the thread's root was deleted here: so is its work there
-                async with self._store.transaction() as tx:
-                    await tx.remote_tasks.cancel_in_topics([frame.topic_id])
-                    tx.effects.remote_tasks = True
+            # A close: the deleting that wrote it stopped the thread's topics, which marked its
+            # tasks there to cancel (``stop_topics``); a report of dropped text tells an agent
+            # nothing. Either is done with.
             return FrameVerdict(thread_id=frame.thread_id, verdict=Verdict.ACCEPTED)
         skills = roles_of(card_of(peer.card or "{}"))
         if frame.to_role not in skills:

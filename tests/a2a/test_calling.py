@@ -129,8 +129,10 @@ async def test_a_role_the_card_lacks_is_refused(calling: tuple[A2AHome, Seen]) -
     assert seen.texts == []
 
 
-async def cancelled_there(parley: A2AHome, seen: Seen, action: str) -> None:
-    """A task working at the sample agent is cancelled there once ``action`` is posted."""
+async def cancelled_there(
+    parley: A2AHome, seen: Seen, action: str, method: str = "POST", status: int = 200
+) -> None:
+    """A task working at the sample agent is cancelled there once ``action`` is asked."""
     say(parley, "ask slow work")
 
     async def working() -> bool:
@@ -138,7 +140,7 @@ async def cancelled_there(parley: A2AHome, seen: Seen, action: str) -> None:
 
     assert await eventually(working, within=30)
     with parley.owner() as owner:
-        assert owner.post(action).status_code == 200
+        assert owner.request(method, action).status_code == status
     assert await one_cancelled(seen)
 
 
@@ -151,6 +153,10 @@ async def one_cancelled(seen: Seen) -> bool:
 
 async def test_stopping_the_root_cancels_the_task_there(calling: tuple[A2AHome, Seen]) -> None:
     await cancelled_there(*calling, "/conversations/asker/stop")
+
+
+async def test_deleting_the_root_cancels_the_task_there(calling: tuple[A2AHome, Seen]) -> None:
+    await cancelled_there(*calling, "/conversations/asker", method="DELETE", status=204)
 
 
 async def test_a_task_past_its_deadline_is_cancelled_and_told(
