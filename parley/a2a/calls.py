@@ -34,6 +34,7 @@ from a2a.utils.errors import (
     UnsupportedOperationError,
 )
 
+from parley.a2a.answers import answer
 from parley.a2a.contexts import send
 from parley.a2a.model import A2AClient, Exposed, PushConfig, TaskFilter
 from parley.a2a.pushes import check_push_url
@@ -42,10 +43,12 @@ from parley.a2a.tasks import (
     TERMINAL,
     agent_message,
     as_task,
+    now_of,
     reply_artifact,
     state_of,
     task_id,
 )
+from parley.approvals.model import Approval
 from parley.context import Context
 from parley.conversations.lifetime import stop_root
 from parley.errors import Invalid, ParleyError, Unavailable
@@ -64,7 +67,8 @@ class Call:
 
     def __init__(self, ctx: Context, client: A2AClient, agent: Exposed) -> None:
         self.ctx, self.client, self.agent = ctx, client, agent
-        self.ended: tuple[TaskRow, Run] | None = None  # the task and its run, as events ended
+        # The task, its run and what it asks (if it waits for input), as events ended
+        self.ended: tuple[TaskRow, Run, Approval | None] | None = None
 
     async def sent(self, params: SendMessageRequest) -> TaskRow:
         """The client's text queued; with a push config in the request, that config set (its
@@ -90,7 +94,12 @@ class Call:
                     message=f"task {message.task_id} is in context {earlier.context}, not"
                     f" {message.context_id}"
                 )
-            if state_of(await self._run(earlier)) in TERMINAL:
+            run, asking = await self._now(earlier)
+            if asking is not None:
+                async with self._transaction() as tx:
+                    await answer(tx, self.ctx.clock, self.client, asking, text)
+                return earlier
+            if state_of(run) in TERMINAL:
                 raise UnsupportedOperationError(
                     message=f"task {message.task_id} is over: send without a taskId (the same"
                     " contextId goes on with the conversation)"
@@ -115,7 +124,8 @@ class Call:
 
     async def task(self, task: TaskRow, history_length: int | None = None) -> Task:
         fresh = await self.find(task_id(task))
-        return as_task(fresh, await self._run(fresh), history_length)
+        run, asking = await self._now(fresh)
+        return as_task(fresh, run, history_length, asking)
 
     async def listed(self, params: ListTasksRequest) -> ListTasksResponse:
         """A page of the client's tasks with the agent, last updated first, filtered as asked."""
@@ -138,9 +148,8 @@ class Call:
                 self.client.id, self.agent.agent_id, given, offset, size + 1
             )
             total = await tx.a2a.count_tasks_of_client(self.client.id, self.agent.agent_id, given)
-            runs = {row.run_id: await tx.runs.by_id(row.run_id) for row in rows if row.run_id}
-        page = rows[:size]
-        tasks = [as_task(row, runs.get(row.run_id or 0), length) for row in page]
+            page = rows[:size]
+            tasks = [await _as_task_in(tx, row, length) for row in page]
         next_token = str(offset + size) if len(rows) > size else ""
         return ListTasksResponse(
             tasks=tasks, next_page_token=next_token, page_size=size, total_size=total
@@ -149,7 +158,7 @@ class Call:
     async def cancel(self, task: TaskRow) -> Task:
         """Parley's stop of the context's turn and everything under it (its subtasks, its agent
         conversations, the text waiting behind it)."""
-        run = await self._run(task)
+        run, _ = await self._now(task)
         if state_of(run) in TERMINAL:
             raise TaskNotCancelableError(
                 message=f"task {task_id(task)} is over ({state_of(run)}): nothing to cancel"
@@ -166,21 +175,23 @@ class Call:
         self, task: TaskRow, first: bool = False, over_is_error: bool = False
     ) -> AsyncIterator[Event]:
         """The task as it goes: itself first (``first``), then its reply's text as it is
-        written, each tool call as a WORKING status, and its end (then in ``ended``). A text
-        whose turn was interrupted moves on to the next run: so does this."""
+        written, each tool call as a WORKING status, and its end or its wait for input (then in
+        ``ended``), where a stream or a blocking send ends, as a2a-sdk's do. A text whose turn
+        was interrupted moves on to the next run: so does this."""
         current = task
         while current.run_id is not None:
             run_id = current.run_id
             with self.ctx.runtime.watch.watching(run_id) as queue:
-                run = await self._run_of(run_id)  # after subscribing: no end slips between
+                run, asking = await self._now(current)  # after subscribing: nothing slips by
                 if over_is_error and state_of(run) in TERMINAL:
                     raise UnsupportedOperationError(
                         message=f"task {task_id(task)} is over: read it with GetTask"
                     )
+                assert run is not None
                 if first:
-                    yield as_task(current, run)
+                    yield as_task(current, run, asking=asking)
                     first = False
-                while run.is_open:
+                while run.is_open and asking is None:
                     event = await queue.get()
                     if event.kind == "chunk":
                         yield TaskArtifactUpdateEvent(
@@ -189,16 +200,21 @@ class Call:
                             artifact=reply_artifact(run, event.text),
                             append=True,
                         )
+                    elif event.kind == "approval" and (asking := await self._asks(event.text)):
+                        yield _final(current, run, asking)
                     elif event.kind in ("tool", "approval", "state"):
                         yield _working(current, event.kind, event.text)
                     else:
                         run = await self._run_of(run_id)
+            if asking is not None:
+                self.ended = (current, run, asking)
+                return
             if run.state is RunState.FAILED:  # interrupted, maybe: its text may have moved on
                 moved = await self.find(task_id(current))
                 if moved.run_id != run_id:
                     current = moved
                     continue
-            self.ended = (current, run)
+            self.ended = (current, run, None)
             yield _final(current, run)
             return
 
@@ -250,8 +266,16 @@ class Call:
         async with self._transaction() as tx:
             await tx.a2a.delete_push(self.client.id, task.message_id, config_id)
 
-    async def _run(self, task: TaskRow) -> Run | None:
-        return None if task.run_id is None else await self._run_of(task.run_id)
+    async def _now(self, task: TaskRow) -> tuple[Run | None, Approval | None]:
+        async with self._transaction() as tx:
+            return await now_of(tx, task)
+
+    async def _asks(self, shown: str) -> Approval | None:
+        """The approval a run's event shows, if it still waits (the watch replays a run's
+        approvals from the start: one decided since is past)."""
+        async with self._transaction() as tx:
+            approval = await tx.approvals.by_id(int(json.loads(shown)["id"]))
+        return approval if approval is not None and approval.is_open else None
 
     async def _run_of(self, run_id: int) -> Run:
         async with self._transaction() as tx:
@@ -280,9 +304,10 @@ def _working(task: TaskRow, kind: str, text: str) -> TaskStatusUpdateEvent:
         said = f"tool {call.get('tool')} called"
     elif kind == "approval":
         approval = json.loads(text)
-        said = (
-            f"tool {approval.get('tool')} waits for a person's approval ({approval.get('state')})"
-        )
+        said = f"tool {approval.get('tool')}: {approval.get('state')}"
+        if approval.get("state") != "waiting":
+            said += f" by {approval.get('decided_by') or 'nobody in time'}"
+            said += f" ({approval['reason']})" if approval.get("reason") else ""
     elif kind == "state":
         said = f"the turn is {text}"
     return TaskStatusUpdateEvent(
@@ -292,8 +317,13 @@ def _working(task: TaskRow, kind: str, text: str) -> TaskStatusUpdateEvent:
     )
 
 
-def _final(task: TaskRow, run: Run | None) -> Event:
-    done = as_task(task, run)
+async def _as_task_in(tx: Tx, task: TaskRow, history_length: int | None) -> Task:
+    run, asking = await now_of(tx, task)
+    return as_task(task, run, history_length, asking)
+
+
+def _final(task: TaskRow, run: Run | None, asking: Approval | None = None) -> Event:
+    done = as_task(task, run, asking=asking)
     return TaskStatusUpdateEvent(task_id=done.id, context_id=done.context_id, status=done.status)
 
 

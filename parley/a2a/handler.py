@@ -50,7 +50,8 @@ class ParleyHandler(RequestHandler):
             pass
         if call.ended is None:  # its text has no run (it never does, once queued)
             return await call.task(task, length)
-        return as_task(*call.ended, length)
+        ended, run, asking = call.ended
+        return as_task(ended, run, length, asking)
 
     async def on_message_send_stream(
         self, params: SendMessageRequest, context: ServerCallContext

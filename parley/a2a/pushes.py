@@ -19,7 +19,7 @@ from a2a.utils.push_url_validator import validate_push_notification_url
 from google.protobuf.json_format import MessageToDict
 
 from parley.a2a.model import PushConfig
-from parley.a2a.tasks import TERMINAL, as_task, state_of
+from parley.a2a.tasks import TERMINAL, as_task, now_of, state_of
 from parley.clock import Clock
 from parley.deliveries.model import Payload
 from parley.errors import Invalid, Unavailable
@@ -107,7 +107,7 @@ class PushNotices(Worker):
         self._store, self._clock = store, clock
 
     async def on_commit(self, effects: object) -> None:
-        if getattr(effects, "changed", None) or getattr(effects, "pushes", False):
+        if any(getattr(effects, what, None) for what in ("changed", "pushes", "approvals")):
             self.wake()
 
     async def one_pass(self) -> float | None:
@@ -118,10 +118,11 @@ class PushNotices(Worker):
         return SAFETY_SECONDS if due else None
 
     async def _queue(self, tx: Tx, push: PushConfig, task: TaskRow) -> None:
-        run = await tx.runs.by_id(task.run_id) if task.run_id is not None else None
-        state = state_of(run)
-        key = f"{PUSH_KIND}:{push.id}:{task.message_id}:{TaskState.Name(state)}"
-        body = MessageToDict(StreamResponse(task=as_task(task, run)))
+        run, asking = await now_of(tx, task)
+        state = state_of(run, asking)
+        asked = f"-{asking.id}" if asking is not None else ""  # each question is pushed
+        key = f"{PUSH_KIND}:{push.id}:{task.message_id}:{TaskState.Name(state)}{asked}"
+        body = MessageToDict(StreamResponse(task=as_task(task, run, asking=asking)))
         notice = PushNotice(
             url=push.url,
             token=push.token,

@@ -1,7 +1,12 @@
 """A client's text and the run that has it, as an A2A task: queued is SUBMITTED, running is
 WORKING, finished is COMPLETED with the reply as its artifact, stopped is CANCELED, failed is
 FAILED with the reason as the status message. A stopped or failed turn's partial reply stays an
-artifact, marked ``cut_short``: what the client was streamed is never taken back."""
+artifact, marked ``cut_short``: what the client was streamed is never taken back.
+
+A running turn that waits for a person's approval of a tool call (DESIGN §3.1.7: asked as a
+turn of that person) is INPUT_REQUIRED, its question the status message: in a client's context
+the client stands for the person who let it in, and its next message with the task's id answers
+(``parley/a2a/answers.py``)."""
 
 from __future__ import annotations
 
@@ -17,7 +22,10 @@ from a2a.types.a2a_pb2 import (
     TaskStatus,
 )
 
+from parley.a2a.answers import question
+from parley.approvals.model import Approval
 from parley.runs.model import Run, RunState
+from parley.store import Tx
 from parley.store.a2a import TaskRow
 
 STATES = {
@@ -43,33 +51,56 @@ TERMINAL = (
 )
 
 
+async def now_of(tx: Tx, task: TaskRow) -> tuple[Run | None, Approval | None]:
+    """The run that has the task's text now, and the approval it waits for, if any."""
+    if task.run_id is None:
+        return None, None
+    run = await tx.runs.by_id(task.run_id)
+    assert run is not None  # a text's run is never deleted
+    if run.state is not RunState.RUNNING:
+        return run, None
+    waiting = [approval for approval in await tx.approvals.of_run(run.id) if approval.is_open]
+    return run, waiting[0] if waiting else None
+
+
 def task_id(task: TaskRow) -> str:
     return str(task.message_id)
 
 
-def state_of(run: Run | None) -> TaskState:
-    return TaskState.TASK_STATE_SUBMITTED if run is None else STATES[run.state]
+def state_of(run: Run | None, asking: Approval | None = None) -> TaskState:
+    if run is None:
+        return TaskState.TASK_STATE_SUBMITTED
+    if asking is not None:  # read open: its run is running
+        return TaskState.TASK_STATE_INPUT_REQUIRED
+    return STATES[run.state]
 
 
-def as_task(task: TaskRow, run: Run | None, history_length: int | None = None) -> Task:
+def as_task(
+    task: TaskRow,
+    run: Run | None,
+    history_length: int | None = None,
+    asking: Approval | None = None,
+) -> Task:
     """The task as a client reads it (``history_length``: at most that many messages, the
-    newest; None: all of them)."""
+    newest; None: all of them; ``asking``: the approval its turn waits for)."""
     said = history(task, run)
     if history_length is not None:
         said = said[len(said) - history_length :] if history_length else []
     return Task(
         id=task_id(task),
         context_id=task.context,
-        status=status(task, run),
+        status=status(task, run, asking),
         artifacts=[reply_artifact(run)] if run is not None and run.output else [],
         history=said,
     )
 
 
-def status(task: TaskRow, run: Run | None) -> TaskStatus:
-    state = state_of(run)
+def status(task: TaskRow, run: Run | None, asking: Approval | None = None) -> TaskStatus:
+    state = state_of(run, asking)
     said = None
-    if run is not None and run.reason and state in TERMINAL:
+    if asking is not None and state is TaskState.TASK_STATE_INPUT_REQUIRED:
+        said = agent_message(task, question(asking), f"asking-{asking.id}")
+    elif run is not None and run.reason and state in TERMINAL:
         said = agent_message(task, f"{_why(run)}: {run.reason}")
     return TaskStatus(state=state, message=said, timestamp=_when(task, run))
 
