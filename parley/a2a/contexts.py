@@ -9,6 +9,7 @@ import uuid
 from dataclasses import dataclass
 
 from parley.a2a.model import A2AClient, Exposed
+from parley.agents.model import Agent
 from parley.agents.selection import pick_for_held_topic, pick_for_new_topic
 from parley.clock import Clock
 from parley.conversations.model import Topic, TopicKind
@@ -42,8 +43,9 @@ async def send(
 ) -> Sent:
     """Queue ``text`` in the client's context with the agent (opened now if new)."""
     check_text(text)
-    topic = await _open_or_start(tx, clock, client, agent, context or uuid.uuid4().hex)
-    worker = await pick_for_held_topic(tx, topic.agent_name)
+    topic, worker = await _open_or_start(tx, clock, client, agent, context or uuid.uuid4().hex)
+    if worker is None:
+        worker = await pick_for_held_topic(tx, topic.agent_name)
     queued = await queue_text(tx, clock.now(), topic, worker, text, author_role=author(client))
     task = await tx.a2a.task_of_client(client.id, agent.agent_id, queued.message_id)
     assert task is not None
@@ -52,7 +54,8 @@ async def send(
 
 async def _open_or_start(
     tx: Tx, clock: Clock, client: A2AClient, agent: Exposed, context: str
-) -> Topic:
+) -> tuple[Topic, Agent | None]:
+    """The context's conversation; with the agent that took it, if it starts now."""
     check_context(context)
     topic = await _context_topic(tx, client, agent, context)
     if topic is not None:
@@ -62,7 +65,7 @@ async def _open_or_start(
                 " contextId to start another",
                 reason="context_closed",
             )
-        return topic
+        return topic, None
     worker = await pick_for_new_topic(tx, clock, agent.name)
     started = await tx.topics.insert_unless_raced(
         TopicKind.CONVERSATION,
@@ -74,10 +77,10 @@ async def _open_or_start(
         a2a_context=context,
     )
     if started is not None:
-        return started
+        return started, worker
     raced = await _context_topic(tx, client, agent, context)
     assert raced is not None  # the unique index let the other one in
-    return raced
+    return raced, None
 
 
 async def _context_topic(tx: Tx, client: A2AClient, agent: Exposed, context: str) -> Topic | None:

@@ -26,6 +26,7 @@ from parley.errors import Invalid, Unavailable
 from parley.redact import redact
 from parley.store import Store, Tx
 from parley.store.a2a import TaskRow
+from parley.store.effects import Effects
 from parley.worker import Worker
 
 log = logging.getLogger(__name__)
@@ -105,16 +106,26 @@ class PushNotices(Worker):
     def __init__(self, store: Store, clock: Clock) -> None:
         super().__init__("a2a-pushes", logger=log)
         self._store, self._clock = store, clock
+        # Whether a config may wait: a run's change wakes the queue only then (a pass per turn
+        # for no config at all cost a fifth of an A2A message's time). Configs set since a
+        # pass began count as waiting, whatever that pass read.
+        self._waiting = True
+        self._configs_set = 0
 
-    async def on_commit(self, effects: object) -> None:
-        if any(getattr(effects, what, None) for what in ("changed", "pushes", "approvals")):
+    async def on_commit(self, effects: Effects) -> None:
+        if effects.pushes:
+            self._configs_set += 1
+            self.wake()
+        elif self._waiting and (effects.changed or effects.approvals):
             self.wake()
 
     async def one_pass(self) -> float | None:
+        set_before = self._configs_set
         async with self._store.transaction() as tx:
             due = await tx.a2a.pushes_due()
             for push, task in due:
                 await self._queue(tx, push, task)
+        self._waiting = bool(due) or self._configs_set != set_before
         return SAFETY_SECONDS if due else None
 
     async def _queue(self, tx: Tx, push: PushConfig, task: TaskRow) -> None:

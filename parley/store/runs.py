@@ -21,7 +21,7 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.dialects import postgresql, sqlite
 
 from parley.agents.model import HELD_TOPIC_STATES, Modality
 from parley.conversations.model import TopicKind
@@ -162,7 +162,10 @@ _CLEAR_STOPPED = once(
     .where(sessions.c.id.in_(bindparam("session_ids", expanding=True)))
     .values(was_stopped=False)
 )
-_INSERT_SESSION = insert(sessions)
+_INSERT_SESSION = {
+    "sqlite": once(sqlite.insert(sessions).on_conflict_do_nothing()),
+    "postgresql": once(postgresql.insert(sessions).on_conflict_do_nothing()),
+}
 _QUEUED_IN_SESSION = once(
     select(runs.c.id)
     .where(runs.c.session_id == bindparam("session_id"), runs.c.state == RunState.QUEUED.value)
@@ -338,12 +341,9 @@ class RunsRepo:
         """The agent's session for the topic, made on first use."""
         key = {"agent_id": agent_id, "topic_id": topic_id}
         row = (await self._c.execute(_SESSION, key)).first()
-        if row is None:
-            try:  # in a savepoint: a concurrent first text may make the same session
-                async with self._c.begin_nested():
-                    await self._c.execute(_INSERT_SESSION, {**key, "created_at": now})
-            except IntegrityError:
-                pass
+        if row is None:  # a concurrent first text may make the same session: that one stands
+            statement = _INSERT_SESSION[self._c.dialect.name]
+            await self._c.execute(statement, {**key, "created_at": now})
             row = (await self._c.execute(_SESSION, key)).one()
         return _session(row)
 

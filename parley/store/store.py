@@ -6,6 +6,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from functools import cached_property
 from pathlib import Path
 from typing import TypeVar
 
@@ -56,32 +57,93 @@ log = logging.getLogger(__name__)
 
 
 class Tx:
-    """One transaction; its repositories all act inside it."""
+    """One transaction; its repositories all act inside it, each made on first use (a short
+    transaction uses two or three of the twenty)."""
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
-        self.people = PeopleRepo(connection)
-        self.sign_ins = SignInsRepo(connection)
-        self.nodes = NodesRepo(connection)
-        self.node_credentials = NodeCredentialsRepo(connection)
-        self.agents = AgentsRepo(connection)
-        self.agent_changes = AgentChangesRepo(connection)
-        self.runs = RunsRepo(connection)
-        self.tool_calls = ToolCallsRepo(connection)
-        self.approvals = ApprovalsRepo(connection)
-        self.a2a = A2ARepo(connection)
-        self.remote_tasks = RemoteTasksRepo(connection)
-        self.topics = TopicsRepo(connection)
-        self.messages = MessagesRepo(connection)
-        self.outbox = OutboxRepo(connection)
-        self.hops = HopsRepo(connection)
-        self.bindings = BindingsRepo(connection)
-        self.connections = ConnectionsRepo(connection)
-        self.invites = InvitesRepo(connection)
-        self.frames = FramesRepo(connection)
-        self.channels = ChannelsRepo(connection)
         # What this transaction set in motion; the store's subscribers act on it after commit.
         self.effects = Effects()
+
+    @cached_property
+    def people(self) -> PeopleRepo:
+        return PeopleRepo(self.connection)
+
+    @cached_property
+    def sign_ins(self) -> SignInsRepo:
+        return SignInsRepo(self.connection)
+
+    @cached_property
+    def nodes(self) -> NodesRepo:
+        return NodesRepo(self.connection)
+
+    @cached_property
+    def node_credentials(self) -> NodeCredentialsRepo:
+        return NodeCredentialsRepo(self.connection)
+
+    @cached_property
+    def agents(self) -> AgentsRepo:
+        return AgentsRepo(self.connection)
+
+    @cached_property
+    def agent_changes(self) -> AgentChangesRepo:
+        return AgentChangesRepo(self.connection)
+
+    @cached_property
+    def runs(self) -> RunsRepo:
+        return RunsRepo(self.connection)
+
+    @cached_property
+    def tool_calls(self) -> ToolCallsRepo:
+        return ToolCallsRepo(self.connection)
+
+    @cached_property
+    def approvals(self) -> ApprovalsRepo:
+        return ApprovalsRepo(self.connection)
+
+    @cached_property
+    def a2a(self) -> A2ARepo:
+        return A2ARepo(self.connection)
+
+    @cached_property
+    def remote_tasks(self) -> RemoteTasksRepo:
+        return RemoteTasksRepo(self.connection)
+
+    @cached_property
+    def topics(self) -> TopicsRepo:
+        return TopicsRepo(self.connection)
+
+    @cached_property
+    def messages(self) -> MessagesRepo:
+        return MessagesRepo(self.connection)
+
+    @cached_property
+    def outbox(self) -> OutboxRepo:
+        return OutboxRepo(self.connection)
+
+    @cached_property
+    def hops(self) -> HopsRepo:
+        return HopsRepo(self.connection)
+
+    @cached_property
+    def bindings(self) -> BindingsRepo:
+        return BindingsRepo(self.connection)
+
+    @cached_property
+    def connections(self) -> ConnectionsRepo:
+        return ConnectionsRepo(self.connection)
+
+    @cached_property
+    def invites(self) -> InvitesRepo:
+        return InvitesRepo(self.connection)
+
+    @cached_property
+    def frames(self) -> FramesRepo:
+        return FramesRepo(self.connection)
+
+    @cached_property
+    def channels(self) -> ChannelsRepo:
+        return ChannelsRepo(self.connection)
 
 
 MISSING_DATABASE = "3D000"  # PostgreSQL's invalid_catalog_name

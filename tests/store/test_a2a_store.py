@@ -4,16 +4,20 @@ tasks of A2A agents our texts started."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
+from sqlalchemy import text
+
 from parley.a2a.clients import add_client, expose, remove_client
-from parley.a2a.contexts import send
+from parley.a2a.contexts import Sent, send
 from parley.a2a.model import TaskFilter
 from parley.conversations.model import TopicKind
 from parley.conversations.person import say
 from parley.federation.model import OutboundText
+from parley.store import Store
 from parley.tokens import hash_token
-from tests.support import Harness
+from tests.support import Harness, eventually
 
 
 async def test_clients_contexts_tasks_and_pushes(parley: Harness) -> None:
@@ -99,3 +103,50 @@ async def test_tasks_of_a2a_agents_are_followed_and_cancelled(parley: Harness) -
     assert again == row and followed.frame == frame and followed.peer.kind == "a2a"
     assert waiting == "t-1" and cancelled == 1 and asked.cancel_asked
     assert left == []
+
+
+async def test_two_first_texts_racing_for_one_context_share_its_conversation(
+    parley: Harness,
+) -> None:
+    """The second insert of the context's conversation waits for the first (PostgreSQL's unique
+    index; SQLite's one writer) and then does nothing, so that both texts join one topic."""
+    await parley.hire("scribe")
+    ctx = parley.context
+    async with ctx.store.transaction() as tx:
+        owner = await tx.people.by_name("owner")
+        assert owner is not None
+        mine = await add_client(tx, ctx.clock, owner, "mine")
+        agent = await expose(tx, ctx.clock, owner, "scribe")
+    inside, release = asyncio.Event(), asyncio.Event()
+
+    async def first() -> Sent:
+        async with ctx.store.transaction() as tx:
+            sent = await send(tx, ctx.clock, mine.client, agent, "raced", "one")
+            inside.set()
+            await release.wait()
+        return sent
+
+    async def second() -> Sent:
+        await inside.wait()
+        async with ctx.store.transaction() as tx:
+            return await send(tx, ctx.clock, mine.client, agent, "raced", "two")
+
+    racing = asyncio.gather(first(), second())
+    await inside.wait()
+    if ctx.store.dialect == "postgresql":
+        assert await eventually(lambda: _waiting_for_a_lock(ctx.store)), "no race happened"
+    release.set()
+    one, two = await racing
+    async with ctx.store.transaction() as tx:
+        listed = await tx.a2a.tasks_of_client(mine.client.id, agent.agent_id, TaskFilter(), 0, 9)
+    assert one.topic.id == two.topic.id
+    assert sorted(task.body for task in listed) == ["one", "two"]
+    assert {task.topic_id for task in listed} == {one.topic.id}
+
+
+async def _waiting_for_a_lock(store: Store) -> bool:
+    async with store.single_read() as tx:
+        waiting = await tx.connection.execute(
+            text("SELECT count(*) FROM pg_locks WHERE NOT granted")
+        )
+        return bool(waiting.scalar_one())
