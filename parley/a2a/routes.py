@@ -7,6 +7,7 @@ exposed agent."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from a2a.server.context import ServerCallContext
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
@@ -19,7 +20,7 @@ from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route, Router
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from parley.a2a.card import CARD_PATH, PREFIX, REST, card_of
 from parley.a2a.handler import ParleyHandler
@@ -52,7 +53,8 @@ def a2a_routes() -> list[BaseRoute]:
 
 class _RestChecks:
     """On HTTP+JSON, what the SDK's parser would let through as nothing: a list's unknown task
-    state (read as no state, so the list would hold every task) is refused."""
+    state (read as no state, so the list would hold every task) is refused. And the HTTP
+    status of an error as A2A 1.0 gives it (§5.4), where a2a-sdk 1.3 answers 400 or 500."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -67,7 +69,55 @@ class _RestChecks:
                 refused = {"code": 400, "status": "INVALID_ARGUMENT", "message": said}
                 await JSONResponse({"error": refused}, 400)(scope, receive, send)
                 return
-        await self.app(scope, receive, send)
+        await self.app(scope, receive, _SpecStatus(send))
+
+
+# The errors whose HTTP status A2A 1.0 sets apart from a2a-sdk's, by their ErrorInfo reason.
+SPEC_STATUS = {
+    "TASK_NOT_CANCELABLE": 409,
+    "CONTENT_TYPE_NOT_SUPPORTED": 415,
+    "INVALID_AGENT_RESPONSE": 502,
+}
+
+
+class _SpecStatus:
+    """Holds back an error's start until its body says which error it is, then sends both with
+    the spec's status (in the header and in the body's ``code``); anything else goes as is."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self._start: dict[str, Any] | None = None
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start" and message["status"] in (400, 500):
+            self._start = dict(message)
+            return
+        if self._start is None or message["type"] != "http.response.body":
+            await self._send(message)
+            return
+        start, self._start = self._start, None
+        body = message.get("body", b"")
+        status = _spec_status(body)
+        if status is not None:
+            payload = json.loads(body)
+            payload["error"]["code"] = status
+            body = json.dumps(payload).encode()
+            start["status"] = status
+            start["headers"] = [
+                (name, str(len(body)).encode() if name.lower() == b"content-length" else value)
+                for name, value in start["headers"]
+            ]
+        await self._send(start)
+        await self._send({**message, "body": body})
+
+
+def _spec_status(body: bytes) -> int | None:
+    try:
+        details = json.loads(body)["error"].get("details", [])
+        reasons = [detail.get("reason") for detail in details if isinstance(detail, dict)]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return next((SPEC_STATUS[r] for r in reasons if r in SPEC_STATUS), None)
 
 
 def _number_or_name(state: str) -> object:

@@ -226,3 +226,26 @@ def test_http_json_refuses_an_unknown_task_state_too(a2a_home: A2AHome) -> None:
     assert refused.status_code == 400 and "not a task state" in refused.text
     listed = httpx.get(url, params={"status": "TASK_STATE_COMPLETED"}, headers=headers)
     assert listed.status_code == 200, listed.text
+
+
+def test_http_json_errors_carry_the_status_a2a_gives_them(a2a_home: A2AHome) -> None:
+    """A2A 1.0 §5.4: a task that cannot be cancelled is 409, a part of a type the agent does not
+    read 415 (a2a-sdk answers both 400); the body's code says the same; nothing is queued."""
+    a2a_home.hire("scribe")
+    token = a2a_home.client_token("planner")
+    headers = {**V1, **bearer(token)}
+    rest = a2a_home.agent_url("scribe") + "/rest"
+    sent = httpx.post(f"{rest}/message:send", json=send_params("hi"), headers=headers)
+    task_id = sent.json()["task"]["id"]
+    again = httpx.post(f"{rest}/tasks/{task_id}:cancel", headers=headers)
+    file_part = {"raw": "aGk=", "mediaType": "image/png", "filename": "a.png"}
+    a_file = {"message": {"role": "ROLE_USER", "messageId": "m-2", "parts": [file_part]}}
+    refused = httpx.post(f"{rest}/message:send", json=a_file, headers=headers)
+    unknown = httpx.get(f"{rest}/tasks/999999", headers=headers)
+    assert sent.json()["task"]["status"]["state"] == "TASK_STATE_COMPLETED", sent.text
+    assert again.status_code == 409 and again.json()["error"]["code"] == 409, again.text
+    assert "nothing to cancel" in again.json()["error"]["message"]
+    assert refused.status_code == 415 and refused.json()["error"]["code"] == 415, refused.text
+    assert int(again.headers["content-length"]) == len(again.content)
+    assert unknown.status_code == 404, unknown.text  # as the SDK gives it already
+    assert len(runs_of(a2a_home, "scribe")) == 1
