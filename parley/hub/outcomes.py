@@ -148,7 +148,7 @@ async def record_loaded_outcome(
         if said is not None:
             await keep_said_so_far(tx, clock, run, said)
         return None
-    tx.effects.wake = True
+    tx.effects.freed = True
     if not outcome.succeeded:
         if said is not None:
             await keep_said_so_far(tx, clock, run, said)
@@ -219,7 +219,7 @@ async def record_bare_failure(tx: Tx, clock: Clock, run_id: int, reason: str) ->
         return False
     reason, now = redact(without_nul(reason)), clock.now()
     await tx.runs.finish(run.id, RunState.FAILED, now, reason=reason)
-    tx.effects.wake = True
+    tx.effects.freed = True
     tx.effects.changed.append(RunChange(run, RunState.FAILED, now, reason))
     return True
 

@@ -86,7 +86,7 @@ async def record_plain(
     replies = [reply for reply in replies if reply.run.id in ended]
     if not replies:
         return
-    tx.effects.wake = True
+    tx.effects.freed = True
     sends = [(reply, reply.recipient) for reply in replies if reply.recipient is not None]
     counts = Counter(reply.topic.origin_id for reply, _ in sends)
     held = await tx.hops.spend_many(counts, now, now - budget.window)

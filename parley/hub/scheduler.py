@@ -96,6 +96,10 @@ class Scheduler(Worker):
         self._dispatching: set[asyncio.Task[None]] = set()  # turns on their way to nodes
         self._out = TurnsOut(time.monotonic)
         self._run_nodes = RunNodes(store)
+        # Whether a run may wait queued: only then does a run's end call for a pass (one per
+        # turn for nothing cost a sixth of a turn). True while a pass runs, which may miss an
+        # end that commits meanwhile.
+        self._held_back = True
 
     async def start(self) -> None:
         self._subscription = await self._broker.subscribe_with_subject(
@@ -140,7 +144,7 @@ class Scheduler(Worker):
 
     async def on_commit(self, effects: Effects) -> None:
         self._run_nodes.ended(change.run.id for change in effects.changed if change.is_end)
-        if effects.wake:
+        if effects.wake or (effects.freed and self._held_back):
             self.wake()
 
     async def one_pass(self) -> float | None:
@@ -149,6 +153,7 @@ class Scheduler(Worker):
         return None
 
     async def _start_batch(self) -> int:
+        self._held_back = True
         loop_time = asyncio.get_running_loop().time()
         away = {node for node, until in self._unreachable.items() if until > loop_time}
         away |= self._lost
@@ -184,11 +189,13 @@ class Scheduler(Worker):
             for s in starting:
                 tx.effects.changed.append(RunChange(s.run, RunState.RUNNING, now))
             turns = await build_turns(tx, starting, self._parley_url)
+            held_back = len(candidates) == BATCH or await tx.runs.any_queued()
         sent = [
             (s.agent.node_name, turn)
             for s, turn in zip(starting, turns, strict=True)
             if s.agent.modality is not Modality.HUMAN  # a person's turn waits for them
         ]
+        self._held_back = held_back
         self._out.sent([turn.run_id for _, turn in sent])
         for node, turn in sent:
             self._run_nodes.sent(turn.run_id, node)
@@ -224,6 +231,7 @@ class Scheduler(Worker):
         async def requeue() -> None:
             async with self._store.transaction() as tx:
                 await tx.runs.requeue(run_id)
+            self._held_back = True
 
         await retrying(
             requeue,

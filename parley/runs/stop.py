@@ -20,7 +20,7 @@ async def stop_runs(tx: Tx, runs: Sequence[Run], now: datetime, reason: str) -> 
         tx.effects.changed.append(RunChange(run, RunState.STOPPED, now, reason))
     if stopped:
         tx.effects.stopped.extend(stopped)
-        tx.effects.wake = True
+        tx.effects.freed = True
     return stopped
 
 

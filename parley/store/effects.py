@@ -14,8 +14,11 @@ from parley.runs.model import Run, RunChange
 
 @dataclass
 class Effects:
-    # New text was queued or a run ended: the scheduler looks again.
+    # New text was queued (or a run requeued): the scheduler looks again.
     wake: bool = False
+    # A run ended: a run queued behind it (its session's, its agent's cap) may start; the
+    # scheduler looks again if any was left queued.
+    freed: bool = False
     # Something was written to the outbox.
     outbox: bool = False
     # Agents hired here (surge clones) whose node must make their workspace.
@@ -47,6 +50,7 @@ class Effects:
     def empty(self) -> bool:
         return not (
             self.wake
+            or self.freed
             or self.outbox
             or self.hired
             or self.stopped

@@ -91,6 +91,14 @@ _UNCLAIMED = once(
 _NEWEST_IN_TOPICS = once(newest_of_each(_query(), messages.c.topic_id, messages.c.id))
 
 
+_CHANNEL_REF_OF_RUN = once(
+    select(messages.c.channel_ref)
+    .where(messages.c.run_id == bindparam("run_id"), messages.c.channel_ref.is_not(None))
+    .order_by(messages.c.id.desc())
+    .limit(1)
+)
+
+
 class MessagesRepo:
     def __init__(self, connection: Connection) -> None:
         self._c = connection
@@ -181,14 +189,9 @@ class MessagesRepo:
 
     async def channel_ref_of_run(self, run_id: int) -> str | None:
         """The channel conversation the latest of a run's input came in from, if any."""
-        query = (
-            select(messages.c.channel_ref)
-            .where(messages.c.run_id == run_id, messages.c.channel_ref.is_not(None))
-            .order_by(messages.c.id.desc())
-            .limit(1)
-        )
-        found: str | None = (await self._c.execute(query)).scalar_one_or_none()
-        return found
+        found = await self._c.execute(_CHANNEL_REF_OF_RUN, {"run_id": run_id})
+        ref: str | None = found.scalar_one_or_none()
+        return ref
 
     async def move_inputs(self, from_run_id: int, to_run_id: int) -> None:
         """The text of a run that ended without answering it waits for ``to_run_id``; the ended

@@ -163,8 +163,8 @@ _CLEAR_STOPPED = once(
     .values(was_stopped=False)
 )
 _INSERT_SESSION = {
-    "sqlite": once(sqlite.insert(sessions).on_conflict_do_nothing()),
-    "postgresql": once(postgresql.insert(sessions).on_conflict_do_nothing()),
+    "sqlite": once(sqlite.insert(sessions).on_conflict_do_nothing().returning(*sessions.c)),
+    "postgresql": once(postgresql.insert(sessions).on_conflict_do_nothing().returning(*sessions.c)),
 }
 _QUEUED_IN_SESSION = once(
     select(runs.c.id)
@@ -228,6 +228,7 @@ _QUEUED_IN_SESSIONS = once(
     .with_for_update()
 )
 _STARTABLE = once(_startable())
+_ANY_QUEUED = once(select(runs.c.id).where(runs.c.state == RunState.QUEUED.value).limit(1))
 # A batch starts in one statement: each run with its own token's hash ...
 _GIVEN = unnested(run_id=("run_ids", Integer), hash=("hashes", String))
 # ... and returns them as ``_query`` reads them: the scheduler needs no read of its own. Its
@@ -343,8 +344,8 @@ class RunsRepo:
         row = (await self._c.execute(_SESSION, key)).first()
         if row is None:  # a concurrent first text may make the same session: that one stands
             statement = _INSERT_SESSION[self._c.dialect.name]
-            await self._c.execute(statement, {**key, "created_at": now})
-            row = (await self._c.execute(_SESSION, key)).one()
+            row = (await self._c.execute(statement, {**key, "created_at": now})).first()
+            row = row or (await self._c.execute(_SESSION, key)).one()
         return _session(row)
 
     async def sessions_of(
@@ -449,6 +450,10 @@ class RunsRepo:
         session slot, and the session has nothing running. The caller counts within a batch."""
         rows = await self._c.execute(_STARTABLE, {"limit": limit})
         return [Waiting(row.id, row.agent_id, row.session_id) for row in rows]
+
+    async def any_queued(self) -> bool:
+        """Whether any run waits queued, startable or not."""
+        return (await self._c.execute(_ANY_QUEUED)).first() is not None
 
     async def running_load(self, agent_ids: Sequence[int]) -> tuple[dict[int, int], set[int]]:
         """Running runs per agent, and the sessions that have one."""

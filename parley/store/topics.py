@@ -78,7 +78,7 @@ _INSERT = insert(topics).returning(topics.c.id)
 
 def _insert_unless_taken(dialect: Any) -> Any:
     # No conflict target: every unique index of topics is one a concurrent insert may take.
-    return dialect.insert(topics).on_conflict_do_nothing().returning(topics.c.id)
+    return once(dialect.insert(topics).on_conflict_do_nothing().returning(topics.c.id))
 
 
 _INSERT_UNLESS_TAKEN = {

@@ -75,3 +75,17 @@ async def test_the_backlog_is_found_from_the_queued_runs_not_the_threads_history
     assert any("ix_runs_state" in line for line in plan), plan
     assert any("ix_messages_run" in line for line in plan), plan
     assert not any("ix_messages_topic" in line for line in plan), plan
+
+
+async def test_unclaimed_notices_are_found_by_their_own_index_not_every_reply(
+    parley: Harness,
+) -> None:
+    """On SQLite: a turn's start looks for notices no run took in its topics through
+    ``ix_messages_unclaimed``; through ``ix_messages_run`` it read every message without a run
+    (every reply ever written), so each start cost as much as the store's history."""
+    store = parley.context.store
+    if store.dialect != "sqlite":
+        pytest.skip("EXPLAIN QUERY PLAN names the index on SQLite; PostgreSQL's plan is costed")
+    plan = await explain(store, lambda tx: tx.messages.claim_notices([(1, 1, 1)]))
+    assert any("ix_messages_unclaimed" in line for line in plan), plan
+    assert not any("ix_messages_run" in line for line in plan), plan

@@ -249,7 +249,13 @@ messages = Table(
     Column("cut_short", Boolean, nullable=False, server_default=text("false")),
     CheckConstraint("kind IN ('text', 'reply', 'report', 'notice', 'result')", name="message_kind"),
     Index("ix_messages_topic", "topic_id", "id"),
-    Index("ix_messages_run", "run_id"),
+    # Messages a run took, by run (migration 0028 says why the others are left out).
+    Index(
+        "ix_messages_run",
+        "run_id",
+        sqlite_where=text("run_id IS NOT NULL"),
+        postgresql_where=text("run_id IS NOT NULL"),
+    ),
     # Notices for an agent that no turn has had yet (``MessagesRepo.claim_notices``).
     Index(
         "ix_messages_unclaimed",
