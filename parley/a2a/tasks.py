@@ -3,9 +3,9 @@ WORKING, finished is COMPLETED with the reply as its artifact, stopped is CANCEL
 FAILED with the reason as the status message. A stopped or failed turn's partial reply stays an
 artifact, marked ``cut_short``: what the client was streamed is never taken back.
 
-A running turn that waits for a person's approval of a tool call (DESIGN §3.1.7: asked as a
-turn of that person) is INPUT_REQUIRED, its question the status message: in a client's context
-the client stands for the person who let it in, and its next message with the task's id answers
+A running turn that waits for a person's approval of a tool call (asked as a turn of that
+person) is INPUT_REQUIRED, its question the status message: in a client's context the client
+stands for the person who let it in, and its next message with the task's id answers
 (``parley/a2a/answers.py``)."""
 
 from __future__ import annotations

@@ -1,10 +1,13 @@
 """Frames to an A2A agent, as the sender posts a batch to a peer installation: each text is a
 message of the thread's A2A context (its ``contextId`` the thread's id, its ``messageId`` the
-frame's, so that the agent sees a text sent again as the same one), sent without waiting for
-the task's end; the task it starts is then followed (``a2a_tasks.py``), and its reply comes back
-into the thread. A text for a role the agent's card does not have is refused as a peer refuses
-one, and so is one the agent answers with an A2A error. A thread's tasks are cancelled when its
-work is stopped here (``stop_topics``), a close's case too."""
+frame's), sent without waiting for the task's end. A2A has no idempotency key: each text is kept
+before it is sent, and one sent before (a batch cut off after the agent took it) is looked for
+among the context's tasks by its message id and taken as that task, not sent twice (an agent
+that cannot list its tasks gets it again). The task it starts is then followed
+(``a2a_tasks.py``), and its reply comes back into the thread. A text for a role the agent's
+card does not have is refused as a peer refuses one, and so is one the agent answers with an
+A2A error. A thread's tasks are cancelled when its work is stopped here (``stop_topics``), a
+close's case too."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from datetime import timedelta
 
 from a2a.helpers import get_message_text, new_text_part
 from a2a.types.a2a_pb2 import (
+    ListTasksRequest,
     Message,
     Role,
     SendMessageConfiguration,
@@ -27,6 +31,10 @@ from parley.federation.a2a_replies import Intake, give_reply
 from parley.federation.frames import FrameVerdict, Verdict
 from parley.federation.model import Outbound, OutboundText, PeerEndpoint, RemoteTask
 from parley.store import Store
+
+# How a text sent before is looked for there: the context's tasks, a page at a time, with as
+# much of each one's history.
+LISTED, PAGES = 100, 10
 
 
 class A2APeer:
@@ -57,6 +65,13 @@ class A2APeer:
             )
         async with self._store.transaction() as tx:
             answering = await tx.remote_tasks.waiting_for_us(peer.connection_id, frame.topic_id)
+            earlier = await tx.remote_tasks.sending(peer.connection_id, frame, self._clock.now())
+        if earlier is not None:
+            if earlier.remote_task_id is not None:  # taken, and followed since
+                return FrameVerdict(message_id=frame.message_id, verdict=Verdict.ACCEPTED)
+            found = await self._found_there(peer, frame)
+            if found is not None:
+                return await self._taken(peer, frame, *found, answer=None)
         request = _request(frame, skills[frame.to_role], answering)
         try:
             async with self._agents.calling(peer) as client:
@@ -67,6 +82,32 @@ class A2APeer:
         task_id, state = _started(answer)
         if task_id is None:
             return _refused(frame, Refusal.INVALID, f"{peer.name} answered with no task")
+        return await self._taken(peer, frame, task_id, state, answer)
+
+    async def _found_there(self, peer: PeerEndpoint, frame: OutboundText) -> tuple[str, str] | None:
+        """The task (and its state) the agent made of ``frame`` when an earlier attempt sent
+        it: looked for among the tasks of the thread's context, by the text's message id.
+        None: not there, or the agent does not list its tasks (the text is sent again)."""
+        request = ListTasksRequest(
+            context_id=frame.thread_id, page_size=LISTED, history_length=LISTED
+        )
+        try:
+            async with self._agents.calling(peer) as client:
+                for _ in range(PAGES):
+                    page = await client.list_tasks(request)
+                    for task in page.tasks:
+                        if any(m.message_id == frame.message_id for m in task.history):
+                            return task.id, _state_name(task.status.state)
+                    if not page.next_page_token:
+                        return None
+                    request.page_token = page.next_page_token
+        except A2ARefused:
+            return None
+        return None
+
+    async def _taken(
+        self, peer: PeerEndpoint, frame: OutboundText, task_id: str, state: str, answer: object
+    ) -> FrameVerdict:
         now = self._clock.now()
         deadline = now + self._timeout
         async with self._store.transaction() as tx:

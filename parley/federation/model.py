@@ -181,3 +181,11 @@ class RemoteTask:
     replies: int
     created_at: datetime
     deadline: datetime
+
+
+@dataclass(frozen=True)
+class SentBefore:
+    """A text to an A2A agent that an earlier attempt sent, or began to: the task the agent
+    made of it, if that attempt lived to record it (None: it may or may not have got there)."""
+
+    remote_task_id: str | None

@@ -8,11 +8,12 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 
-from parley.federation.model import OutboundText, PeerEndpoint, RemoteTask
+from parley.federation.model import OutboundText, PeerEndpoint, RemoteTask, SentBefore
 from parley.store.connection import Connection
 from parley.store.shapes import once
-from parley.store.tables import a2a_remote_tasks, connections
+from parley.store.tables import a2a_remote_tasks, a2a_sent_texts, connections
 
 _OPEN = (
     select(
@@ -39,6 +40,25 @@ _CANCEL_IN_TOPICS = once(
 )
 
 
+def _keep_sent(dialect: Any) -> Any:
+    return once(
+        dialect.insert(a2a_sent_texts)
+        .on_conflict_do_nothing()
+        .returning(a2a_sent_texts.c.message_id)
+    )
+
+
+_KEEP_SENT = {"sqlite": _keep_sent(sqlite), "postgresql": _keep_sent(postgresql)}
+_THIS_SENT = (
+    a2a_sent_texts.c.connection_id == bindparam("sent_to"),
+    a2a_sent_texts.c.message_id == bindparam("sent_id"),
+)
+_SENT_BEFORE = once(select(a2a_sent_texts.c.remote_task_id).where(*_THIS_SENT))
+_SENT_AS = once(
+    update(a2a_sent_texts).where(*_THIS_SENT).values(remote_task_id=bindparam("task_there"))
+)
+
+
 def _remote(row: Any) -> RemoteTask:
     peer = PeerEndpoint(row.connection_id, row.name, row.url, row.peer_token, row.kind, row.card)
     return RemoteTask(
@@ -59,6 +79,18 @@ class RemoteTasksRepo:
     def __init__(self, connection: Connection) -> None:
         self._c = connection
 
+    async def sending(
+        self, connection_id: int, frame: OutboundText, now: datetime
+    ) -> SentBefore | None:
+        """``frame`` kept as being sent to the agent; None the first time, else what an earlier
+        attempt left of it."""
+        values = {"connection_id": connection_id, "message_id": frame.message_id,
+                  "topic_id": frame.topic_id, "sent_at": now}  # fmt: skip
+        if (await self._c.execute(_KEEP_SENT[self._c.dialect.name], values)).first():
+            return None
+        this = {"sent_to": connection_id, "sent_id": frame.message_id}
+        return SentBefore((await self._c.execute(_SENT_BEFORE, this)).scalar_one())
+
     async def started(
         self,
         connection_id: int,
@@ -78,6 +110,8 @@ class RemoteTasksRepo:
                 )
             )
         ).scalar_one_or_none()
+        sent_as = {"sent_to": connection_id, "sent_id": frame.message_id}
+        await self._c.execute(_SENT_AS, {**sent_as, "task_there": remote_task_id})
         values = {"frame": frame.model_dump_json(), "state": state, "deadline": deadline}
         if existing is not None:
             await self._c.execute(

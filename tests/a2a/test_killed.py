@@ -5,15 +5,18 @@ again; the interrupted one's text on its next run, which a cancel then stops."""
 from __future__ import annotations
 
 import json
+import textwrap
 import threading
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from tests.a2a.test_calling import ASKER
 from tests.a2a.test_perimeter import rpc, send_params
 from tests.cli.test_runtime_commands import until
-from tests.cli.test_server_killed import SLOW, hire_command, runs_of, server
+from tests.cli.test_server_killed import SLOW, Server, hire_command, runs_of, server
+from tests.federation.a2a_sample import TOKEN, sample_agent
 
 WITHIN = 60.0
 
@@ -76,3 +79,36 @@ def _first_task(lines: list[str]) -> str:
             task_id: str = event["result"]["task"]["id"]
             return task_id
     raise AssertionError(f"no task in {lines}")
+
+
+def test_a_text_the_agent_took_before_a_kill_is_found_there_not_sent_again(
+    tmp_path: Path,
+) -> None:
+    """Parley killed after an A2A agent took a text but before Parley recorded the task it made:
+    started again, it sends the text's batch again, finds the task among the context's tasks
+    by the text's message id, and follows it — the agent did the work once."""
+    release = threading.Event()
+    with sample_agent(hold=release) as (url, seen), server(tmp_path) as served:
+        rules = tmp_path / "asker.yaml"
+        rules.write_text(textwrap.dedent(ASKER))
+        served.cli("agent", "hire", "asker", "--node", "local", "--brain", f"scripted:{rules}")
+        token_file = tmp_path / "sample-token"
+        token_file.write_text(TOKEN)
+        served.cli("connection", "add-a2a", "sample", url, "--token-file", str(token_file))
+        with served.api() as api:
+            said = api.post("/conversations/asker/messages", json={"text": "ask hold this"})
+            assert said.status_code == 202, said.text
+        until(lambda: seen.texts == ["hold this"], WITHIN)  # taken there; its answer held
+        served.kill()
+        release.set()
+        served.start()
+        until(lambda: any("sample says: echo: hold this" in m for m in _said(served)), WITHIN)
+        assert seen.texts == ["hold this"]
+        assert seen.methods.count("SendMessage") == 1 and "ListTasks" in seen.methods
+        assert sum("sample says" in m for m in _said(served)) == 1
+
+
+def _said(served: Server) -> list[str]:
+    with served.api() as api:
+        shown = api.get("/conversations/asker").json()
+    return [m["body"] for m in shown["messages"]["items"]]

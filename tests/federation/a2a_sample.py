@@ -98,10 +98,11 @@ class SampleExecutor(AgentExecutor):
 
 
 class _Methods:
-    """Notes each JSON-RPC call's method, as its body passes."""
+    """Notes each JSON-RPC call's method, as its body passes; with ``hold``, the answer to a
+    text starting ``hold`` waits for it to be set (the agent took the text meanwhile)."""
 
-    def __init__(self, app: ASGIApp, seen: Seen) -> None:
-        self.app, self.seen = app, seen
+    def __init__(self, app: ASGIApp, seen: Seen, hold: threading.Event | None = None) -> None:
+        self.app, self.seen, self.hold = app, seen, hold
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         body = bytearray()
@@ -115,7 +116,12 @@ class _Methods:
                         self.seen.methods.append(json.loads(body)["method"])
             return message
 
-        await self.app(scope, noting, send)
+        async def holding(message: AsgiMessage) -> None:
+            if self.hold is not None and b'"text": "hold' in bytes(body).replace(b'":"', b'": "'):
+                await asyncio.to_thread(self.hold.wait, 60)
+            await send(message)
+
+        await self.app(scope, noting, holding)
 
 
 class _Bearer(BaseHTTPMiddleware):
@@ -148,8 +154,11 @@ def card(url: str, streaming: bool = False) -> AgentCard:
 
 
 @contextmanager
-def sample_agent(streaming: bool = False) -> Iterator[tuple[str, Seen]]:
-    """The agent's URL while it runs, and what it saw (``streaming``: what its card says)."""
+def sample_agent(
+    streaming: bool = False, hold: threading.Event | None = None
+) -> Iterator[tuple[str, Seen]]:
+    """The agent's URL while it runs, and what it saw (``streaming``: what its card says;
+    ``hold``: what the answer to a text starting ``hold`` waits for)."""
     port, seen = free_port(), Seen()
     url = f"http://127.0.0.1:{port}"
     served_card = card(url + "/", streaming)
@@ -158,7 +167,7 @@ def sample_agent(streaming: bool = False) -> Iterator[tuple[str, Seen]]:
     )
     app = Starlette(
         routes=[*create_agent_card_routes(served_card), *create_jsonrpc_routes(handler, "/")],
-        middleware=[Middleware(_Methods, seen=seen), Middleware(_Bearer)],
+        middleware=[Middleware(_Methods, seen=seen, hold=hold), Middleware(_Bearer)],
     )
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)

@@ -17,6 +17,7 @@ from parley.store.tables.deliveries import (
 )
 from parley.store.tables.federation import (
     a2a_remote_tasks,
+    a2a_sent_texts,
     connections,
     exposures,
     invites,
@@ -51,6 +52,7 @@ __all__ = [
     "a2a_exposures",
     "a2a_push_configs",
     "a2a_remote_tasks",
+    "a2a_sent_texts",
     "agent_changes",
     "agent_env",
     "agent_memory",

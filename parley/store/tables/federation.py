@@ -106,3 +106,16 @@ a2a_remote_tasks = Table(
         postgresql_where=text("settled_at IS NULL"),
     ),
 )
+
+# Each text sent to an A2A agent, kept before it is sent: a text sent again (the sender's
+# batch cut off after the agent took it) is first looked for there rather than sent twice.
+# ``remote_task_id``: the task the agent made of it, once known here.
+a2a_sent_texts = Table(
+    "a2a_sent_texts",
+    metadata,
+    Column("connection_id", Integer, ForeignKey("connections.id"), primary_key=True),
+    Column("message_id", String(200), primary_key=True),
+    Column("topic_id", Integer, ForeignKey("topics.id"), nullable=False),
+    Column("sent_at", UTCDateTime, nullable=False),
+    Column("remote_task_id", String(200), nullable=True),
+)
