@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from datetime import UTC
 from typing import Any
 
@@ -43,6 +43,7 @@ from parley.a2a.tasks import (
     TERMINAL,
     agent_message,
     as_task,
+    asking_of,
     now_of,
     reply_artifact,
     state_of,
@@ -52,6 +53,7 @@ from parley.approvals.model import Approval
 from parley.context import Context
 from parley.conversations.lifetime import stop_root
 from parley.errors import Invalid, ParleyError, Unavailable
+from parley.hub.following import Following, following
 from parley.runs.model import Run, RunState
 from parley.store import Tx
 from parley.store.a2a import TaskRow
@@ -180,38 +182,40 @@ class Call:
         was interrupted moves on to the next run: so does this."""
         current = task
         while current.run_id is not None:
-            run_id = current.run_id
-            with self.ctx.runtime.watch.watching(run_id) as queue:
-                run, asking = await self._now(current)  # after subscribing: nothing slips by
+            async with self._following(current.run_id) as follow:
+                run = follow.run
+                asking = await self._asking(run)
                 if over_is_error and state_of(run) in TERMINAL:
                     raise UnsupportedOperationError(
                         message=f"task {task_id(task)} is over: read it with GetTask"
                     )
-                assert run is not None
                 if first:
                     yield as_task(current, run, asking=asking)
                     first = False
-                while run.is_open and asking is None:
-                    event = await queue.get()
-                    if event.kind == "chunk":
-                        yield TaskArtifactUpdateEvent(
-                            task_id=task_id(current),
-                            context_id=current.context,
-                            artifact=reply_artifact(run, event.text),
-                            append=True,
-                        )
-                    elif event.kind == "approval" and (asking := await self._asks(event.text)):
-                        yield _final(current, run, asking)
-                    elif event.kind in ("tool", "approval", "state"):
-                        yield _working(current, event.kind, event.text)
-                    else:
-                        run = await self._run_of(run_id)
+                if asking is None:
+                    async with aclosing(follow.events()) as events:
+                        async for event in events:
+                            if event.kind == "chunk":
+                                yield TaskArtifactUpdateEvent(
+                                    task_id=task_id(current),
+                                    context_id=current.context,
+                                    artifact=reply_artifact(follow.run, event.text),
+                                    append=True,
+                                )
+                            elif event.kind == "approval" and (
+                                asking := await self._asks(event.text)
+                            ):
+                                yield _final(current, follow.run, asking)
+                                break
+                            else:  # a tool call, an approval decided, the turn started
+                                yield _working(current, event.kind, event.text)
+                run = follow.run
             if asking is not None:
                 self.ended = (current, run, asking)
                 return
             if run.state is RunState.FAILED:  # interrupted, maybe: its text may have moved on
                 moved = await self.find(task_id(current))
-                if moved.run_id != run_id:
+                if moved.run_id != run.id:
                     current = moved
                     continue
             self.ended = (current, run, None)
@@ -266,6 +270,20 @@ class Call:
         async with self._transaction() as tx:
             await tx.a2a.delete_push(self.client.id, task.message_id, config_id)
 
+    @asynccontextmanager
+    async def _following(self, run_id: int) -> AsyncIterator[Following]:
+        try:
+            async with following(self.ctx.store, self.ctx.runtime.watch, run_id) as follow:
+                yield follow
+        except ParleyError as error:
+            raise _a2a_error(error) from error
+
+    async def _asking(self, run: Run) -> Approval | None:
+        if run.state is not RunState.RUNNING:  # only a running turn asks: nothing to read
+            return None
+        async with self._transaction() as tx:
+            return await asking_of(tx, run)
+
     async def _now(self, task: TaskRow) -> tuple[Run | None, Approval | None]:
         async with self._transaction() as tx:
             return await now_of(tx, task)
@@ -276,12 +294,6 @@ class Call:
         async with self._transaction() as tx:
             approval = await tx.approvals.by_id(int(json.loads(shown)["id"]))
         return approval if approval is not None and approval.is_open else None
-
-    async def _run_of(self, run_id: int) -> Run:
-        async with self._transaction() as tx:
-            run = await tx.runs.by_id(run_id)
-        assert run is not None  # a text's run is never deleted
-        return run
 
     @asynccontextmanager
     async def _transaction(self) -> AsyncIterator[Tx]:

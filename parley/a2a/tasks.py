@@ -57,10 +57,16 @@ async def now_of(tx: Tx, task: TaskRow) -> tuple[Run | None, Approval | None]:
         return None, None
     run = await tx.runs.by_id(task.run_id)
     assert run is not None  # a text's run is never deleted
+    return run, await asking_of(tx, run)
+
+
+async def asking_of(tx: Tx, run: Run) -> Approval | None:
+    """The approval ``run`` waits for, if it does (the first asked, of those it may wait for at
+    once)."""
     if run.state is not RunState.RUNNING:
-        return run, None
+        return None
     waiting = [approval for approval in await tx.approvals.of_run(run.id) if approval.is_open]
-    return run, waiting[0] if waiting else None
+    return waiting[0] if waiting else None
 
 
 def task_id(task: TaskRow) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import AsyncIterator
 
@@ -16,10 +17,10 @@ from parley.api.schemas.runs import AnswerIn, RunOut, StoppedOut
 from parley.api.schemas.topics import RunDetailOut
 from parley.context import Context
 from parley.conversations.lifetime import stop_run as stop_one_run
+from parley.hub.following import following
 from parley.hub.human import answer_turn
-from parley.hub.watch import WatchEvent
 from parley.reads.runs import readable_run, run_detail, runs_page, turns_page
-from parley.runs.model import Run, RunState
+from parley.runs.model import RunState
 
 router = APIRouter(tags=["runs"])
 
@@ -99,27 +100,16 @@ async def follow_run(run_id: Id, caller: Caller, ctx: Ctx) -> StreamingResponse:
 
 async def _events(ctx: Context, run_id: int) -> AsyncIterator[bytes]:
     root_id = await _root_of(ctx, run_id)
-    with (
-        ctx.runtime.watch.watching(run_id) as queue,
-        ctx.runtime.topic_watch.refusals(
-            root_id, lambda notice: queue.put_nowait(WatchEvent("refusal", notice))
-        ),
-    ):
-        run = await _run_now(ctx, run_id)  # after subscribing, so no ending slips between
-        if run.is_open:
-            yield _line({"kind": "state", "state": run.state.value})
-        while run.is_open:
-            event = await queue.get()
-            if event.kind == "chunk":
-                yield _line({"kind": "chunk", "text": event.text})
-            elif event.kind in ("tool", "approval"):
+    refusals = functools.partial(ctx.runtime.topic_watch.refusals, root_id)
+    async with following(ctx.store, ctx.runtime.watch, run_id, refusals) as follow:
+        if follow.run.is_open:
+            yield _line({"kind": "state", "state": follow.run.state.value})
+        async for event in follow.events():
+            if event.kind in ("tool", "approval"):
                 yield _line({"kind": event.kind, **json.loads(event.text)})
-            elif event.kind == "state":
-                yield _line({"kind": "state", "state": event.text})
-            elif event.kind == "refusal":
-                yield _line({"kind": "refusal", "text": event.text})
-            else:
-                run = await _run_now(ctx, run_id)
+            else:  # "chunk", "refusal": the text; "state": the state it moved to
+                yield _line({"kind": event.kind, _TEXT_OF[event.kind]: event.text})
+    run = follow.run
     yield _line(
         {
             "kind": "end",
@@ -133,6 +123,9 @@ async def _events(ctx: Context, run_id: int) -> AsyncIterator[bytes]:
     )
 
 
+_TEXT_OF = {"chunk": "text", "refusal": "text", "state": "state"}
+
+
 async def _root_of(ctx: Context, run_id: int) -> int:
     async with ctx.store.transaction() as tx:
         run = await tx.runs.by_id(run_id)
@@ -140,13 +133,6 @@ async def _root_of(ctx: Context, run_id: int) -> int:
         topic = await tx.topics.by_id(run.topic_id)
     assert topic is not None  # topics are closed, never removed
     return topic.root_id
-
-
-async def _run_now(ctx: Context, run_id: int) -> Run:
-    async with ctx.store.transaction() as tx:
-        run = await tx.runs.by_id(run_id)
-    assert run is not None
-    return run
 
 
 def _line(event: dict[str, object]) -> bytes:
