@@ -5,6 +5,7 @@ into the error tree here: it cannot be reached, or it answers garbage or an HTTP
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -35,7 +36,10 @@ def card_json(card: AgentCard) -> str:
     return str(json_format.MessageToJson(card))
 
 
+@functools.lru_cache(maxsize=64)
 def card_of(text: str) -> AgentCard:
+    """The card kept with a connection, read once per text (the task follower asks at every
+    pass): callers only read it."""
     card = AgentCard()
     json_format.Parse(text, card, ignore_unknown_fields=True)
     return card
