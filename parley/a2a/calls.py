@@ -135,9 +135,13 @@ class Call:
         if not 1 <= size <= MAX_PAGE:
             raise InvalidParamsError(message=f"pageSize: 1 to {MAX_PAGE}, not {size}")
         offset = _offset(params.page_token)
+        run_states, asking = (
+            RUN_STATES_OF.get(params.status, ((), None)) if params.status else (None, None)
+        )
         given = TaskFilter(
             context=params.context_id or None,
-            run_states=RUN_STATES_OF.get(params.status) if params.status else None,
+            run_states=run_states,
+            asking=asking,
             updated_after=(
                 params.status_timestamp_after.ToDatetime(tzinfo=UTC)
                 if params.HasField("status_timestamp_after")

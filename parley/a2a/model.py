@@ -57,8 +57,10 @@ class PushConfig:
 @dataclass(frozen=True)
 class TaskFilter:
     """Which of a client's tasks a list gives: in one context; whose run is in one of
-    ``run_states`` (None: any; "none" stands for a text not yet given a run); updated after."""
+    ``run_states`` (None: any; "none" stands for a text not yet given a run); whose running
+    turn waits for an approval, or does not (``asking``; None: either); updated after."""
 
     context: str | None = None
     run_states: tuple[str, ...] | None = None
     updated_after: datetime | None = None
+    asking: bool | None = None

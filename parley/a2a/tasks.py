@@ -35,13 +35,17 @@ STATES = {
     RunState.STOPPED: TaskState.TASK_STATE_CANCELED,
     RunState.FAILED: TaskState.TASK_STATE_FAILED,
 }
-# Which runs a task of a state filter stands for ("none": a text not yet given a run).
-RUN_STATES_OF: dict[int, tuple[str, ...]] = {
-    TaskState.TASK_STATE_SUBMITTED: (RunState.QUEUED.value, "none"),
-    TaskState.TASK_STATE_WORKING: (RunState.RUNNING.value,),
-    TaskState.TASK_STATE_COMPLETED: (RunState.FINISHED.value,),
-    TaskState.TASK_STATE_CANCELED: (RunState.STOPPED.value,),
-    TaskState.TASK_STATE_FAILED: (RunState.FAILED.value,),
+# Which runs a task of a state filter stands for ("none": a text not yet given a run), and
+# whether a running one waits for an approval; a state no Parley task takes matches none.
+RUN_STATES_OF: dict[int, tuple[tuple[str, ...], bool | None]] = {
+    TaskState.TASK_STATE_SUBMITTED: ((RunState.QUEUED.value, "none"), None),
+    TaskState.TASK_STATE_WORKING: ((RunState.RUNNING.value,), False),
+    TaskState.TASK_STATE_INPUT_REQUIRED: ((RunState.RUNNING.value,), True),
+    TaskState.TASK_STATE_COMPLETED: ((RunState.FINISHED.value,), None),
+    TaskState.TASK_STATE_CANCELED: ((RunState.STOPPED.value,), None),
+    TaskState.TASK_STATE_FAILED: ((RunState.FAILED.value,), None),
+    TaskState.TASK_STATE_REJECTED: ((), None),
+    TaskState.TASK_STATE_AUTH_REQUIRED: ((), None),
 }
 TERMINAL = (
     TaskState.TASK_STATE_COMPLETED,

@@ -7,10 +7,22 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, bindparam, delete, false, func, insert, or_, select, update
+from sqlalchemy import (
+    Select,
+    bindparam,
+    delete,
+    exists,
+    false,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 
 from parley.a2a.model import A2AClient, Exposed, PushConfig, TaskFilter
+from parley.approvals.model import ApprovalState
 from parley.errors import Conflict
 from parley.store.connection import Connection
 from parley.store.shapes import once
@@ -19,6 +31,7 @@ from parley.store.tables import (
     a2a_exposures,
     a2a_push_configs,
     agents,
+    approvals,
     messages,
     people,
     runs,
@@ -321,6 +334,11 @@ def _filtered(query: Select[Any], client_id: int, agent_id: int, given: TaskFilt
         states = [state for state in given.run_states if state != "none"]
         without_run = messages.c.run_id.is_(None) if "none" in given.run_states else false()
         query = query.where(or_(runs.c.state.in_(states), without_run))
+    if given.asking is not None:
+        waits = exists().where(
+            approvals.c.run_id == runs.c.id, approvals.c.state == ApprovalState.WAITING.value
+        )
+        query = query.where(waits if given.asking else ~waits)
     if given.updated_after is not None:
         query = query.where(given.updated_after < _UPDATED)
     return query

@@ -77,6 +77,14 @@ async def test_a_call_waiting_for_approval_is_input_required_and_yes_lets_it_act
     async with served.client("builder", token) as client:
         read = await client.get_task(GetTaskRequest(id=asked.id))
         listed = await client.list_tasks(ListTasksRequest())
+        by_state = {
+            state: await client.list_tasks(ListTasksRequest(status=state))
+            for state in (
+                INPUT_REQUIRED,
+                TaskState.TASK_STATE_WORKING,
+                TaskState.TASK_STATE_REJECTED,
+            )
+        }
     done = await _sent(served, token, "yes", task_id=asked.id)
     approval_id = asked.status.message.message_id.removeprefix("asking-")
     with served.owner() as owner:
@@ -86,6 +94,10 @@ async def test_a_call_waiting_for_approval_is_input_required_and_yes_lets_it_act
     assert "builder asks to call run with" in question and "echo hi > made.txt" in question
     assert "'yes'" in question and "'no'" in question
     assert read.status.state == INPUT_REQUIRED and listed.tasks[0].status.state == INPUT_REQUIRED
+    assert [task.id for task in by_state[INPUT_REQUIRED].tasks] == [asked.id]
+    assert by_state[INPUT_REQUIRED].total_size == 1
+    assert not by_state[TaskState.TASK_STATE_WORKING].tasks  # waiting for input is not working
+    assert not by_state[TaskState.TASK_STATE_REJECTED].tasks  # a state no Parley task takes
     assert done.id == asked.id and done.status.state == TaskState.TASK_STATE_COMPLETED
     assert get_artifact_text(done.artifacts[0]) == "Done."
     assert (workspace / "made.txt").read_text().strip() == "hi"
