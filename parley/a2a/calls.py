@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import aclosing, asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import aclosing, asynccontextmanager, contextmanager
 from datetime import UTC
 from typing import Any
 
@@ -276,11 +276,9 @@ class Call:
 
     @asynccontextmanager
     async def _following(self, run_id: int) -> AsyncIterator[Following]:
-        try:
+        with _in_a2a_words():
             async with following(self.ctx.store, self.ctx.runtime.watch, run_id) as follow:
                 yield follow
-        except ParleyError as error:
-            raise _a2a_error(error) from error
 
     async def _asking(self, run: Run) -> Approval | None:
         if run.state is not RunState.RUNNING:  # only a running turn asks: nothing to read
@@ -301,11 +299,18 @@ class Call:
 
     @asynccontextmanager
     async def _transaction(self) -> AsyncIterator[Tx]:
-        try:
+        with _in_a2a_words():
             async with self.ctx.store.transaction() as tx:
                 yield tx
-        except ParleyError as error:
-            raise _a2a_error(error) from error
+
+
+@contextmanager
+def _in_a2a_words() -> Iterator[None]:
+    """Parley's errors raised inside, as the A2A errors ``_a2a_error`` makes of them."""
+    try:
+        yield
+    except ParleyError as error:
+        raise _a2a_error(error) from error
 
 
 def _push_out(push: PushConfig, task: str) -> TaskPushNotificationConfig:
