@@ -58,7 +58,16 @@ class DiscordThreadBindingSettings(ThreadBindingSettings):
     )
 
 
-class DiscordSettings(ChannelSettings):
+class ServiceSettings(ChannelSettings):
+    """A chat service Parley connects to: where it is, and how often accounts given a secret
+    are looked for."""
+
+    accounts_poll_seconds: float = Field(
+        10.0, gt=0, description="how often parley serve looks for accounts given a token"
+    )
+
+
+class DiscordSettings(ServiceSettings):
     thread_bindings: DiscordThreadBindingSettings = Field(
         default_factory=DiscordThreadBindingSettings
     )
@@ -66,9 +75,40 @@ class DiscordSettings(ChannelSettings):
         None,
         description="an agent's avatar in bound threads: a URL where {agent} is its name",
     )
-    accounts_poll_seconds: float = Field(
-        10.0, gt=0, description="how often parley serve looks for Discord accounts given a token"
+    api_base_url: str = Field(
+        "https://discord.com/api/v10", description="Discord's REST API (a compatible server's)"
     )
+    gateway_url: str = Field(
+        "wss://gateway.discord.gg/", description="Discord's gateway (a compatible server's)"
+    )
+
+
+class TelegramSettings(ServiceSettings):
+    api_base_url: str = Field(
+        "https://api.telegram.org",
+        description="the Bot API server (a local telegram-bot-api server's address)",
+    )
+    poll_timeout_seconds: int = Field(
+        25, ge=0, le=50, description="how long one getUpdates long poll waits for news"
+    )
+
+
+class SlackSettings(ServiceSettings):
+    api_base_url: str = Field(
+        "https://slack.com/api/", description="Slack's Web API (Socket Mode's URL comes from it)"
+    )
+
+
+class MatrixSettings(ServiceSettings):
+    homeserver_url: str = Field(
+        "https://matrix-client.matrix.org", description="the homeserver the bot users live on"
+    )
+    sync_timeout_seconds: float = Field(
+        25.0, ge=0, le=120, description="how long one /sync long poll waits for news"
+    )
+
+
+SERVICES = ("discord", "telegram", "slack", "matrix")
 
 
 class ChannelsSettings(BaseModel):
@@ -79,9 +119,12 @@ class ChannelsSettings(BaseModel):
 
     web: ChannelSettings = Field(default_factory=ChannelSettings)
     discord: DiscordSettings = Field(default_factory=DiscordSettings)
+    telegram: TelegramSettings = Field(default_factory=TelegramSettings)
+    slack: SlackSettings = Field(default_factory=SlackSettings)
+    matrix: MatrixSettings = Field(default_factory=MatrixSettings)
 
     def of(self, channel: str) -> ChannelSettings:
-        found = getattr(self, channel, None) if channel in ("web", "discord") else None
+        found = getattr(self, channel, None) if channel in ("web", *SERVICES) else None
         return found if isinstance(found, ChannelSettings) else ChannelSettings()
 
 
@@ -259,8 +302,9 @@ class Settings(BaseSettings):
     )
     channels: ChannelsSettings = Field(
         default_factory=ChannelsSettings,
-        description="per channel (web, discord): thread_bindings.spawn_subagent_sessions"
-        " (default false), thread_bindings.idle_timeout_seconds, thread_bindings.max_age_seconds",
+        description="per channel (web, discord, telegram, slack, matrix):"
+        " thread_bindings.spawn_subagent_sessions (default false),"
+        " thread_bindings.idle_timeout_seconds, thread_bindings.max_age_seconds",
     )
 
     @field_validator("log_level", mode="before")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -20,7 +21,8 @@ from parley.brains.groups import end_leftovers
 from parley.brains.keys import model_endpoints
 from parley.broker.local import LocalBroker
 from parley.broker.port import Broker
-from parley.channels.discord.available import discord_installed, install_hint
+from parley.channels.connected import ConnectedAccounts
+from parley.channels.kinds import KINDS, ChannelKind
 from parley.channels.registry import ChannelAdapter
 from parley.channels.sweeper import BindingSweeper
 from parley.clock import Clock, SystemClock
@@ -103,7 +105,7 @@ async def running(
         folder.clear_run_temp()
         for name, adapter in (channels or {}).items():
             runtime.channels.registry.register(name, adapter)
-        await _start_discord(stack, context)
+        await _start_channels(stack, context)
         pushes = _a2a_pushes(stack, context)
         await runtime.start()
         stack.push_async_callback(runtime.stop)
@@ -283,23 +285,32 @@ async def _announce_owner(context: Context) -> None:
         )
 
 
-async def _start_discord(stack: contextlib.AsyncExitStack, context: Context) -> None:
-    """A Discord adapter per Discord account given a token, if discord.py is installed (an
-    optional extra: without it, accounts with a token get a one-line hint in the log)."""
-    if not discord_installed():
-        async with context.store.transaction() as tx:
-            accounts = await tx.channels.accounts()
-        if any(a.channel == "discord" and a.has_token for a in accounts):
-            log.error(install_hint())
-        return
-    from parley.channels.discord.service import DiscordAccounts  # the optional library's edge
+async def _start_channels(stack: contextlib.AsyncExitStack, context: Context) -> None:
+    """Each chat service's accounts given a token, kept connected, for each service whose
+    library is installed (an optional extra: without it, its accounts with a token get a
+    one-line hint in the log)."""
+    async with context.store.transaction() as tx:
+        accounts = await tx.channels.accounts()
+    for kind in KINDS.values():
+        if not kind.installed():
+            if any(a.channel == kind.name and a.has_token for a in accounts):
+                log.error(kind.install_hint())
+            continue
+        service = _service_of(kind, context)
+        await service.start_configured()  # each configured account's adapter registered now
+        await service.start()
+        stack.push_async_callback(service.stop)
 
-    discord = DiscordAccounts(
+
+def _service_of(kind: ChannelKind, context: Context) -> ConnectedAccounts:
+    # The optional library's edge: its package is imported only once the library is known there.
+    module = importlib.import_module(f"parley.channels.{kind.name}.service")
+    channels = context.runtime.channels
+    found: ConnectedAccounts = module.connected_accounts(
         context.store,
         context.clock,
-        context.settings.channels.discord,
-        context.runtime.channels.registry,
+        getattr(context.settings.channels, kind.name),
+        channels.registry,
+        channels.states,
     )
-    await discord.start_configured()  # each configured account's adapter registered now
-    await discord.start()
-    stack.push_async_callback(discord.stop)
+    return found

@@ -19,7 +19,9 @@ from parley.api.schemas.channels import (
 )
 from parley.api.schemas.topics import QueuedOut, TextIn
 from parley.channels import accounts
+from parley.channels.model import ChannelAccount
 from parley.channels.web import conversations as web
+from parley.context import Context
 from parley.people.accounts import require_owner
 
 router = APIRouter(tags=["channels"])
@@ -32,7 +34,12 @@ async def list_accounts(caller: Caller, ctx: Ctx) -> list[AccountOut]:
     """Channel accounts (owners), with their default agent."""
     require_owner(caller, "read channel accounts")
     async with ctx.store.transaction() as tx:
-        return [AccountOut.of(account) for account in await tx.channels.accounts()]
+        return [_out(ctx, account) for account in await tx.channels.accounts()]
+
+
+def _out(ctx: Context, account: ChannelAccount) -> AccountOut:
+    live = ctx.runtime.channels.states.of(account.channel, account.account_id)
+    return AccountOut.of(account, live)
 
 
 @router.put(ACCOUNT)
@@ -44,7 +51,7 @@ async def set_account(
         account = await accounts.set_account(
             tx, ctx.clock, caller, channel, account_id, body.default_agent
         )
-    return AccountOut.of(account)
+    return _out(ctx, account)
 
 
 @router.put(ACCOUNT + "/token")
@@ -54,7 +61,7 @@ async def set_token(
     """Set or replace the account's secret (owners); its adapter uses it from its next call."""
     async with ctx.store.transaction() as tx:
         account = await accounts.set_token(tx, caller, channel, account_id, body.token)
-    return AccountOut.of(account)
+    return _out(ctx, account)
 
 
 @router.delete(ACCOUNT + "/token")
@@ -62,7 +69,7 @@ async def clear_token(channel: str, account_id: str, caller: Caller, ctx: Ctx) -
     """Forget the account's secret (owners): its adapter stops at its next call."""
     async with ctx.store.transaction() as tx:
         account = await accounts.set_token(tx, caller, channel, account_id, None)
-    return AccountOut.of(account)
+    return _out(ctx, account)
 
 
 @router.get(ACCOUNT + "/identities")

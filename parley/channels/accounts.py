@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 
 from parley.agents.lookup import agent_by_name
-from parley.channels.discord.available import discord_installed, install_hint
+from parley.channels.kinds import kind_of
 from parley.channels.model import ChannelAccount, ConversationRef
 from parley.clock import Clock
 from parley.errors import Invalid, NotFound
@@ -36,21 +36,33 @@ async def set_account(
 
 
 MAX_TOKEN = 500
-SECRET_CHANNELS = ("discord",)  # channels whose accounts log in with a secret
 
 
 def checked_token(channel: str, token: str) -> str:
-    """A bot token as given at an edge: one printable word (a copy-paste's stray newline
-    trimmed), for a channel that logs in with one."""
-    if channel not in SECRET_CHANNELS:
+    """An account's secret as given at an edge: printable words (a copy-paste's stray
+    newlines trimmed), as many as the channel's secret has, one space between them."""
+    kind = kind_of(channel)
+    if kind is None:
         raise Invalid(f"token: a {channel} account takes no token", field="token")
-    token = token.strip()
-    if not 1 <= len(token) <= MAX_TOKEN or not token.isascii() or not token.isprintable():
-        raise Invalid(f"token: give the bot's token, 1 to {MAX_TOKEN} printable ASCII characters",
-                      field="token")  # fmt: skip
-    if any(c.isspace() for c in token):
-        raise Invalid("token: a token has no spaces", field="token")
-    return token
+    words = token.split()
+    wanted = max(1, len(kind.secret_prefixes))
+    if len(words) != wanted or not all(_printable(w) for w in words):
+        raise Invalid(f"token: give {kind.secret}, 1 to {MAX_TOKEN} printable ASCII characters"
+                      " each", field="token")  # fmt: skip
+    if kind.secret_prefixes and sorted(
+        next((p for p in kind.secret_prefixes if w.startswith(p)), "") for w in words
+    ) != sorted(kind.secret_prefixes):
+        raise Invalid(f"token: give {kind.secret}", field="token")
+    return " ".join(sorted(words, key=lambda w: _prefix_rank(kind.secret_prefixes, w)))
+
+
+def _printable(word: str) -> bool:
+    return 1 <= len(word) <= MAX_TOKEN and word.isascii() and word.isprintable()
+
+
+def _prefix_rank(prefixes: tuple[str, ...], word: str) -> int:
+    """Words stored in the order of the kind's prefixes, whatever order they were given in."""
+    return next((i for i, p in enumerate(prefixes) if word.startswith(p)), 0)
 
 
 async def set_token(
@@ -61,8 +73,9 @@ async def set_token(
     require_owner(by, "set channel tokens")
     found = await account(tx, channel, account_id)
     await tx.channels.set_token(found.id, None if token is None else checked_token(channel, token))
-    if token is not None and channel == "discord" and not discord_installed():
-        log.error(install_hint())  # said now, not first at the next restart
+    kind = kind_of(channel)
+    if token is not None and kind is not None and not kind.installed():
+        log.error(kind.install_hint())  # said now, not first at the next restart
     return await account(tx, channel, account_id)
 
 

@@ -5,6 +5,7 @@ completions, and the spawner of bound threads."""
 from __future__ import annotations
 
 from parley.channels.completions import RoutedCompletionDeliverer
+from parley.channels.connected import AccountStates
 from parley.channels.model import WEB
 from parley.channels.outbound import (
     ChannelPost,
@@ -27,6 +28,7 @@ class Channels:
     def __init__(self, store: Store, clock: Clock, settings: ChannelsSettings) -> None:
         self._store, self._clock, self.settings = store, clock, settings
         self.registry = AdapterRegistry()
+        self.states = AccountStates(clock)  # what each chat service's account is doing now
         self.registry.register(WEB, WebChannel(store, clock))
         self.threads = ThreadSpawner(store, clock, self._thread_policy)
 

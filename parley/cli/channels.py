@@ -21,7 +21,16 @@ app.add_typer(account_app, name="account")
 app.add_typer(identity_app, name="identity")
 app.add_typer(web_app, name="web")
 
-ACCOUNT_COLUMNS = ["channel", "account_id", "default_agent", "has_token", "last_outbound_at"]
+ACCOUNT_COLUMNS = [
+    "channel",
+    "account_id",
+    "default_agent",
+    "has_token",
+    "state",
+    "last_error",
+    "rate_limited_until",
+    "last_outbound_at",
+]
 WEB_CONVERSATION_COLUMNS = ["id", "title", "person", "parent_id", "created_at"]
 
 
@@ -46,6 +55,28 @@ def set_account(
     """Make a channel account, or change its default agent."""
     with reporting_errors():
         made = client(ctx).put(f"{_account(channel, account)}", {"default_agent": default_agent})
+        show(made, as_json, lambda row: console.print(_account_line(row), markup=False))
+
+
+@account_app.command("add")
+def add_account(
+    ctx: typer.Context,
+    channel: str = typer.Argument(help="discord, telegram, slack or matrix"),
+    account: str = typer.Argument(help="your name for it (Matrix: the bot's user id)"),
+    default_agent: str | None = typer.Option(
+        None, "--default-agent", help="where messages go when no binding holds them"
+    ),
+    token_file: str | None = typer.Option(
+        None, "--token-file", help="read its token from this file ('-': stdin), never from argv"
+    ),
+    as_json: bool = JsonOption,
+) -> None:
+    """Add a chat service's account (its token from a file or stdin), or change one."""
+    with reporting_errors():
+        secret = None if token_file is None else read_secret(token_file)
+        made = client(ctx).put(_account(channel, account), {"default_agent": default_agent})
+        if secret is not None:
+            made = client(ctx).put(f"{_account(channel, account)}/token", {"token": secret})
         show(made, as_json, lambda row: console.print(_account_line(row), markup=False))
 
 

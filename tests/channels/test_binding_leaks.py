@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from sqlalchemy import text
 
 from parley.channels.bindings import topic_of
-from parley.channels.discord.focus import focus
+from parley.channels.focus import focus
 from parley.channels.inbound import receive_from_user
 from parley.channels.model import ConversationRef, ref_from_json
 from parley.errors import ParleyError

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 from parley.api.schemas.base import NAME, Body, capped, example
 from parley.api.schemas.bindings import ConversationRefOut
 from parley.channels.accounts import MAX_TOKEN
+from parley.channels.connected import AccountState
 from parley.channels.model import ChannelAccount, WebConversation, WebMessage
 from parley.channels.web.conversations import MAX_TITLE, WebConversationDetail
 
@@ -26,9 +27,9 @@ class TokenIn(Body):
     model_config = example(token="MTIz.abc.xyz")
 
     token: str = Field(
-        description="the account's secret (a Discord bot token), surrounding spaces trimmed;"
-        " never shown back",
-        json_schema_extra=capped(MAX_TOKEN, 1),
+        description="the account's secret (a bot token; Slack's bot and app-level tokens, one"
+        " per line), surrounding spaces trimmed; never shown back",
+        json_schema_extra=capped(2 * MAX_TOKEN + 1, 1),
     )
 
 
@@ -40,10 +41,22 @@ class AccountOut(BaseModel):
     has_token: bool = Field(description="its secret is set (the secret itself is never shown)")
     last_inbound_at: datetime | None = Field(description="when a user's message last came in")
     last_outbound_at: datetime | None = Field(description="when it last posted anything")
+    state: str | None = Field(
+        None,
+        description="what its connection is doing now (connecting, connected, disconnected,"
+        " refused, no-token); none for an account no connection is kept for",
+    )
+    last_error: str | None = Field(None, description="the last thing that went wrong, if any")
+    rate_limited_until: datetime | None = Field(
+        None, description="the service asked Parley to wait until then"
+    )
 
     @classmethod
-    def of(cls, account: ChannelAccount) -> AccountOut:
+    def of(cls, account: ChannelAccount, live: AccountState | None = None) -> AccountOut:
         return cls(
+            state=None if live is None else live.phase.value,
+            last_error=None if live is None else live.last_error,
+            rate_limited_until=None if live is None else live.rate_limited_until,
             channel=account.channel,
             account_id=account.account_id,
             default_agent=account.default_agent,

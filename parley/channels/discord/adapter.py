@@ -10,19 +10,17 @@ from __future__ import annotations
 
 import discord
 
-from parley.channels.bindings import SessionBindingService
 from parley.channels.discord.failures import speaking_to_discord
 from parley.channels.discord.manager import DiscordAccountManager
 from parley.channels.discord.refs import conversation, nonce, snowflake
-from parley.channels.model import ConversationRef, SessionBindingRecord
+from parley.channels.hearing import live_binding_at, record_outbound, unbind_gone
+from parley.channels.model import ConversationRef
 from parley.clock import Clock
 from parley.errors import Invalid, NotFound
-from parley.store import Store
 
 MAX_MESSAGE = 2000  # characters of one Discord message
 MAX_THREAD_NAME = 100
 THREAD_ALREADY_MADE = 160004  # Discord's code: this message has a thread already
-THREAD_DELETED = "thread-deleted"
 
 
 class DiscordAdapter:
@@ -32,7 +30,7 @@ class DiscordAdapter:
     async def post(
         self, ref: ConversationRef, text: str, persona: str | None, idempotency_key: str
     ) -> str:
-        binding = await self._binding_at(ref)
+        binding = await live_binding_at(self._manager.store, ref)
         try:
             async with speaking_to_discord():
                 client = await self._manager.connected()
@@ -43,7 +41,7 @@ class DiscordAdapter:
                                         idempotency_key)  # fmt: skip
         except NotFound:
             if binding is not None:
-                await self._unbind(binding)
+                await unbind_gone(self._manager.store, self._clock, binding)
             raise
         await record_outbound(self._manager.store, self._clock, ref,
                               None if binding is None else binding.binding_id)  # fmt: skip
@@ -82,17 +80,6 @@ class DiscordAdapter:
             sent = await self._manager.webhooks.send(client, parent, thread, part, persona, avatar)
         return sent
 
-    async def _binding_at(self, ref: ConversationRef) -> SessionBindingRecord | None:
-        async with self._manager.store.transaction() as tx:
-            held = await tx.bindings.live_by_conversation(ref)
-        return held if held is not None and held.is_active else None
-
-    async def _unbind(self, binding: SessionBindingRecord) -> None:
-        async with self._manager.store.transaction() as tx:
-            await SessionBindingService(tx, self._clock).unbind(
-                THREAD_DELETED, binding_id=binding.binding_id
-            )
-
 
 async def _plain(client: discord.Client, channel_id: int, text: str, key: str) -> int:
     """Post as the bot; each part with its own nonce, so a repeated attempt posts none twice."""
@@ -107,15 +94,3 @@ async def _plain(client: discord.Client, channel_id: int, text: str, key: str) -
 def _parts(text: str) -> list[str]:
     """Discord takes 2000 characters a message: longer text goes in several, in order."""
     return [text[i : i + MAX_MESSAGE] for i in range(0, len(text), MAX_MESSAGE)] or [text]
-
-
-# Every post of the account, a webhook's included, is activity: the account's last outbound
-# time, and the binding it went through touched (what its idle timeout counts from).
-async def record_outbound(
-    store: Store, clock: Clock, ref: ConversationRef, binding_id: int | None
-) -> None:
-    async with store.transaction() as tx:
-        now = clock.now()
-        await tx.channels.record_activity(ref.channel, ref.account_id, now, outbound=True)
-        if binding_id is not None:
-            await tx.bindings.touch(binding_id, now)

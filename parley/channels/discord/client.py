@@ -9,7 +9,8 @@ from collections.abc import Awaitable, Callable
 import discord
 from discord import app_commands
 
-from parley.channels.discord import focus as focusing
+from parley.channels import focus as focusing
+from parley.channels.connected import AccountPhase
 from parley.channels.discord.failures import speaking_to_discord
 from parley.channels.discord.inbound import heard, is_echo, place_of, thread_gone
 from parley.channels.discord.manager import DiscordAccountManager
@@ -40,6 +41,7 @@ class ParleyBot(discord.Client):
         return self.manager.store
 
     async def on_ready(self) -> None:
+        self.manager.report(AccountPhase.CONNECTED)
         if not self.manager.commands_synced:
             try:
                 await self.tree.sync()

@@ -14,6 +14,7 @@ from collections.abc import Callable
 import discord
 from discord.http import HTTPClient
 
+from parley.channels.connected import AccountPhase, AccountStates, reconnecting
 from parley.channels.discord.refs import DISCORD
 from parley.channels.discord.webhooks import PersonaWebhooks
 from parley.errors import Forbidden, Unavailable
@@ -21,8 +22,6 @@ from parley.settings import DiscordSettings
 from parley.store import Store
 
 log = logging.getLogger(__name__)
-
-FIRST_RETRY, LAST_RETRY = 0.2, 60.0  # seconds between reconnections, doubling
 
 
 class DiscordAccountManager:
@@ -32,8 +31,10 @@ class DiscordAccountManager:
         account_id: str,
         settings: DiscordSettings,
         make_client: Callable[[DiscordAccountManager], discord.Client],
+        states: AccountStates,
     ) -> None:
         self.store, self.account_id, self.settings = store, account_id, settings
+        self.states = states
         self.webhooks = PersonaWebhooks()
         self.client: discord.Client | None = None
         self.commands_synced = False
@@ -60,12 +61,10 @@ class DiscordAccountManager:
 
     async def run(self) -> None:
         """Keep a client connected with the newest token, until cancelled."""
-        wait = FIRST_RETRY
-        while True:
-            token = await self.token()
-            if token is not None:
-                wait = FIRST_RETRY if await self._session(token) else min(wait * 2, LAST_RETRY)
-            await asyncio.sleep(wait if token is not None else self.settings.accounts_poll_seconds)
+        await reconnecting(self.token, self._session, idle=self.settings.accounts_poll_seconds)
+
+    def report(self, phase: AccountPhase, error: str | None = None) -> None:
+        self.states.set(DISCORD, self.account_id, phase, error)
 
     async def _session(self, token: str) -> bool:
         """One client's life: logged in, connected until Discord or a rotation ends it; whether
@@ -73,6 +72,7 @@ class DiscordAccountManager:
         client = self.client = self._make_client(self)
         logged_in = False
         watching: asyncio.Task[None] | None = None
+        self.report(AccountPhase.CONNECTING)
         try:
             await client.login(token)
             logged_in = True
@@ -80,8 +80,10 @@ class DiscordAccountManager:
             await client.connect(reconnect=True)
         except discord.LoginFailure:
             log.warning("discord account %r: Discord refused its token", self.account_id)
+            self.report(AccountPhase.REFUSED, "Discord refused the bot's token")
         except Exception as exc:  # whatever ended it, the account connects again
             log.warning("discord account %r disconnected: %s", self.account_id, type(exc).__name__)
+            self.report(AccountPhase.DISCONNECTED, f"disconnected: {type(exc).__name__}")
         finally:
             if watching is not None:
                 watching.cancel()
@@ -96,6 +98,7 @@ class DiscordAccountManager:
             http.token = token
             await asyncio.sleep(self.settings.accounts_poll_seconds)
         log.info("discord account %r: its token was taken away", self.account_id)
+        self.report(AccountPhase.NO_SECRET)
         # Shielded: this watch is cancelled as the session ends, the closing must not be.
         await asyncio.shield(client.close())
 

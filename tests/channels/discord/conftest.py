@@ -1,4 +1,5 @@
-"""The ``fake_discord`` fixture: a started fake Discord that discord.py is pointed at."""
+"""The ``fake_discord`` fixture: a started fake Discord. Parley reaches it through its settings
+(``on_discord``); the plain clients of ``test_fake_discord.py`` through ``pointed_at``."""
 
 from __future__ import annotations
 
@@ -6,11 +7,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from tests.channels.discord.fake_discord import FakeDiscord, pointed_at
+from tests.channels.discord.fake_discord import FakeDiscord
 
 
 @pytest.fixture
 async def fake_discord() -> AsyncIterator[FakeDiscord]:
     async with FakeDiscord() as fake:
-        with pointed_at(fake):
-            yield fake
+        yield fake

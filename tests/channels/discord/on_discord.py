@@ -19,6 +19,7 @@ from parley.settings import (
     Settings,
 )
 from tests.channels.discord.fake_discord import FakeDiscord
+from tests.channels.discord.fake_http import API
 from tests.runs.support import script
 from tests.support import Harness, ManualClock, started
 
@@ -29,10 +30,16 @@ ECHO = "otherwise: [{reply: 'echo: {text}'}]"
 MESSAGES = "/channels/{channel_id}/messages"
 
 
-def on_discord(settings: Settings, spawn_threads: bool) -> Settings:
+def on_discord(settings: Settings, spawn_threads: bool, fake: FakeDiscord) -> Settings:
+    """Parley's settings with its Discord at ``fake``'s addresses, as an operator points it at a
+    compatible server."""
     bindings = DiscordThreadBindingSettings(spawn_subagent_sessions=spawn_threads)
     discord = DiscordSettings(
-        thread_bindings=bindings, accounts_poll_seconds=0.05, avatar_url=AVATAR
+        thread_bindings=bindings,
+        accounts_poll_seconds=0.05,
+        avatar_url=AVATAR,
+        api_base_url=fake.url + API,
+        gateway_url=fake.gateway.url,
     )
     return settings.model_copy(update={"channels": ChannelsSettings(discord=discord)})
 

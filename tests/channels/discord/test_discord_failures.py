@@ -28,8 +28,8 @@ from tests.support import Harness, ManualClock, eventually
 
 
 @pytest.fixture
-def settings(settings: Settings) -> Settings:
-    return on_discord(settings, spawn_threads=False)
+def settings(settings: Settings, fake_discord: FakeDiscord) -> Settings:
+    return on_discord(settings, False, fake_discord)
 
 
 @pytest.fixture

@@ -19,8 +19,8 @@ from tests.support import Harness, ManualClock, eventually
 
 
 @pytest.fixture
-def settings(settings: Settings) -> Settings:
-    return on_discord(settings, spawn_threads=True)
+def settings(settings: Settings, fake_discord: FakeDiscord) -> Settings:
+    return on_discord(settings, True, fake_discord)
 
 
 async def test_a_post_written_but_not_sent_is_delivered_once_after_a_restart(

@@ -28,8 +28,8 @@ def spawn_threads() -> bool:
 
 
 @pytest.fixture
-def settings(settings: Settings, spawn_threads: bool) -> Settings:
-    return on_discord(settings, spawn_threads)
+def settings(settings: Settings, spawn_threads: bool, fake_discord: FakeDiscord) -> Settings:
+    return on_discord(settings, spawn_threads, fake_discord)
 
 
 @pytest.fixture

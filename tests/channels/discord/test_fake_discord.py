@@ -5,15 +5,22 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 
 import aiohttp
 import discord
 import pytest
 
 from tests.channels.discord.bot_harness import Bot, running
-from tests.channels.discord.fake_discord import HANG_GUARD, FakeDiscord
+from tests.channels.discord.fake_discord import HANG_GUARD, FakeDiscord, pointed_at
 
 MESSAGES = "/channels/{channel_id}/messages"
+
+
+@pytest.fixture(autouse=True)
+def _plain_clients_dial_the_fake(fake_discord: FakeDiscord) -> Iterator[None]:
+    with pointed_at(fake_discord):
+        yield
 
 
 def _text_channel(bot: Bot, fake: FakeDiscord) -> discord.TextChannel:

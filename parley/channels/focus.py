@@ -1,9 +1,10 @@
-"""``/focus AGENT-OR-SESSION`` and ``/unfocus``: a person on Discord binds the channel or thread
-they are in to a session (their conversation with an agent, or ``topic:ID``), so that what is
-said there goes to it and its answers come back there; only who bound it unbinds it (an owner
-can always, with ``parley binding unbind``). The binding service keeps the privacy rule: the
-session's root must be one the person and every person Parley knows there (who wrote or bound
-there) may read. Each answers with one sentence, seen by the person who asked only."""
+"""``/focus AGENT-OR-SESSION`` and ``/unfocus`` (in each chat service's own command form): a
+person binds the channel, room or thread they are in to a session (their conversation with an
+agent, or ``topic:ID``), so that what is said there goes to it and its answers come back there;
+only who bound it unbinds it (an owner can always, with ``parley binding unbind``). The binding
+service keeps the privacy rule: the session's root must be one the person and every person
+Parley knows there (who wrote or bound there) may read. Each answers with one sentence, seen by
+the person who asked only (where the service can show it to them alone)."""
 
 from __future__ import annotations
 
@@ -15,14 +16,14 @@ from parley.clock import Clock
 from parley.conversations.person import open_or_start
 from parley.errors import Forbidden, NotFound
 from parley.people.model import Person
-from parley.settings import DiscordThreadBindingSettings
+from parley.settings import ThreadBindingSettings
 from parley.store import Tx
 
 UNFOCUS = "unfocus"  # why a binding ended by /unfocus
 
 
-def bound_by(user_id: str) -> str:
-    return f"discord:{user_id}"
+def bound_by(channel: str, user_id: str) -> str:
+    return f"{channel}:{user_id}"
 
 
 async def focus(
@@ -31,7 +32,7 @@ async def focus(
     ref: ConversationRef,
     user_id: str,
     target: str,
-    lifetimes: DiscordThreadBindingSettings,
+    lifetimes: ThreadBindingSettings,
 ) -> str:
     person = await _person(tx, ref, user_id)
     # Who binds a place is there, as who writes there is: a later binding must not show them
@@ -43,7 +44,7 @@ async def focus(
             target_session_key=key,
             target_kind=BindingTargetKind.SESSION,
             conversation=ref,
-            bound_by=bound_by(user_id),
+            bound_by=bound_by(ref.channel, user_id),
             idle_timeout=_seconds(lifetimes.idle_timeout_seconds),
             max_age=_seconds(lifetimes.max_age_seconds),
         ),
@@ -62,7 +63,7 @@ async def unfocus(tx: Tx, clock: Clock, ref: ConversationRef, user_id: str) -> s
     held = await bindings.resolve_by_conversation(ref)
     if held is None or not held.is_active:
         raise NotFound("nothing is bound here")
-    if held.bound_by != bound_by(user_id):
+    if held.bound_by != bound_by(ref.channel, user_id):
         raise Forbidden(
             f"only who bound it ({held.bound_by}) can unfocus binding {held.binding_id};"
             f" an owner can with 'parley binding unbind {held.binding_id}'"
@@ -77,7 +78,7 @@ async def _person(tx: Tx, ref: ConversationRef, user_id: str) -> Person:
     person = None if person_id is None else await tx.people.by_id(person_id)
     if person is None:
         raise Forbidden(
-            f"Parley does not know you (discord user {user_id}): ask an owner to link you"
+            f"Parley does not know you ({ref.channel} user {user_id}): ask an owner to link you"
         )
     return person
 
