@@ -66,6 +66,9 @@ class Conflict(ParleyError):
 
 
 class Unavailable(ParleyError):
+    """Transient: tried again. A service that said how long to wait (a 429's ``retry_after``)
+    gives ``retry_after_seconds``, and no retry comes sooner."""
+
     code = "unavailable"
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from parley.channels.kinds import KINDS
 from parley.extras import DISTRIBUTION, install_command
 from tests.support import Harness
 
@@ -18,7 +19,10 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_the_distribution_named_in_hints_is_the_one_pyproject_builds() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert project["name"] == DISTRIBUTION != "parley"  # the index's "parley" is not this one
-    assert f"{DISTRIBUTION}[anthropic,discord]" in project["optional-dependencies"]["dev"]
+    dev_extras = f"{DISTRIBUTION}[anthropic,discord,telegram,slack,matrix]"
+    assert dev_extras in project["optional-dependencies"]["dev"]
+    for kind in KINDS.values():  # each chat service's hint names an extra that exists
+        assert kind.extra in project["optional-dependencies"]
 
 
 def test_in_its_checkout_the_hint_installs_the_checkout_into_the_running_python(

@@ -27,28 +27,9 @@ class ChannelKind:
         return f"{self.name.capitalize()} needs {self.package}: {install_command(self.extra)}"
 
 
-KINDS: dict[str, ChannelKind] = {
-    kind.name: kind
-    for kind in (
-        ChannelKind("discord", "discord", "discord.py", "discord", "the bot's token"),
-        ChannelKind(
-            "telegram",
-            "telegram",
-            "python-telegram-bot",
-            "telegram",
-            "the bot's token from @BotFather",
-        ),
-        ChannelKind(
-            "slack",
-            "slack_sdk",
-            "slack-sdk",
-            "slack",
-            "the bot token (xoxb-…) and the app-level token (xapp-…), one per line",
-            ("xoxb-", "xapp-"),
-        ),
-        ChannelKind("matrix", "mautrix", "mautrix", "matrix", "the bot user's access token"),
-    )
-}
+DISCORD = ChannelKind("discord", "discord", "discord.py", "discord", "the bot's token")
+
+KINDS: dict[str, ChannelKind] = {kind.name: kind for kind in (DISCORD,)}
 
 
 def kind_of(channel: str) -> ChannelKind | None:

@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 BATCH = 100
 LEASE = timedelta(seconds=60)
+ZERO = timedelta(0)
 # While the store itself is unreachable nothing can be claimed: the worker waits this long,
 # doubling up to the cap, before it looks again.
 STORE_PAUSE_SECONDS, STORE_PAUSE_CAP_SECONDS = 0.5, 30.0
@@ -237,7 +238,7 @@ class OutboxWorker(Worker):
 
     async def _retry(self, item: Delivery, error: Exception) -> datetime | None:
         reason = stored_reason(error)
-        at = self._clock.now() + self._backoff.delay(item.attempts)
+        at = self._clock.now() + max(self._backoff.delay(item.attempts), _asked_wait(error))
         async with self._store.transaction() as tx:
             if not await tx.outbox.retry_at(item.id, self.name, at, reason):
                 return None
@@ -272,3 +273,9 @@ def _quoted(reason: str) -> str:
     if len(reason) > REASON_LOGGED:
         reason = reason[:REASON_LOGGED] + "…"
     return json.dumps(reason, ensure_ascii=False)
+
+
+def _asked_wait(error: Exception) -> timedelta:
+    """How long the service asked to be left alone (a rate limit's ``retry_after``), if it did."""
+    seconds = error.fields.get("retry_after_seconds") if isinstance(error, Unavailable) else None
+    return timedelta(seconds=seconds) if isinstance(seconds, int | float) and seconds > 0 else ZERO

@@ -406,3 +406,42 @@ async def test_a_destination_whose_sends_hang_holds_up_only_its_own_kind(
 
 async def _sent(receiver: Receiver, keys: list[str]) -> bool:
     return receiver.keys == keys
+
+
+class Limited(Payload):
+    kind: ClassVar[str] = "test_limited"
+    text: str
+
+
+class RateLimitedSender:
+    """A service that answers its first send with a rate limit of ``wait`` seconds."""
+
+    timeout = 5.0
+
+    def __init__(self, wait: float) -> None:
+        self.wait, self.sent = wait, 0
+
+    async def send(self, payload: Limited, idempotency_key: str) -> None:
+        self.sent += 1
+        if self.sent == 1:
+            raise Unavailable("slow down", retry_after_seconds=self.wait)
+
+    async def undeliverable(self, tx: Tx, clock: Clock, payload: Limited, reason: str) -> None:
+        pass
+
+
+async def test_a_rate_limit_s_retry_after_is_waited_out_before_the_next_try(
+    store: Store, clock: ManualClock
+) -> None:
+    sender = RateLimitedSender(wait=90)
+    worker = OutboxWorker(store, clock, Deliverers().add_remote(Limited, sender), backoff=NO_JITTER)
+    await _put(store, clock, "limited:1", Limited(text="hi"))
+    await worker.deliver_due()
+    item = await _item(store, "limited:1")
+    assert item.next_attempt_at is not None and item.last_attempt_at is not None
+    assert (item.next_attempt_at - item.last_attempt_at).total_seconds() == 90  # not backoff's 1
+    clock.advance(seconds=89)
+    assert (await worker.deliver_due()).attempted == 0
+    clock.advance(seconds=1)
+    await worker.deliver_due()
+    assert (sender.sent, (await _item(store, "limited:1")).state) == (2, DeliveryState.DELIVERED)
