@@ -40,8 +40,13 @@ class ParleyBot(discord.Client):
     def store(self) -> Store:
         return self.manager.store
 
-    async def on_ready(self) -> None:
+    async def on_connect(self) -> None:
         self.manager.report(AccountPhase.CONNECTED)
+
+    async def on_resumed(self) -> None:
+        self.manager.report(AccountPhase.CONNECTED)
+
+    async def on_ready(self) -> None:
         if not self.manager.commands_synced:
             try:
                 await self.tree.sync()
