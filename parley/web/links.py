@@ -86,11 +86,14 @@ async def channels_page(
         deliveries = await list_deliveries(
             tx, viewer.person, states, PAGE, deliveries_before or None
         )
+        accounts = await tx.channels.accounts()
+    live = ctx.runtime.channels.states
     filters = [("status", s.value) for s in statuses] + [("state", s.value) for s in states]
     return web.pages.page(
         request,
         "channels.html",
         viewer,
+        accounts=[(a, live.of(a.channel, a.account_id)) for a in accounts],
         bindings=bindings,
         deliveries=deliveries,
         statuses=[s.value for s in statuses],

@@ -4,8 +4,10 @@ no buttons and the same refusal the API gives when posting by hand."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
+from parley.channels.connected import AccountPhase
 from parley.channels.outbound import ChannelPost
 from parley.deliveries.model import RouteNote
 from parley.web.links import PAGE
@@ -172,3 +174,31 @@ async def test_the_delivery_log_shows_mode_and_reason_a_page_at_a_time(parley: H
         assert rest.status_code == 200
         assert "test:0<" in rest.text and f"test:{PAGE}<" not in rest.text
         assert "<td>fallback</td>" in rest.text
+
+
+async def test_accounts_show_their_connection_s_state_error_and_rate_limit(
+    parley: Harness,
+) -> None:
+    await parley.hire("scribe")
+    await _api(parley, "PUT", "/channels/discord/accounts/guild", default_agent="scribe")
+    await _api(parley, "PUT", "/channels/discord/accounts/quiet", default_agent=None)
+    states = parley.context.runtime.channels.states
+    states.set("discord", "guild", AccountPhase.CONNECTED)
+    states.failed("discord", "guild", "Discord refused the request: 400 bad body")
+    states.rate_limited("discord", "guild", parley.clock.now() + timedelta(minutes=5))
+    async with signed_in(parley) as browser:
+        page = (await browser.get("/channels")).text
+    row = page.split('id="account-discord-guild"')[1].split("</tr>")[0]
+    assert "state-connected" in row and "scribe" in row
+    assert "Discord refused the request: 400 bad body" in row
+    assert "rate-limited until" in row
+    quiet = page.split('id="account-discord-quiet"')[1].split("</tr>")[0]
+    assert "not connected" in quiet and "no token" in quiet
+    listed = {a["account_id"]: a for a in await _api(parley, "GET", "/channels/accounts")}
+    assert listed["guild"]["state"] == "connected"
+    assert listed["guild"]["last_error"] == "Discord refused the request: 400 bad body"
+    assert listed["guild"]["rate_limited_until"] is not None
+    assert listed["quiet"]["state"] is None
+    parley.clock.advance(minutes=5)  # the wait asked for has passed
+    again = {a["account_id"]: a for a in await _api(parley, "GET", "/channels/accounts")}
+    assert again["guild"]["rate_limited_until"] is None

@@ -14,7 +14,8 @@ from typing import Any, TypeVar
 
 from tests.channels.discord.fake_discord import HANG_GUARD, FakeDiscord
 from tests.channels.discord.fake_http import API
-from tests.cli.test_server_killed import cli, server
+from tests.cli.test_serve import cli
+from tests.cli.test_server_killed import server
 
 T = TypeVar("T")
 
