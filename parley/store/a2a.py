@@ -233,35 +233,14 @@ class A2ARepo:
     async def pushes_due(self, limit: int = 500) -> list[tuple[PushConfig, TaskRow]]:
         """Configs whose task has not ended yet, as far as they were told, with their task."""
         query = (
-            select(
-                a2a_push_configs,
-                messages.c.id.label("task_message_id"),
-                topics.c.a2a_context,
-                messages.c.topic_id,
-                messages.c.run_id,
-                messages.c.body,
-                messages.c.created_at.label("task_created_at"),
-            )
+            select(a2a_push_configs, *(c.label(f"{PUSHED}{c.name}") for c in _TASK_COLUMNS))
             .join(messages, messages.c.id == a2a_push_configs.c.message_id)
             .join(topics, topics.c.id == messages.c.topic_id)
             .where(a2a_push_configs.c.done_at.is_(None))
             .order_by(a2a_push_configs.c.id)
             .limit(limit)
         )
-        return [
-            (
-                _push(row),
-                TaskRow(
-                    row.task_message_id,
-                    row.a2a_context,
-                    row.topic_id,
-                    row.run_id,
-                    row.body,
-                    row.task_created_at,
-                ),
-            )
-            for row in await self._c.execute(query)
-        ]
+        return [(_push(row), _task(row, PUSHED)) for row in await self._c.execute(query)]
 
     async def push_done(self, push_id: int, now: datetime) -> None:
         await self._c.execute(
@@ -296,15 +275,19 @@ class TaskRow:
     created_at: datetime
 
 
+# A task's columns, read by ``_task``; a push config's query reads them under ``PUSHED`` names.
+_TASK_COLUMNS = (
+    messages.c.id,
+    topics.c.a2a_context,
+    messages.c.topic_id,
+    messages.c.run_id,
+    messages.c.body,
+    messages.c.created_at,
+)
+PUSHED = "task_"
+
 _TASKS = (
-    select(
-        messages.c.id,
-        topics.c.a2a_context,
-        messages.c.topic_id,
-        messages.c.run_id,
-        messages.c.body,
-        messages.c.created_at,
-    )
+    select(*_TASK_COLUMNS)
     .join(topics, topics.c.id == messages.c.topic_id)
     .where(messages.c.kind == "text", messages.c.author_role.is_not(None))
 )
@@ -353,5 +336,7 @@ _TASK_OF_CLIENT = once(
 )
 
 
-def _task(row: Any) -> TaskRow:
-    return TaskRow(row.id, row.a2a_context, row.topic_id, row.run_id, row.body, row.created_at)
+def _task(row: Any, prefix: str = "") -> TaskRow:
+    """A task from ``_TASK_COLUMNS``, read under their names (with ``prefix`` before each)."""
+    values = row._mapping
+    return TaskRow(*(values[f"{prefix}{c.name}"] for c in _TASK_COLUMNS))
