@@ -79,3 +79,14 @@ class RunDetail:
     stderr: str | None = None
     # Each tool call its turn made, in order.
     tool_calls: list[ToolCall] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RunLineage:
+    """A run with where it came from and what it started: the run whose spawn made its topic
+    (None: a person's text, or another agent's, started it) and the runs of the subtasks it
+    spawned, oldest first."""
+
+    detail: RunDetail
+    set_off_by: Run | None
+    set_off: list[Run]

@@ -10,7 +10,7 @@ from parley.conversations.model import Topic
 from parley.errors import NotFound
 from parley.people.model import Person
 from parley.reads import cursors
-from parley.reads.model import Page, RunDetail
+from parley.reads.model import Page, RunDetail, RunLineage
 from parley.reads.topics import readable_topic, views
 from parley.runs.model import Run, RunState
 from parley.store import Tx
@@ -60,6 +60,18 @@ async def run_detail(tx: Tx, run: Run) -> RunDetail:
     stderr = await tx.runs.stderr_of(run.id)
     calls = await tx.tool_calls.of_run(run.id)
     return RunDetail(run, view, await tx.messages.given_to(run.id), stderr, calls)
+
+
+MAX_SET_OFF = 100  # subtask runs shown for one run
+
+
+async def run_lineage(tx: Tx, reader: Person, run_id: int) -> RunLineage:
+    """A run ``reader`` may read, with the run that set it off and those it set off, as far as
+    the reader may read them."""
+    detail = await run_detail(tx, await readable_run(tx, reader, run_id))
+    spawner_id = detail.view.topic.spawned_by_run_id
+    spawner = None if spawner_id is None else await tx.runs.readable(reader, spawner_id)
+    return RunLineage(detail, spawner, await tx.runs.set_off_by(run_id, MAX_SET_OFF))
 
 
 async def turns_page(

@@ -601,6 +601,13 @@ class RunsRepo:
             conditions.append(runs.c.topic_id == topic_id)
         return await sliced(self._c, _query().where(and_(*conditions)), runs.c.id, window, _run)
 
+    async def set_off_by(self, run_id: int, limit: int) -> list[Run]:
+        """The runs of the subtasks ``run`` spawned, oldest first (as readable as ``run``: a
+        subtask works for its spawner's root)."""
+        query = _query().where(topics.c.spawned_by_run_id == run_id)  # the run's own topic
+        query = query.order_by(runs.c.id).limit(limit)
+        return [_run(row) for row in await self._c.execute(query)]
+
     async def newest_in_topics(self, topic_ids: Sequence[int], each: int) -> dict[int, Slice[Run]]:
         """Each topic's newest ``each`` runs, newest first, as a first page of ``each`` would
         give them; by topic id, every asked topic there. No reader: the caller read the topics

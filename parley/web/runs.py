@@ -17,7 +17,7 @@ from parley.conversations.lifetime import stop_run as stop_one_run
 from parley.hub.human import answer_turn
 from parley.people.model import Person
 from parley.reads.approvals import waiting_page
-from parley.reads.runs import readable_run, runs_page, turns_page
+from parley.reads.runs import readable_run, run_lineage, runs_page, turns_page
 from parley.runs.model import OPEN_STATES, RunState
 from parley.web.parts import live_values
 from parley.web.render import back_to
@@ -63,6 +63,33 @@ async def runs_live(
         return await read_runs(ctx, person, agent, states, before)
 
     return live_values(request, ctx, web, "_runs.html", read)
+
+
+@router.get("/runs/{run_id}")
+async def run_page(
+    run_id: Id, request: Request, viewer: Viewer, ctx: Ctx, web: WebParts
+) -> Response:
+    """One run, inspected: where it sits, when, what it was given and said, its tool calls,
+    its stderr, the run that set it off and those it set off; live while it runs."""
+    values = await read_run(ctx, viewer.person, run_id)
+    return web.pages.page(request, "run.html", viewer, **values)
+
+
+@router.get("/runs/{run_id}/live")
+async def run_live(
+    run_id: Id, request: Request, viewer: Viewer, ctx: Ctx, web: WebParts
+) -> Response:
+    await read_run(ctx, viewer.person, run_id)  # the page's refusal first
+
+    async def read(person: Person) -> dict[str, Any]:
+        return await read_run(ctx, person, run_id)
+
+    return live_values(request, ctx, web, "_run.html", read)
+
+
+async def read_run(ctx: Context, person: Person, run_id: int) -> dict[str, Any]:
+    async with ctx.store.transaction() as tx:
+        return {"lineage": await run_lineage(tx, person, run_id)}
 
 
 @router.post("/runs/{run_id}/stop")
