@@ -12,7 +12,7 @@ from tests.support import Harness
 from tests.web.support import signed_in
 
 PAGES = [
-    "/", "/chat/echo", "/tasks", "/tasks/{task}", "/roots/{task}", "/runs", "/turns",
+    "/", "/chat/echo", "/tasks", "/tasks/{task}", "/roots/{task}", "/runs", "/runs/{run}", "/turns",
     "/agents", "/agents/echo", "/nodes", "/people", "/connections", "/channels", "/a2a-access",
 ]  # fmt: skip
 CONTROLS = {"input", "select", "textarea"}
@@ -58,10 +58,12 @@ async def test_every_page_answers_and_labels_its_controls(
     rules.write_text('otherwise:\n  - reply: "heard {text}"\n')
     await parley.hire("echo", brain=f"scripted:{rules}")
     task = (await parley.owner.post("/api/v1/tasks", json={"agent": "echo", "text": "t"})).json()
+    runs = await parley.owner.get("/api/v1/runs", params={"topic": task["id"]})
+    run = runs.json()["items"][0]["id"]
     token = None if person == "owner" else await parley.add_person("mia")
     async with signed_in(parley, token) as browser:
         for path in PAGES:
-            answer = await browser.get(path.format(task=task["id"]))
+            answer = await browser.get(path.format(task=task["id"], run=run))
             if person == "member" and path in {"/connections", "/channels", "/a2a-access"}:
                 assert answer.status_code == 403, path  # owners' lists
                 continue
