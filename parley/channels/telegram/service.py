@@ -1,0 +1,46 @@
+"""The Telegram accounts this server speaks for: for each account given a token, a manager
+long-polling ``getUpdates`` (its listener hearing what comes) and its adapter in the registry,
+kept connected by ``ConnectedAccounts``. The Bot API's address is a setting
+(``channels.telegram.api_base_url``), so that a local telegram-bot-api server, or a fake on
+loopback, stands in for Telegram."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from parley.channels.connected import AccountStates, ConnectedAccounts
+from parley.channels.registry import AdapterRegistry
+from parley.channels.telegram.adapter import TelegramAdapter
+from parley.channels.telegram.listener import Listener
+from parley.channels.telegram.manager import TelegramAccountManager
+from parley.channels.telegram.refs import TELEGRAM
+from parley.clock import Clock
+from parley.settings import TelegramSettings
+from parley.store import Store
+
+
+@dataclass(frozen=True)
+class TelegramConnection:
+    manager: TelegramAccountManager
+    adapter: TelegramAdapter
+
+    async def run(self) -> None:
+        await self.manager.run()
+
+    async def close(self) -> None:
+        await self.manager.close()
+
+
+def connected_accounts(
+    store: Store,
+    clock: Clock,
+    settings: TelegramSettings,
+    registry: AdapterRegistry,
+    states: AccountStates,
+) -> ConnectedAccounts:
+    def connect(account_id: str) -> TelegramConnection:
+        manager = TelegramAccountManager(store, clock, account_id, settings, states)
+        manager.listener = Listener(manager).update
+        return TelegramConnection(manager, TelegramAdapter(manager, clock))
+
+    return ConnectedAccounts(TELEGRAM, store, registry, connect, settings.accounts_poll_seconds)
