@@ -97,6 +97,12 @@ class SlackSettings(ServiceSettings):
     api_base_url: str = Field(
         "https://slack.com/api/", description="Slack's Web API (Socket Mode's URL comes from it)"
     )
+    once_window: int = Field(
+        100,
+        ge=1,
+        le=999,
+        description="recent messages looked through for a post's key before it is posted",
+    )
 
 
 class MatrixSettings(ServiceSettings):
