@@ -7,7 +7,10 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 import parley
+from parley.channels.kinds import KINDS, ChannelKind
 
 ROOT = Path(parley.__file__).parent
 
@@ -96,6 +99,17 @@ def test_only_the_nats_modules_know_nats() -> None:
         if "nats" in _third_party_imports(path)
     }
     assert knowing == {"broker/nats_broker.py", "broker/nats_durable.py"}
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS.values(), key=lambda k: k.name), ids=lambda k: k.name)
+def test_each_chat_service_s_library_is_imported_by_its_own_package_only(kind: ChannelKind) -> None:
+    """An optional extra: imported elsewhere, Parley would not start without it."""
+    knowing = {
+        path.relative_to(ROOT).parts[:2]
+        for path in ROOT.rglob("*.py")
+        if kind.library in _third_party_imports(path)
+    }
+    assert knowing == {("channels", kind.name)}
 
 
 # What a node runs on its own machine (a node joins with credentials and a broker address only:

@@ -28,8 +28,15 @@ class ChannelKind:
 
 
 DISCORD = ChannelKind("discord", "discord", "discord.py", "discord", "the bot's token")
+TELEGRAM = ChannelKind("telegram", "telegram", "python-telegram-bot", "telegram", "the bot's token")
+MATRIX = ChannelKind("matrix", "mautrix", "mautrix", "matrix", "the bot user's access token")
+SLACK = ChannelKind(
+    "slack", "slack_sdk", "slack-sdk", "slack",
+    "the bot token (xoxb-…) and the app-level token (xapp-…), one space between",
+    secret_prefixes=("xoxb-", "xapp-"),
+)  # fmt: skip
 
-KINDS: dict[str, ChannelKind] = {kind.name: kind for kind in (DISCORD,)}
+KINDS: dict[str, ChannelKind] = {kind.name: kind for kind in (DISCORD, TELEGRAM, MATRIX, SLACK)}
 
 
 def kind_of(channel: str) -> ChannelKind | None:
