@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import parley
-from parley.channels.kinds import KINDS, ChannelKind
+from parley.channels.kinds import KINDS
 
 ROOT = Path(parley.__file__).parent
 
@@ -101,9 +101,10 @@ def test_only_the_nats_modules_know_nats() -> None:
     assert knowing == {"broker/nats_broker.py", "broker/nats_durable.py"}
 
 
-@pytest.mark.parametrize("kind", sorted(KINDS.values(), key=lambda k: k.name), ids=lambda k: k.name)
-def test_each_chat_service_s_library_is_imported_by_its_own_package_only(kind: ChannelKind) -> None:
+@pytest.mark.parametrize("channel", sorted(KINDS))
+def test_each_chat_service_s_library_is_imported_by_its_own_package_only(channel: str) -> None:
     """An optional extra: imported elsewhere, Parley would not start without it."""
+    kind = KINDS[channel]
     knowing = {
         path.relative_to(ROOT).parts[:2]
         for path in ROOT.rglob("*.py")
