@@ -5,49 +5,17 @@ connected."""
 
 from __future__ import annotations
 
-import asyncio
-import threading
-from collections.abc import Callable, Coroutine, Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
 
-from tests.channels.discord.fake_discord import HANG_GUARD, FakeDiscord
+from tests.channels.discord.fake_discord import FakeDiscord
 from tests.channels.discord.fake_http import API
+from tests.channels.fake_loop import FakeOnItsOwnLoop
 from tests.cli.test_serve import cli
 from tests.cli.test_server_killed import server
 
-T = TypeVar("T")
-
-
-class FakeOnItsOwnLoop:
-    """The fake Discord served from a thread of its own, so a blocking test can drive it."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.fake = FakeDiscord()
-
-    def do(self, work: Callable[[], Coroutine[Any, Any, T]]) -> T:
-        return asyncio.run_coroutine_threadsafe(work(), self.loop).result(HANG_GUARD)
-
-    def until(self, condition: Callable[[], bool]) -> None:
-        self.do(lambda: self.fake.wait_until(condition))
-
-    @contextmanager
-    def running(self) -> Iterator[FakeDiscord]:
-        self._thread.start()
-        self.do(self.fake.start)
-        try:
-            yield self.fake
-        finally:
-            self.do(self.fake.stop)
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self._thread.join(HANG_GUARD)
-
 
 def test_a_served_parley_speaks_to_the_discord_its_settings_name(tmp_path: Path) -> None:
-    driver = FakeOnItsOwnLoop()
+    driver = FakeOnItsOwnLoop(FakeDiscord())
     with driver.running() as fake:
         (tmp_path / "parley.toml").write_text(
             "[channels.discord]\n"

@@ -5,48 +5,16 @@ Mode, and its answer comes back there; the account's state reads connected."""
 
 from __future__ import annotations
 
-import asyncio
-import threading
-from collections.abc import Callable, Coroutine, Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
 
-from tests.channels.slack.fake_slack import GENERAL, HANG_GUARD, PEOPLE, FakeSlack
+from tests.channels.fake_loop import FakeOnItsOwnLoop
+from tests.channels.slack.fake_slack import GENERAL, PEOPLE, FakeSlack
 from tests.cli.test_serve import cli
 from tests.cli.test_server_killed import server
 
-T = TypeVar("T")
-
-
-class FakeOnItsOwnLoop:
-    """The fake Slack served from a thread of its own, so a blocking test can drive it."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.fake = FakeSlack()
-
-    def do(self, work: Callable[[], Coroutine[Any, Any, T]]) -> T:
-        return asyncio.run_coroutine_threadsafe(work(), self.loop).result(HANG_GUARD)
-
-    def until(self, condition: Callable[[], bool]) -> None:
-        self.do(lambda: self.fake.wait_until(condition))
-
-    @contextmanager
-    def running(self) -> Iterator[FakeSlack]:
-        self._thread.start()
-        self.do(self.fake.__aenter__)
-        try:
-            yield self.fake
-        finally:
-            self.do(self.fake.__aexit__)
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self._thread.join(HANG_GUARD)
-
 
 def test_a_served_parley_speaks_to_the_slack_its_settings_name(tmp_path: Path) -> None:
-    driver = FakeOnItsOwnLoop()
+    driver = FakeOnItsOwnLoop(FakeSlack())
     with driver.running() as fake:
         (tmp_path / "parley.toml").write_text(
             f'[channels.slack]\napi_base_url = "{fake.api_url}"\naccounts_poll_seconds = 0.2\n'

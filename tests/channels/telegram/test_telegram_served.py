@@ -1,77 +1,49 @@
-"""``parley serve`` (a real server on a loopback port, on a thread of its own) pointed at the
-fake Telegram (on a thread and event loop of its own), set up as the README says, with the
-CLI: an account added with its token from a file, a Telegram user linked to a person; what that
-person says is answered, and the account is listed connected, its token never shown."""
+"""``parley serve`` as a separate process, pointed at the fake Bot API server by its settings
+alone (a ``parley.toml``, as an operator points it at a local telegram-bot-api server), set up as
+the README says with the CLI: an account added with its token from a file, a Telegram user linked
+to a person; what that person says is answered, and the account is listed connected, its token
+never shown."""
 
 from __future__ import annotations
 
-import asyncio
-import threading
-from collections.abc import Coroutine, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
 
-import pytest
-
-from parley.settings import Settings
+from tests.channels.fake_loop import FakeOnItsOwnLoop
 from tests.channels.telegram.fake_telegram import FakeTelegram
-from tests.channels.telegram.on_telegram import ECHO, on_telegram
-from tests.cli.test_runtime_commands import hire, ok, ok_json, until
-from tests.served import Served
-
-T = TypeVar("T")
+from tests.cli.test_serve import cli
+from tests.cli.test_server_killed import server
 
 
-class FakeOnItsThread:
-    """The fake, serving from an event loop on a thread of its own."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self._thread.start()
-        self.fake = self.run(self._started())
-
-    async def _started(self) -> FakeTelegram:
-        fake = FakeTelegram()
-        await fake.start()
-        return fake
-
-    def run(self, work: Coroutine[Any, Any, T]) -> T:
-        return asyncio.run_coroutine_threadsafe(work, self.loop).result(timeout=30)
-
-    def close(self) -> None:
-        self.run(self.fake.stop())
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(timeout=30)
-        self.loop.close()
-
-
-@pytest.fixture
-def telegram() -> Iterator[FakeOnItsThread]:
-    served_fake = FakeOnItsThread()
-    yield served_fake
-    served_fake.close()
-
-
-@pytest.fixture
-def settings(settings: Settings, telegram: FakeOnItsThread) -> Settings:
-    return on_telegram(settings, False, telegram.fake)
-
-
-def test_parley_serve_set_up_with_the_cli_answers_on_telegram(
-    served: Served, telegram: FakeOnItsThread, tmp_path: Path
-) -> None:
-    fake = telegram.fake
-    hire(served, tmp_path, "scribe", ECHO)
-    token = tmp_path / "telegram-token.txt"
-    token.write_text(f"{fake.token}\n")
-    ok(served, "channel", "account", "add", "telegram", "mybot", "--default-agent", "scribe",
-       "--token-file", str(token))  # fmt: skip
-    ada = str(fake.state.user("ada").id)
-    ok(served, "channel", "identity", "link", "telegram", "mybot", ada, "owner")
-    until(lambda: fake.state.calls_to("getUpdates"))
-    telegram.run(fake.user_says(fake.private, "ada", "hello"))
-    until(lambda: "echo: hello" in fake.state.texts(fake.private.id))
-    (row,) = ok_json(served, "channel", "account", "list")
-    assert (row["channel"], row["state"], row["has_token"]) == ("telegram", "connected", True)
-    assert fake.token not in ok(served, "channel", "account", "list")
+def test_a_served_parley_speaks_to_the_bot_api_its_settings_name(tmp_path: Path) -> None:
+    driver = FakeOnItsOwnLoop(FakeTelegram())
+    with driver.running() as fake:
+        (tmp_path / "parley.toml").write_text(
+            "[channels.telegram]\n"
+            f'api_base_url = "{fake.url}"\n'
+            "accounts_poll_seconds = 0.2\npoll_timeout_seconds = 1\n"
+        )
+        (tmp_path / "telegram-token.txt").write_text(f"{fake.token}\n")
+        with server(tmp_path) as served:
+            served.cli("agent", "hire", "scribe", "--node", "local")
+            served.cli(
+                "channel", "account", "add", "telegram", "mybot",
+                "--default-agent", "scribe", "--token-file", str(tmp_path / "telegram-token.txt"),
+            )  # fmt: skip
+            ada = str(fake.state.user("ada").id)
+            linked = cli(tmp_path, served.port, "channel", "identity", "link", "telegram",
+                         "mybot", ada, "owner")  # fmt: skip
+            assert linked.returncode == 0, linked.stderr
+            driver.until(lambda: bool(fake.state.calls_to("getUpdates")))
+            chat = fake.private
+            driver.do(lambda: fake.user_says(chat, "ada", "hello from afar"))
+            driver.until(lambda: any("I heard: hello from afar" in t
+                                     for t in fake.state.texts(chat.id)))  # fmt: skip
+            listed = cli(tmp_path, served.port, "channel", "account", "list")
+            (account,) = served.cli("channel", "account", "list")
+    assert (account["channel"], account["state"], account["has_token"]) == (
+        "telegram",
+        "connected",
+        True,
+    )
+    assert account["last_outbound_at"] is not None
+    assert fake.token not in listed.stdout + listed.stderr
