@@ -172,3 +172,27 @@ async def test_a_focused_thread_s_text_goes_to_its_session(
         return "for the subtask" in str(said)
 
     assert await eventually(queued_to_the_subtask)
+
+
+@pytest.mark.parametrize("spawn_threads", [False])
+async def test_a_focused_thread_gets_its_session_s_completion_only(
+    parley: Harness, fake_matrix: FakeMatrix
+) -> None:
+    turns = await go(parley, fake_matrix)
+    first, second = (turn["run"] for turn in turns)
+    root = await focused_thread(parley, fake_matrix, f"topic:{first['topic_id']}")
+    await answer_both(parley, turns)
+    assert await eventually(lambda: settled(parley, "channel_post", 1))
+    assert await eventually(lambda: settled(parley, "task_completion", 2))
+    assert completions(fake_matrix, root) == [
+        f"subtask {first['topic_id']} ({first['agent']}) done: done"
+    ]
+    assert completions(fake_matrix, None) == []  # nothing in the room itself
+    routes = {
+        (c["key"].split(":")[1], c["mode"], c["reason"])
+        for c in await deliveries_of(parley, "task_completion")
+    }
+    assert routes == {
+        (str(first["topic_id"]), "bound", "requester-thread"),
+        (str(second["topic_id"]), "fallback", "no-active-binding"),
+    }

@@ -193,3 +193,31 @@ async def test_a_deleted_thread_ends_its_binding(parley: Harness, fake_slack: Fa
         if thread == f"{GENERAL}/{gone.ts}":
             assert binding["ended_reason"] == "thread-deleted"
     await fake_slack.wait_until(lambda: len(completion_texts(fake_slack, kept.ts)) == 1)
+
+
+@pytest.mark.parametrize("spawn_threads", [False])
+async def test_a_thread_focused_by_hand_gets_its_session_s_completion_only(
+    parley: Harness, fake_slack: FakeSlack
+) -> None:
+    turns = await go(parley, fake_slack)
+    first, second = (turn["run"] for turn in turns)
+    top = await fake_slack.user_says("ada", "about the first part")
+    await fake_slack.user_says("ada", f"!focus topic:{first['topic_id']}", thread_ts=top)
+    await fake_slack.wait_until(lambda: len(fake_slack.ephemerals) == 1)
+    assert "Bound here" in fake_slack.ephemerals[0].text
+
+    await answer_both(parley, turns)
+    assert await eventually(lambda: settled(parley, "channel_post", 1))
+    assert await eventually(lambda: settled(parley, "task_completion", 2))
+    assert completion_texts(fake_slack, top) == [
+        f"subtask {first['topic_id']} ({first['agent']}) done: done"
+    ]
+    assert completion_texts(fake_slack) == []  # nothing in the channel itself
+    routes = {
+        (c["key"].split(":")[1], c["mode"], c["reason"])
+        for c in await deliveries_of(parley, "task_completion")
+    }
+    assert routes == {
+        (str(first["topic_id"]), "bound", "requester-thread"),
+        (str(second["topic_id"]), "fallback", "no-active-binding"),
+    }
