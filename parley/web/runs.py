@@ -39,11 +39,7 @@ async def runs(
 ) -> Response:
     states = state or list(OPEN_STATES)  # what is running and waiting, unless asked otherwise
     values = await read_runs(ctx, viewer.person, agent, states, before)
-    pairs = [("agent", agent)] if agent else []
-    query = urlencode(pairs + [("state", s.value) for s in states])
-    return web.pages.page(
-        request, "runs.html", viewer, query=query, states=STATES, before=before, **values
-    )
+    return web.pages.page(request, "runs.html", viewer, states=STATES, before=before, **values)
 
 
 @router.get("/runs/live")
@@ -148,4 +144,7 @@ async def read_runs(
 ) -> dict[str, Any]:
     async with ctx.store.transaction() as tx:
         found = await runs_page(tx, person, agent or None, states, before=before)
-    return {"found": found, "agent": agent, "chosen": [s.value for s in states]}
+    # The list's filters, for its "Older" link: the live part renders it too.
+    pairs = [("agent", agent)] if agent else []
+    query = urlencode(pairs + [("state", s.value) for s in states])
+    return {"found": found, "agent": agent, "chosen": [s.value for s in states], "query": query}

@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 
+from parley.reads.model import DEFAULT_LIMIT
 from tests.runs.support import get, say, script
 from tests.served import Served
 from tests.support import Harness, eventually, items
@@ -322,3 +323,20 @@ def _drawn(html: str) -> list[tuple[int, str, str]]:
     parser = _Tree()
     parser.feed(html)
     return parser.drawn
+
+
+def test_the_runs_live_part_draws_its_older_link_as_the_page_does(served: Served) -> None:
+    owner = httpx.Client(
+        base_url=served.url, headers={"Authorization": f"Bearer {served.owner_token}"}
+    )
+    owner.post("/api/v1/agents", json={"name": "worker", "node": "local", "max_sessions": 1})
+    for n in range(DEFAULT_LIMIT + 1):  # more than a page of runs
+        owner.post("/api/v1/tasks", json={"agent": "worker", "text": f"job {n}"})
+    owner.close()
+    with httpx.Client(base_url=served.url) as browser:
+        browser.post("/signin", data={"token": served.owner_token}, headers={"Origin": served.url})
+        page = browser.get("/runs?state=queued&state=running&state=finished")
+        name, part = _first_part(browser, "/runs/live?state=queued&state=running&state=finished")
+    assert name == "event: part" and 'class="more"' in part
+    older = page.text.split('<p class="more"><a href="')[1].split('"')[0]
+    assert older in part  # the same link, with the same filters
