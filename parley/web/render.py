@@ -11,8 +11,10 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
 from parley import __version__
+from parley.clock import Clock
 from parley.web.session import SignedIn
 
 NOTICE = "parley_notice"
@@ -31,12 +33,38 @@ NAV = [
 ]
 
 
-def _when(value: datetime | None) -> str:
-    return "" if value is None else value.strftime("%Y-%m-%d %H:%M:%S")
+def when(value: datetime | None, now: datetime) -> Markup:
+    """A moment as people read it: how long ago (or how soon), the full time on hover."""
+    if value is None:
+        return Markup("")
+    full = value.strftime("%Y-%m-%d %H:%M:%S")
+    return Markup('<time datetime="{}" title="{}">{}</time>').format(
+        value.isoformat(), full, _relative(value, now, full)
+    )
+
+
+def _relative(value: datetime, now: datetime, full: str) -> str:
+    seconds = (now - value).total_seconds()
+    ago, span = seconds >= 0, abs(seconds)
+    if span < MINUTE:
+        return "just now" if ago else "in a moment"
+    for size, unit in ((DAY, "day"), (HOUR, "h"), (MINUTE, "min")):
+        if span >= size:
+            count = int(span // size)
+            if unit == "day" and count > WEEK_DAYS:
+                return full[:10]  # a date is clearer than "40 days ago"
+            words = f"{count} {unit}{'s' if unit == 'day' and count > 1 else ''}"
+            return f"{words} ago" if ago else f"in {words}"
+    raise AssertionError("unreachable: a span of a minute or more has a unit")
+
+
+MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
+WEEK_DAYS = 7
 
 
 class Pages:
-    def __init__(self) -> None:
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
         self.env = Environment(
             loader=PackageLoader("parley.web", "templates"),
             autoescape=select_autoescape(["html"]),
@@ -44,7 +72,7 @@ class Pages:
             trim_blocks=True,
             lstrip_blocks=True,
         )
-        self.env.filters["when"] = _when
+        self.env.filters["when"] = lambda value: when(value, self._clock.now())
         self.env.filters["pretty_json"] = _pretty_json
         self.env.globals.update(version=__version__, nav=NAV)
 

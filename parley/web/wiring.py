@@ -36,5 +36,5 @@ def start_web(app: FastAPI, context: Context) -> Callable[[], None]:
     secret = load_or_create_web_secret(settings.data_dir)
     pulse = Pulse()
     sessions = Sessions(secret, int(settings.web_session_hours * 3600), context.clock)
-    app.state.web = Web(sessions, Pages(), pulse)
+    app.state.web = Web(sessions, Pages(context.clock), pulse)
     return context.store.subscribe(pulse.on_commit)
