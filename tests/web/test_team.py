@@ -261,3 +261,12 @@ async def test_the_nodes_page_shows_the_mesh_and_asks_a_node(parley: Harness) ->
     assert missing.status_code == 404
     exchanged = await parley.owner.get("/api/v1/nodes/local/exchanges")
     assert [m["body"] for m in items(exchanged.json())][-1] == "How full is the disk?"
+
+
+async def test_a_node_s_exchanges_read_oldest_first_as_a_chat_does(parley: Harness) -> None:
+    async with signed_in(parley) as browser:
+        for text in ("first question", "second question"):
+            assert (await browser.post("/nodes/local/ask", {"text": text})).status_code == 303
+        page = (await browser.get("/nodes/local/exchanges")).text
+    first, second = page.index("first question"), page.index("second question")
+    assert first < second < page.index('action="/nodes/local/ask"')  # the box below, as in a chat
