@@ -3,6 +3,7 @@ sees only their own conversation; a run's stream and the live part refuse what i
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -182,3 +183,30 @@ async def eventually_found(find: Callable[[], Awaitable[str | None]]) -> str | N
         return bool(found)
 
     return found[-1] if await eventually(check) else None
+
+
+async def test_a_failed_turn_s_traceback_is_shown_once_folded(
+    parley: Harness, tmp_path: Path
+) -> None:
+    failing = tmp_path / "failing.py"
+    failing.write_text(
+        "import sys\n"
+        "print('Traceback (most recent call last):', file=sys.stderr)\n"
+        "for n in range(40):\n"
+        "    print(f'  File \"deep.py\", line {n}, in level_{n}', file=sys.stderr)\n"
+        "print('RuntimeError: the widget broke', file=sys.stderr)\n"
+        "sys.exit(3)\n"
+    )
+    await parley.hire("fragile", brain=f"command:{sys.executable} {failing}")
+    async with signed_in(parley) as browser:
+        await browser.post("/chat/fragile", {"text": "try"})
+
+        async def told() -> str | None:
+            page = (await browser.get("/chat/fragile")).text
+            return page if "could not finish this turn" in page and "state-failed" in page else None
+
+        page = await eventually_found(told)
+    assert page is not None
+    assert page.count("RuntimeError: the widget broke") == 1  # once, in the notice
+    assert page.count("line 39, in level_39") == 1
+    assert '<details id="notice-' in page and "why is in its notice" in page
