@@ -38,7 +38,18 @@ async def newest_in_tree(
     refused, not read."""
     if any(topic.root_id != root.id for topic in rooted):
         raise ValueError(f"not every topic is rooted in topic {root.id}")
-    ids = [topic.id for topic in rooted]
+    return await _newest(tx, [topic.id for topic in rooted], limit)
+
+
+async def newest_in_roots(tx: Tx, roots: Sequence[Topic], limit: int) -> dict[int, Newest]:
+    """The newest ``limit`` messages and runs of each of ``roots``, by topic id: roots a page of
+    the reader's own listed (``conversations_page``), so each read already as they may."""
+    if any(topic.root_id != topic.id for topic in roots):
+        raise ValueError("not every topic is a root")
+    return await _newest(tx, [topic.id for topic in roots], limit)
+
+
+async def _newest(tx: Tx, ids: list[int], limit: int) -> dict[int, Newest]:
     messages = await tx.messages.newest_in_topics(ids, limit)
     runs = await tx.runs.newest_in_topics(ids, limit)
     return {

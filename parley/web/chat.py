@@ -22,10 +22,11 @@ from parley.errors import Invalid, NotFound
 from parley.hub.watch import WatchEvent
 from parley.people.model import Person
 from parley.reads.agents import agents_page
-from parley.reads.model import MAX_LIMIT
+from parley.reads.details import newest_in_roots
+from parley.reads.model import MAX_LIMIT, Newest
 from parley.reads.runs import readable_run, runs_page
 from parley.reads.topics import conversations_page, messages_page
-from parley.runs.model import Run
+from parley.runs.model import Run, RunState
 from parley.store import Tx
 from parley.web.live import NO_CACHE, chunk_event, event
 from parley.web.parts import live_values
@@ -62,10 +63,29 @@ async def home(
 ) -> Response:
     async with ctx.store.transaction() as tx:
         mine = await conversations_page(tx, viewer.person, limit=HOME_AGENTS, before=before)
+        newest = await newest_in_roots(tx, [view.topic for view in mine.items], 1)
         agents = await talkable(tx, HOME_AGENTS)
+    glances = {topic_id: Glance.of(found) for topic_id, found in newest.items()}
     return web.pages.page(
-        request, "home.html", viewer, conversations=mine, agents=agents, shown=HOME_AGENTS
-    )
+        request, "home.html", viewer, conversations=mine, glances=glances, agents=agents,
+        shown=HOME_AGENTS,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Glance:
+    """A conversation at a glance: what was said last, and whether a turn runs or failed."""
+
+    last: Message | None
+    running: bool
+    failed: bool
+
+    @staticmethod
+    def of(newest: Newest) -> Glance:
+        run = newest.runs.items[0] if newest.runs.items else None
+        last = newest.messages.items[0] if newest.messages.items else None
+        failed = run is not None and run.state is RunState.FAILED
+        return Glance(last, run is not None and run.is_open, failed)
 
 
 @router.get("/chat")

@@ -210,3 +210,39 @@ async def test_a_failed_turn_s_traceback_is_shown_once_folded(
     assert page.count("RuntimeError: the widget broke") == 1  # once, in the notice
     assert page.count("line 39, in level_39") == 1
     assert '<details id="notice-' in page and "why is in its notice" in page
+
+
+async def test_the_chat_list_shows_each_last_message_and_what_runs_or_failed(
+    parley: Harness, tmp_path: Path
+) -> None:
+    await hire_scripted(parley, "echo", ECHO, tmp_path)
+    await hire_scripted(parley, "slow", SLOW, tmp_path)
+    await parley.hire("broken", brain=f"command:{sys.executable} -c 'raise SystemExit(2)'")
+    async with signed_in(parley) as browser:
+        for agent in ("echo", "slow", "broken"):
+            await browser.post(f"/chat/{agent}", {"text": f"hello {agent}"})
+
+        async def settled() -> str | None:
+            page = (await browser.get("/")).text
+            rows = _glances(page)
+            done = "state-failed" in rows.get("broken", "") and "state-running" in rows.get(
+                "slow", ""
+            )
+            return page if done and "You said: hello echo" in rows.get("echo", "") else None
+
+        page = await eventually_found(settled)
+    assert page is not None
+    rows = _glances(page)
+    assert "state-running" not in rows["echo"] and "state-failed" not in rows["echo"]
+    assert "<strong>echo:</strong> You said: hello echo" in rows["echo"]  # its last message
+    assert "hello slow" in rows["slow"]  # the reply is not kept until the turn ends
+    assert "state-failed" in rows["broken"]
+
+
+def _glances(page: str) -> dict[str, str]:
+    """Each conversation's line on the home page, by agent."""
+    found = {}
+    for row in page.split('<li class="glance">')[1:]:
+        agent = row.split('href="/chat/')[1].split('"')[0]
+        found[agent] = row.split("</li>")[0]
+    return found
