@@ -67,6 +67,7 @@ def pages(filled: Filled) -> dict[str, str]:
     root_agent = filled.agent_names[filled.root_agents[root] - filled.first_agent_id]
     found = {"/": "/", "/chat/{agent}": f"/chat/{agent}"}
     found |= {"/tasks": "/tasks", "/tasks/{id}": f"/tasks/{root}", "/roots/{id}": f"/roots/{root}"}
+    found |= {"/runs/{id}": f"/runs/{filled.root_runs[root]}"}  # the run inspector
     found |= {page: page for page in LISTS[1:4]} | {"/agents/{name}": f"/agents/{root_agent}"}
     return found | {page: page for page in LISTS[4:] + FILTERED}
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, bindparam, insert, literal, or_, select, update
+from sqlalchemy import Select, bindparam, insert, literal, or_, select, union, update
 
 from parley.conversations.model import Message, NewText
 from parley.reads.model import Slice, Window
@@ -54,15 +54,17 @@ def _message(row: Any) -> Message:
 _INSERT = once(insert(messages).returning(messages.c.id))
 _ADD_TEXTS = once(insert(messages).returning(messages.c.id, sort_by_parameter_order=True))
 _INPUTS = once(_query().where(messages.c.run_id == bindparam("run_id")))
+# One id list from two indexes: as ``run_id = ? OR id IN (…)``, PostgreSQL read every message
+# (216 ms at a million, for the run inspector and ``parley run show``).
 _GIVEN = once(
     _query().where(
-        or_(
-            messages.c.run_id == bindparam("run_id"),
-            messages.c.id.in_(
+        messages.c.id.in_(
+            union(
+                select(messages.c.id).where(messages.c.run_id == bindparam("run_id")),
                 select(given_inputs.c.message_id).where(
                     given_inputs.c.run_id == bindparam("run_id")
-                )
-            ),
+                ),
+            )
         )
     )
 )

@@ -145,6 +145,13 @@ topics = Table(
         postgresql_where=text("reply_topic_id IS NOT NULL"),
     ),
     Index("ix_topics_pair", "pair_key", "id"),
+    # The subtasks one run spawned (the run inspector's "runs it set off"; migration 0030).
+    Index(
+        "ix_topics_spawned_by",
+        "spawned_by_run_id",
+        sqlite_where=text("spawned_by_run_id IS NOT NULL"),
+        postgresql_where=text("spawned_by_run_id IS NOT NULL"),
+    ),
 )
 
 # What agents set off for one origin (sends, subtasks, node questions) in its current window:
