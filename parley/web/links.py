@@ -17,9 +17,11 @@ from parley.channels.bindings import list_bindings, unbind_by_person
 from parley.channels.model import BindingStatus
 from parley.deliveries.listing import list_deliveries
 from parley.deliveries.model import DeliveryState
+from parley.durations import parse_duration
 from parley.errors import Invalid
 from parley.federation.a2a_agents import card_of, roles_of
 from parley.federation.connections import list_connections
+from parley.federation.invites import accept_invite, make_invite
 from parley.federation.lifecycle import pause, revoke, unpause
 from parley.web.render import back_to
 from parley.web.routing import Ctx, Post, Viewer, WebParts, as_page
@@ -27,6 +29,7 @@ from parley.web.routing import Ctx, Post, Viewer, WebParts, as_page
 router = APIRouter(include_in_schema=False, dependencies=[Depends(as_page)])
 PAGE = 50  # rows of each list on the channels page; older ones are a link away
 E = TypeVar("E", bound=StrEnum)
+DEFAULT_EXPIRY = "24h"  # an invite's life, as the CLI's
 CONFIRM = "understood"  # the revoke form's checkbox, required by the server, not just the browser
 
 
@@ -40,6 +43,29 @@ async def connections_page(request: Request, viewer: Viewer, ctx: Ctx, web: WebP
         if s.connection.card
     }
     return web.pages.page(request, "connections.html", viewer, connections=found, roles=roles)
+
+
+@router.post("/connections/invite")
+async def invite_peer(request: Request, posted: Post, ctx: Ctx, web: WebParts) -> Response:
+    """The code on this answer only (the page is ``no-store``): only its hash is kept."""
+    name = posted.form.required("name", "name")
+    expires = parse_duration(posted.form.get("expires").strip() or DEFAULT_EXPIRY, "expires")
+    async with ctx.store.transaction() as tx:
+        made = await make_invite(
+            tx, ctx.clock, posted.viewer.person, name, expires, ctx.settings.base_url
+        )
+    return web.pages.page(request, "connection_invite.html", posted.viewer, 201, made=made)
+
+
+@router.post("/connections/accept")
+async def accept_peer(posted: Post, ctx: Ctx) -> Response:
+    code = posted.form.required("code", "invite code")
+    name = posted.form.required("name", "name")
+    status = await accept_invite(
+        ctx.store, ctx.clock, ctx.runtime.peers, ctx.settings.base_url, posted.viewer.person,
+        code.strip(), name,
+    )  # fmt: skip
+    return back_to("/connections", f"Connected to {status.connection.name}.")
 
 
 @router.post("/connections/{name}/pause")

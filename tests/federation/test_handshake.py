@@ -7,14 +7,17 @@ import asyncio
 import base64
 import hashlib
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 from sqlalchemy import select
 
 from parley.store import Store
 from parley.store.tables import connections, invites
-from tests.federation.peers import connect, installations, invite
+from tests.federation.peers import Installation, connect, installations, invite
 from tests.support import ManualClock
 
 
@@ -128,3 +131,62 @@ def test_only_owners_manage_connections(tmp_path: Path, store_urls: list[str]) -
         refused = one.cli("connection", "invite", "--name", "two", token=token)
         assert refused.exit_code == 5, refused.output
         assert one.cli("connection", "list", token=token).exit_code == 5
+
+
+def _json(at: Installation, *args: str) -> Any:
+    return json.loads(at.ok(*args, "--json"))
+
+
+@contextmanager
+def _page(at: Installation, token: str | None = None) -> Iterator[httpx.Client]:
+    """A browser signed in to ``at``'s page (as its owner by default)."""
+    with httpx.Client(base_url=at.url, timeout=30) as browser:
+        signed = browser.post(
+            "/signin", data={"token": token or at.served.owner_token}, headers={"Origin": at.url}
+        )
+        assert signed.status_code == 303, signed.text
+        yield browser
+
+
+def _form_token(page: str) -> str:
+    return page.split('name="form_token" value="')[1].split('"')[0]
+
+
+def test_owners_connect_two_installations_on_their_pages(
+    tmp_path: Path, store_urls: list[str]
+) -> None:
+    with installations(tmp_path, store_urls, ["one", "two"]) as (one, two):
+        with _page(one) as first, _page(two) as second:
+            token = _form_token(first.get("/connections").text)
+            made = first.post("/connections/invite", data={"name": "two", "expires": "2h",
+                                                           "form_token": token})  # fmt: skip
+            assert made.status_code == 201 and made.headers["cache-control"] == "no-store"
+            code = made.text.split('id="invite-code" class="token" value="')[1].split('"')[0]
+            assert code.startswith("parley-invite:")
+            token = _form_token(second.get("/connections").text)
+            accepted = second.post(
+                "/connections/accept", data={"code": code, "name": "one", "form_token": token}
+            )
+            assert accepted.status_code == 303, accepted.text
+            again = second.post(
+                "/connections/accept", data={"code": code, "name": "uno", "form_token": token}
+            )
+            shown = second.get("/connections").text
+        assert again.status_code in (400, 403, 404, 409) and "uno" not in shown  # once only
+        assert 'id="connection-one"' in shown
+        assert [c["name"] for c in _json(one, "connection", "list")["items"]] == ["two"]
+        assert code not in one.ok("connection", "list")  # only its hash was kept
+
+
+def test_a_member_has_no_connect_forms_and_posting_them_is_refused(
+    tmp_path: Path, store_urls: list[str]
+) -> None:
+    with installations(tmp_path, store_urls[:1], ["one"]) as (one,):
+        mia = _json(one, "person", "add", "mia", "--member")["token"]
+        with _page(one, mia) as browser:
+            page = browser.get("/connections")
+            token = _form_token(page.text)
+            refused = browser.post("/connections/invite", data={"name": "x", "form_token": token})
+        assert page.status_code == 403 and 'action="/connections/invite"' not in page.text
+        assert refused.status_code == 403
+        assert _json(one, "connection", "list")["items"] == []
