@@ -20,7 +20,7 @@ from parley.deliveries.model import DeliveryState
 from parley.durations import parse_duration
 from parley.errors import Invalid
 from parley.federation.a2a_agents import card_of, roles_of
-from parley.federation.connections import list_connections
+from parley.federation.connections import expose, list_connections
 from parley.federation.invites import accept_invite, make_invite
 from parley.federation.lifecycle import pause, revoke, unpause
 from parley.web.render import back_to
@@ -66,6 +66,16 @@ async def accept_peer(posted: Post, ctx: Ctx) -> Response:
         code.strip(), name,
     )  # fmt: skip
     return back_to("/connections", f"Connected to {status.connection.name}.")
+
+
+@router.post("/connections/{name}/expose")
+async def expose_to_peer(name: str, posted: Post, ctx: Ctx) -> Response:
+    """Exactly the agents named (the same rule as ``parley connection expose``)."""
+    agents = [a.strip() for a in posted.form.get("agents").split(",") if a.strip()]
+    async with ctx.store.transaction() as tx:
+        status = await expose(tx, posted.viewer.person, name, agents)
+    shown = ", ".join(status.exposed) or "no agent"
+    return back_to("/connections", f"{name} may address {shown}.")
 
 
 @router.post("/connections/{name}/pause")

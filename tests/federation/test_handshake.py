@@ -177,6 +177,17 @@ def test_owners_connect_two_installations_on_their_pages(
         assert [c["name"] for c in _json(one, "connection", "list")["items"]] == ["two"]
         assert code not in one.ok("connection", "list")  # only its hash was kept
 
+        one.ok("agent", "hire", "scribe", "--node", "one")
+        with _page(one) as first:
+            token = _form_token(first.get("/connections").text)
+            chosen = [
+                first.post("/connections/two/expose", data={"agents": agents, "form_token": token})
+                for agents in ("scribe", "nobody-here")
+            ]
+            listed = _json(one, "connection", "list")["items"][0]
+        assert [answer.status_code for answer in chosen] == [303, 404]
+        assert listed["exposed"] == ["scribe"]  # the refused choice changed nothing
+
 
 def test_a_member_has_no_connect_forms_and_posting_them_is_refused(
     tmp_path: Path, store_urls: list[str]
