@@ -95,7 +95,9 @@ async def stop(run_id: Id, posted: Post, ctx: Ctx) -> Response:
         run = await readable_run(tx, person, run_id)
         stopped = await stop_one_run(tx, ctx.clock.now(), run, f"stopped by {person.name}")
     said = f"Stopped run {run_id}." if stopped else f"Run {run_id} had already ended."
-    return back_to("/runs", said)
+    # From the run's own page, back to it; from a list, back to the list.
+    back = f"/runs/{run_id}" if posted.form.get("from") == "run" else "/runs"
+    return back_to(back, said)
 
 
 @router.get("/turns")

@@ -81,8 +81,9 @@ async def test_an_open_run_streams_and_can_be_stopped_there(
         assert f'data-stream="/runs/{run_id}/stream"' in page
         assert f'data-live="/runs/{run_id}/live"' in page
         assert f'action="/runs/{run_id}/stop"' in page
-        stopped = await browser.post(f"/runs/{run_id}/stop")
+        stopped = await browser.post(f"/runs/{run_id}/stop", {"from": "run"})
         assert stopped.status_code == 303
+        assert stopped.headers["location"] == f"/runs/{run_id}"  # back to the run's own page
 
         async def kept() -> bool:
             shown = (await browser.get(f"/runs/{run_id}")).text
