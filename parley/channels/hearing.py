@@ -7,16 +7,19 @@ went through touched, which is what its idle timeout counts from)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from parley.channels.bindings import SessionBindingService
 from parley.channels.inbound import receive_from_user, refusal_key
 from parley.channels.model import ConversationRef, SessionBindingRecord
 from parley.channels.outbound import ChannelPlace, ChannelPost
 from parley.clock import Clock
-from parley.errors import ParleyError
+from parley.errors import NotFound, ParleyError
 from parley.store import Store
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 THREAD_DELETED = "thread-deleted"  # why a binding ended when its thread was found gone
 
@@ -53,6 +56,27 @@ async def thread_gone(store: Store, clock: Clock, ref: ConversationRef, reason: 
         if held is not None:
             await bindings.unbind(reason, binding_id=held.binding_id)
             log.info("binding %s ended: %s", held.binding_id, reason)
+
+
+async def posting(
+    store: Store,
+    clock: Clock,
+    ref: ConversationRef,
+    send: Callable[[SessionBindingRecord | None], Awaitable[T]],
+    gone: tuple[type[ParleyError], ...] = (NotFound,),
+) -> T:
+    """One post of an adapter, around the service's own call: ``send`` is given the active
+    binding that holds ``ref`` (None: none); a place the service says is ``gone`` ends that
+    binding (and the failure stands); a post made is the account's activity and the binding's."""
+    binding = await live_binding_at(store, ref)
+    try:
+        sent = await send(binding)
+    except gone:
+        if binding is not None:
+            await unbind_gone(store, clock, binding)
+        raise
+    await record_outbound(store, clock, ref, None if binding is None else binding.binding_id)
+    return sent
 
 
 async def live_binding_at(store: Store, ref: ConversationRef) -> SessionBindingRecord | None:

@@ -13,10 +13,10 @@ import discord
 from parley.channels.discord.failures import speaking_to_discord
 from parley.channels.discord.manager import DiscordAccountManager
 from parley.channels.discord.refs import conversation, nonce, snowflake
-from parley.channels.hearing import live_binding_at, record_outbound, unbind_gone
-from parley.channels.model import ConversationRef
+from parley.channels.hearing import posting, record_outbound
+from parley.channels.model import ConversationRef, SessionBindingRecord
 from parley.clock import Clock
-from parley.errors import Invalid, NotFound
+from parley.errors import Invalid
 
 MAX_MESSAGE = 2000  # characters of one Discord message
 MAX_THREAD_NAME = 100
@@ -30,22 +30,14 @@ class DiscordAdapter:
     async def post(
         self, ref: ConversationRef, text: str, persona: str | None, idempotency_key: str
     ) -> str:
-        binding = await live_binding_at(self._manager.store, ref)
-        try:
+        async def send(binding: SessionBindingRecord | None) -> int:
             async with speaking_to_discord():
                 client = await self._manager.connected()
                 if persona is not None and binding is not None and ref.parent_conversation_id:
-                    sent = await self._as_persona(client, ref, text, persona)
-                else:
-                    sent = await _plain(client, snowflake(ref.conversation_id), text,
-                                        idempotency_key)  # fmt: skip
-        except NotFound:
-            if binding is not None:
-                await unbind_gone(self._manager.store, self._clock, binding)
-            raise
-        await record_outbound(self._manager.store, self._clock, ref,
-                              None if binding is None else binding.binding_id)  # fmt: skip
-        return str(sent)
+                    return await self._as_persona(client, ref, text, persona)
+                return await _plain(client, snowflake(ref.conversation_id), text, idempotency_key)
+
+        return str(await posting(self._manager.store, self._clock, ref, send))
 
     async def create_thread(
         self, parent: ConversationRef, name: str, idempotency_key: str

@@ -17,12 +17,12 @@ binding it went through; a room the bot was removed from, or a thread Matrix no 
 
 from __future__ import annotations
 
-from parley.channels.hearing import live_binding_at, record_outbound, unbind_gone
+from parley.channels.hearing import posting, record_outbound
 from parley.channels.matrix.account import MatrixAccount
 from parley.channels.matrix.failures import speaking_to_matrix
 from parley.channels.matrix.refs import place, thread
 from parley.channels.matrix.sending import content, send, send_text
-from parley.channels.model import ConversationRef
+from parley.channels.model import ConversationRef, SessionBindingRecord
 from parley.errors import Forbidden, Invalid, NotFound
 
 MAX_THREAD_NAME = 200
@@ -37,18 +37,14 @@ class MatrixAdapter:
     ) -> str:
         room_id, root = place(ref)
         account = self._account
-        binding = await live_binding_at(account.store, ref)
-        client = await account.client()
-        try:
+        client = await account.client()  # no token is no verdict on the place: outside ``gone``
+
+        async def send(_: SessionBindingRecord | None) -> str:
             async with speaking_to_matrix(account.rate_limited):
-                sent = await send_text(client, room_id, root, text, idempotency_key, persona)
-        except (Forbidden, NotFound):
-            if binding is not None:
-                await unbind_gone(account.store, account.clock, binding)
-            raise
-        await record_outbound(account.store, account.clock, ref,
-                              None if binding is None else binding.binding_id)  # fmt: skip
-        return sent
+                return await send_text(client, room_id, root, text, idempotency_key, persona)
+
+        # A room the bot was removed from answers 403: gone, like a missing one.
+        return await posting(account.store, account.clock, ref, send, (Forbidden, NotFound))
 
     async def create_thread(
         self, parent: ConversationRef, name: str, idempotency_key: str

@@ -14,14 +14,14 @@ import logging
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from parley.channels.hearing import live_binding_at, record_outbound, unbind_gone
-from parley.channels.model import ConversationRef
+from parley.channels.hearing import posting, record_outbound
+from parley.channels.model import ConversationRef, SessionBindingRecord
 from parley.channels.slack import once
 from parley.channels.slack.failures import error_code
 from parley.channels.slack.manager import SlackAccountManager
 from parley.channels.slack.refs import conversation, place
 from parley.clock import Clock
-from parley.errors import Invalid, NotFound
+from parley.errors import Invalid
 
 log = logging.getLogger(__name__)
 
@@ -39,16 +39,11 @@ class SlackAdapter:
         self, ref: ConversationRef, text: str, persona: str | None, idempotency_key: str
     ) -> str:
         channel, thread_ts = place(ref)
-        binding = await live_binding_at(self._manager.store, ref)
-        try:
-            ts = await self._post_once(channel, thread_ts, text, persona, idempotency_key)
-        except NotFound:
-            if binding is not None:
-                await unbind_gone(self._manager.store, self._clock, binding)
-            raise
-        await record_outbound(self._manager.store, self._clock, ref,
-                              None if binding is None else binding.binding_id)  # fmt: skip
-        return ts
+
+        async def send(_: SessionBindingRecord | None) -> str:
+            return await self._post_once(channel, thread_ts, text, persona, idempotency_key)
+
+        return await posting(self._manager.store, self._clock, ref, send)
 
     async def create_thread(
         self, parent: ConversationRef, name: str, idempotency_key: str

@@ -25,13 +25,13 @@ from contextlib import asynccontextmanager
 from telegram import Bot
 
 from parley.channels.connected import AccountPhase
-from parley.channels.hearing import live_binding_at, record_outbound, unbind_gone
-from parley.channels.model import ConversationRef
+from parley.channels.hearing import posting, record_outbound
+from parley.channels.model import ConversationRef, SessionBindingRecord
 from parley.channels.telegram.failures import speaking_to_telegram
 from parley.channels.telegram.manager import TelegramAccountManager
 from parley.channels.telegram.refs import TELEGRAM, Place, conversation, place
 from parley.clock import Clock
-from parley.errors import Invalid, NotFound, ParleyError, Unauthorized, Unavailable
+from parley.errors import Invalid, ParleyError, Unauthorized, Unavailable
 
 MAX_MESSAGE = 4096  # UTF-16 code units of one Telegram message
 MAX_TOPIC_NAME = 128
@@ -45,18 +45,12 @@ class TelegramAdapter:
         self, ref: ConversationRef, text: str, persona: str | None, idempotency_key: str
     ) -> str:
         where = place(ref)
-        binding = await live_binding_at(self._manager.store, ref)
-        try:
+
+        async def send(_: SessionBindingRecord | None) -> int:
             async with self._speaking():
-                sent = await self._send(await self._manager.bot(), where, text, idempotency_key)
-        except NotFound:
-            if binding is not None:
-                await unbind_gone(self._manager.store, self._clock, binding)
-            raise
-        await record_outbound(
-            self._manager.store, self._clock, ref, None if binding is None else binding.binding_id
-        )
-        return str(sent)
+                return await self._send(await self._manager.bot(), where, text, idempotency_key)
+
+        return str(await posting(self._manager.store, self._clock, ref, send))
 
     async def create_thread(
         self, parent: ConversationRef, name: str, idempotency_key: str
