@@ -1,5 +1,6 @@
 """Staffing as the edges ask for it (the API and the page alike): hiring with its brain checked
-where it will run and its workspace asked for, cloning, warning, retiring by draining or at once.
+where it will run and its workspace asked for, changing its settings (a new brain checked there
+too), cloning, warning, retiring by draining or at once.
 Each verb checks that its caller is an owner, so that no edge can forget to."""
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from parley.agents.changes import AgentChange, change_agent
 from parley.agents.hiring import HireOrder, hire
 from parley.agents.lifecycle import begin_draining, force_retire, refuse_node_session, retire
 from parley.agents.lookup import agent_by_name
@@ -76,6 +78,33 @@ async def hire_agent(
         else:
             notices = key_notices_for(agent.brain, ctx.settings, allow_missing_key)
     return Hired(await provisioned(ctx, agent), notices)
+
+
+async def change_settings(
+    ctx: Parts, by: Person, name: str, change: AgentChange, allow_missing_key: bool = False
+) -> Hired:
+    """Change what ``change`` gives of an agent's settings (owners); a new brain is checked on
+    the agent's node, and a refusal there changes nothing."""
+    require_owner(by, "change agents")
+    remote = None
+    if change.brain is not None:
+        async with ctx.store.transaction() as tx:
+            node = (await agent_by_name(tx, name)).node_name
+        remote = await checked_on_node(ctx, node, change.brain, allow_missing_key)
+    async with ctx.store.transaction() as tx:
+        changed = await change_agent(
+            tx,
+            ctx.clock,
+            name,
+            change,
+            by,
+            remote is not None,
+            ctx.settings.node_sessions_may_run,
+        )
+        notices = remote or []
+        if change.brain is not None and remote is None:  # a refusal undoes the change
+            notices = key_notices_for(changed.brain, ctx.settings, allow_missing_key)
+    return Hired(changed, notices)
 
 
 async def clone_agent(

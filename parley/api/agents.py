@@ -5,11 +5,11 @@ from __future__ import annotations
 from fastapi import APIRouter, Query
 
 from parley.agents import staffing
-from parley.agents.changes import AgentChange, change_agent
+from parley.agents.changes import AgentChange
 from parley.agents.hiring import HireOrder, reassign
 from parley.agents.lifecycle import refuse_node_session
 from parley.agents.lookup import agent_by_name
-from parley.agents.memory import remember
+from parley.agents.memory import forget, remember
 from parley.agents.model import Lifecycle
 from parley.agents.tools import check_tools
 from parley.agents.variables import EnvChange
@@ -63,37 +63,19 @@ async def hire_agent(body: HireIn, caller: Caller, ctx: Ctx) -> AgentOut:
 @router.patch("/agents/{name}")
 async def set_agent(name: str, body: AgentPatch, caller: Caller, ctx: Ctx) -> AgentOut:
     """Change what is given of an agent's settings; what is left out stays as it is."""
-    require_owner(caller, "change agents")
     env = EnvChange(values=body.env, from_server=body.env_from_server, unset=body.unset_env)
     change = AgentChange(
         env=env,
         engram=body.engram,
         brain=body.brain,
         max_sessions=body.max_sessions,
-        tools=None if body.tools is None else check_tools(body.tools),
+        tools=None if body.tools is None else tuple(body.tools),  # checked after the owner
         mcp_servers=tuple(server.server() for server in body.mcp),
         ask=None if body.ask is None else tuple(body.ask),
         unset_mcp=tuple(body.unset_mcp),
     )
-    remote = None
-    if body.brain is not None:
-        async with ctx.store.transaction() as tx:
-            node = (await agent_by_name(tx, name)).node_name
-        remote = await staffing.checked_on_node(ctx, node, body.brain, body.allow_missing_key)
-    async with ctx.store.transaction() as tx:
-        changed = await change_agent(
-            tx,
-            ctx.clock,
-            name,
-            change,
-            caller,
-            remote is not None,
-            ctx.settings.node_sessions_may_run,
-        )
-        notices = remote or []
-        if body.brain is not None and remote is None:  # a refusal undoes the change
-            notices = staffing.key_notices_for(changed.brain, ctx.settings, body.allow_missing_key)
-    return AgentOut.of(changed).model_copy(update={"notices": notices})
+    changed = await staffing.change_settings(ctx, caller, name, change, body.allow_missing_key)
+    return AgentOut.of(changed.agent).model_copy(update={"notices": changed.notices})
 
 
 @router.get("/agents/{name}/changes")
@@ -187,6 +169,14 @@ async def add_memory(name: str, body: NoteIn, caller: Caller, ctx: Ctx) -> Memor
     """Add a note to an agent's memory; answers with it."""
     async with ctx.store.transaction() as tx:
         return MemoryOut.of(await remember(tx, ctx.clock, name, body.note, caller))
+
+
+@router.delete("/agents/{name}/memory/{note_id}", status_code=204)
+async def remove_memory(name: str, note_id: int, caller: Caller, ctx: Ctx) -> None:
+    """Remove a note from an agent's memory (owners, or the person who wrote it); the removal is
+    recorded with its changes, the note's text with it."""
+    async with ctx.store.transaction() as tx:
+        await forget(tx, ctx.clock, name, note_id, caller)
 
 
 @router.get("/agents/{name}/memory")

@@ -345,6 +345,17 @@ def remember(
         show(written, as_json, lambda _: console.print(f"{name} will remember it", markup=False))
 
 
+@app.command("forget")
+def forget(
+    ctx: typer.Context, name: str, note_id: int = typer.Argument(..., help="its id")
+) -> None:
+    """Remove a note from an agent's memory (owners, or the person who wrote it); the ids are in
+    `parley agent memory`."""
+    with reporting_errors():
+        client(ctx).delete(f"/agents/{name}/memory/{note_id}")
+        console.print(f"{name} no longer remembers note {note_id}", markup=False)
+
+
 @app.command("memory")
 def memory(
     ctx: typer.Context,
@@ -357,5 +368,5 @@ def memory(
     of topic it was working in). Every member reads it."""
     with reporting_errors():
         page = client(ctx).get(f"/agents/{name}/memory", limit=limit, before=before)
-        columns = ["written_at", "origin", "note"]
+        columns = ["id", "written_at", "origin", "note"]
         show_page(page, as_json, lambda rows: table(rows, columns, "nothing remembered yet"))

@@ -39,7 +39,8 @@ async def node_by_name(tx: Tx, name: str) -> Node:
 def check_engram(engram: str) -> str:
     if len(engram) > MAX_ENGRAM:
         raise Invalid(
-            f"an engram holds at most {MAX_ENGRAM} characters, this one has {len(engram)}"
+            f"an engram holds at most {MAX_ENGRAM} characters, this one has {len(engram)}",
+            field="engram",
         )
     return engram
 

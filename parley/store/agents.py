@@ -405,6 +405,14 @@ class AgentsRepo:
         query = _MEMORY_OF.where(agent_memory.c.id == written.scalar_one())
         return _note((await self._c.execute(query)).one())
 
+    async def memory_note(self, agent_id: int, note_id: int) -> MemoryNote | None:
+        query = _MEMORY_OF.where(agent_memory.c.agent_id == agent_id, agent_memory.c.id == note_id)
+        row = (await self._c.execute(query)).one_or_none()
+        return None if row is None else _note(row)
+
+    async def remove_memory(self, note_id: int) -> None:
+        await self._c.execute(delete(agent_memory).where(agent_memory.c.id == note_id))
+
     async def memory(self, agent_id: int) -> list[MemoryNote]:
         """All of an agent's memory, oldest first: what its brain is given."""
         rows = await self._c.execute(_MEMORY, {"agent_id": agent_id})

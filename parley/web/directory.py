@@ -67,7 +67,14 @@ async def node_exchanges(
         node = await node_by_name(tx, name)
         found = await exchanges_page(tx, viewer.person, node.name, before=before)
     return web.pages.page(
-        request, "nodes.html", viewer, rows=[], page=found, exchanges=found, node=node.name
+        request,
+        "nodes.html",
+        viewer,
+        rows=[],
+        page=found,
+        exchanges=found,
+        node=node.name,
+        engram=node.engram,
     )
 
 

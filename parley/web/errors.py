@@ -13,8 +13,11 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.exceptions import HTTPException
 
 from parley.api.errors import describe_validation, status_of
-from parley.errors import Invalid, ParleyError
-from parley.web.routing import SignInFirst, sign_in_path, web_of
+from parley.errors import Conflict, Invalid, ParleyError
+from parley.web.failed import FailedForm
+from parley.web.forms import Form
+from parley.web.render import back_to
+from parley.web.routing import SignInFirst, same_origin_path, sign_in_path, web_of
 
 TITLES = {400: "Not understood", 401: "Sign in first", 403: "Not allowed", 404: "Not found",
           409: "Not now", 413: "Too large", 429: "Too many tries",
@@ -39,6 +42,24 @@ def error_page(request: Request, status: int, message: str) -> Response:
     )
 
 
+def back_to_the_form(request: Request, exc: Exception) -> Response | None:
+    """A form the library refused as a mistake (invalid, or not now) goes back to the page it
+    was filled in on, kept: what was typed put back, the message beside its field. None when
+    there is no such page to go back to (a script's post names none): the error page then."""
+    form = getattr(request.state, "form", None)
+    viewer = getattr(request.state, "viewer", None)
+    if not isinstance(exc, Invalid | Conflict) or not isinstance(form, Form) or viewer is None:
+        return None
+    page = same_origin_path(request, request.headers.get("referer"))
+    if page is None:
+        return None
+    field = exc.fields.get("field")
+    failed = FailedForm(request.url.path, exc.message, field if isinstance(field, str) else None,
+                        form.fields)  # fmt: skip
+    web_of(request).pages.failed.keep(viewer.form_token, failed)
+    return back_to(page)
+
+
 def install_page_errors(app: FastAPI) -> None:
     """Wrap the API's handlers: a page's request gets a page, any other the API's answer."""
     handlers = app.exception_handlers
@@ -50,7 +71,7 @@ def install_page_errors(app: FastAPI) -> None:
             if not is_page(request):
                 answered = api(request, exc)
                 return await answered if inspect.isawaitable(answered) else answered
-            return error_page(request, *message(exc))
+            return back_to_the_form(request, exc) or error_page(request, *message(exc))
 
         app.add_exception_handler(kind, handle)
 

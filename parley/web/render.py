@@ -15,6 +15,7 @@ from markupsafe import Markup
 
 from parley import __version__
 from parley.clock import Clock
+from parley.web.failed import HELPERS, FailedForms
 from parley.web.session import SignedIn
 
 NOTICE = "parley_notice"
@@ -74,7 +75,8 @@ class Pages:
         )
         self.env.filters["when"] = lambda value: when(value, self._clock.now())
         self.env.filters["pretty_json"] = _pretty_json
-        self.env.globals.update(version=__version__, nav=NAV)
+        self.env.globals.update(version=__version__, nav=NAV, **HELPERS)
+        self.failed = FailedForms(clock)
 
     def html(self, name: str, **values: Any) -> str:
         return self.env.get_template(name).render(**values)
@@ -93,6 +95,7 @@ class Pages:
             viewer=viewer,
             path=request.url.path,
             notice=notice,
+            failed=self.failed.take(viewer.form_token) if viewer else None,
             **values,
         )
         response = HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})

@@ -74,10 +74,21 @@ def check_same_origin(request: Request) -> None:
         raise Forbidden("a form posted from another site is refused")
 
 
+def same_origin_path(request: Request, url: str | None) -> str | None:
+    """``url``'s path and query when it is a page of this site, else None."""
+    if not url:
+        return None
+    parts = urlsplit(url)
+    if f"{parts.scheme}://{parts.netloc}" != f"{request.url.scheme}://{request.url.netloc}":
+        return None
+    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
 async def posted(request: Request, signed_in: Annotated[SignedIn, Depends(viewer)]) -> Posted:
     check_same_origin(request)
     form = await read_form(request)
     web_of(request).sessions.check_form_token(signed_in, form.get("form_token") or None)
+    request.state.form = form  # a refusal puts it back on its page (web/errors.py)
     return Posted(signed_in, form)
 
 

@@ -1,5 +1,6 @@
 """The agents pages: the staff by name with what each is doing, one agent with its memory,
-warnings and changes, and the owners' verbs (hire, retire, warn, clone). Each verb is the
+warnings and changes, and the owners' verbs (hire, retire, warn, clone; its settings are
+edited in ``web/editing``). Each verb is the
 library's (``agents.staffing``) that the API calls too, owner check included."""
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from parley.agents import staffing
 from parley.agents.hiring import MAX_SESSIONS_LIMIT, HireOrder
 from parley.agents.lookup import agent_by_name
 from parley.agents.memory import remember
-from parley.agents.model import Agent, Lifecycle
+from parley.agents.model import Agent, Lifecycle, Modality
 from parley.agents.tools import DEFAULT_ASK, DEFAULT_TOOLS, check_tools
+from parley.brains.spec import BRAIN_KINDS, parse_brain_spec
 from parley.durations import format_duration
 from parley.errors import Invalid
 from parley.people.accounts import require_owner
@@ -107,6 +109,11 @@ async def agent_page(
         warnings=warnings.items,
         changes=changes.items,
         may_staff=viewer.person.is_owner and _staffable(agent),
+        may_edit=viewer.person.is_owner and agent.lifecycle is not Lifecycle.RETIRED,
+        brain=None if agent.modality is Modality.HUMAN else parse_brain_spec(agent.brain),
+        brain_kinds=BRAIN_KINDS,
+        max_sessions=MAX_SESSIONS_LIMIT,
+        workspace_tools=WORKSPACE_TOOLS,
         lifetime=_lifetime(agent),
     )
 

@@ -10,7 +10,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from parley.context import Context
-from parley.web import a2a, chat, directory, links, roots, runs, signin, team, work
+from parley.web import a2a, chat, directory, editing, links, roots, runs, signin, team, work
 from parley.web.errors import install_page_errors
 from parley.web.headers import SecurityHeaders
 from parley.web.live import Pulse
@@ -26,7 +26,7 @@ def install_web(app: FastAPI) -> None:
     install_page_errors(app)
     app.add_middleware(SecurityHeaders)  # outermost: on every answer, the guards' own too
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    for module in (signin, chat, work, roots, runs, team, directory, links, a2a):
+    for module in (signin, chat, work, roots, runs, team, editing, directory, links, a2a):
         app.include_router(module.router)
 
 

@@ -30,6 +30,9 @@ READABLE = {
     "channel": "web",
     "account_id": "home",
     "user_id": "u-1",
+    "variable": "A",
+    "server": "s",
+    "note_id": "1",  # an agent's memory is every member's to read
 }
 MISSING_ID = "987654"
 MISSING = {

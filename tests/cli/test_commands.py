@@ -72,6 +72,15 @@ def test_agent_lifecycle_through_the_cli(served: Served) -> None:
     memory = ok_json(served, "agent", "memory", "scribe")["items"]
     assert [(m["note"], m["origin"]) for m in memory] == [("prefers bullet points", "person owner")]
     assert "person owner" in served.run("agent", "memory", "scribe").stdout
+    ok_json(served, "agent", "remember", "scribe", "a note to take back")
+    taken_back = ok_json(served, "agent", "memory", "scribe")["items"][0]
+    forgot = served.run("agent", "forget", "scribe", str(taken_back["id"]))
+    assert forgot.exit_code == 0 and f"no longer remembers note {taken_back['id']}" in forgot.stdout
+    again = served.run("agent", "forget", "scribe", str(taken_back["id"]))
+    assert again.exit_code == 3 and "has no memory note" in again.output
+    assert [m["note"] for m in ok_json(served, "agent", "memory", "scribe")["items"]] == [
+        "prefers bullet points"
+    ]
     warned = ok_json(served, "agent", "warn", "scribe", "--reason", "late")
     assert (warned["warnings"], warned["dismissed"]) == (1, False)
     assert [w["reason"] for w in ok_json(served, "agent", "warnings", "scribe")["items"]] == [

@@ -29,16 +29,21 @@ class Browser:
         return response
 
     async def post(
-        self, path: str, fields: dict[str, str] | list[tuple[str, str]] | None = None
+        self,
+        path: str,
+        fields: dict[str, str] | list[tuple[str, str]] | None = None,
+        page: str | None = None,
     ) -> httpx.Response:
-        """A form posted from the page: with the form token, from the same origin."""
+        """A form posted from the page: with the form token, from the same origin; ``page``,
+        the page it was filled in on, is named as a browser names it (Referer)."""
         pairs = list(fields.items()) if isinstance(fields, dict) else list(fields or [])
         if not self.form_token:
             await self.get("/")
         fields_by_name: dict[str, list[str]] = {}
         for name, value in [("form_token", self.form_token), *pairs]:
             fields_by_name.setdefault(name, []).append(value)  # a name given twice: both sent
-        return await self.http.post(path, data=fields_by_name, headers={"Origin": ORIGIN})
+        headers = {"Origin": ORIGIN} | ({"Referer": ORIGIN + page} if page else {})
+        return await self.http.post(path, data=fields_by_name, headers=headers)
 
 
 @asynccontextmanager

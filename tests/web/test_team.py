@@ -68,7 +68,7 @@ async def test_the_hire_form_offers_the_tools_read_only_ticked_and_hires_with_th
         page = await browser.get("/agents/scribe")
     assert (await parley.agent("scribe"))["tools"] == ["read", "run"]
     assert "<dt>Tools</dt><dd>read, run</dd>" in page.text
-    assert "MCP servers" not in page.text
+    assert "<dt>MCP servers</dt>" not in page.text
     assert (await parley.agent("mute"))["tools"] == []
     assert refused.status_code == 400 and "there is no tool" in refused.text
     assert "rogue" not in await _names(parley)

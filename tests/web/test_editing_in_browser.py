@@ -1,0 +1,43 @@
+"""Editing an agent in a real browser (htmx on): a refused change comes back with the message
+beside the brain's field and the engram as it was typed; corrected, it is saved and recorded."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Page, expect
+
+from tests.served import Served
+from tests.web.browser import chromium, page, sign_in, site
+from tests.web.test_work_in_browser import api
+
+__all__ = ["chromium", "page", "site"]  # fixtures
+
+TYPED = "You keep the minutes.\nIn bullet points, always."
+
+
+def test_a_refused_change_keeps_what_was_typed_and_the_corrected_one_is_saved(
+    page: Page, site: Served
+) -> None:
+    with api(site) as owner:
+        assert owner.post("/agents", json={"name": "scribe", "node": "local"}).status_code == 201
+    sign_in(page, site)
+    page.goto(site.url + "/agents/scribe")
+    page.get_by_label("Engram (its system prompt)").fill(TYPED)
+    page.get_by_label("Kind").select_option("openai")
+    page.get_by_label("Its file, model or command line").fill("")
+    page.get_by_role("button", name="Save the settings").click()
+    beside = page.locator("#error-brain")
+    expect(beside).to_contain_text("needs a model name")
+    expect(page.get_by_label("Engram (its system prompt)")).to_have_value(TYPED)
+    expect(page.get_by_label("Kind")).to_have_value("openai")
+    described = page.get_by_label("Its file, model or command line").get_attribute(
+        "aria-describedby"
+    )
+    assert described is not None and "error-brain" in described.split()
+    page.get_by_label("Its file, model or command line").fill("gpt-4o-mini")
+    page.get_by_label("Accept a model brain whose API key is missing").check()
+    page.get_by_role("button", name="Save the settings").click()
+    expect(page.locator(".notice")).to_contain_text("Saved")
+    with api(site) as owner:
+        agent = owner.get("/agents/scribe").json()
+    assert (agent["engram"], agent["brain"]) == (TYPED, "openai:gpt-4o-mini")
+    expect(page.locator("#error-brain")).to_have_count(0)
