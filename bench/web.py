@@ -35,8 +35,9 @@ TARGET_MS = 50.0
 ORIGIN = "http://parley"
 OLDER = re.compile(r'<a href="([^"]*[?&](?:amp;)?before=[^"]*)"[^>]*>Older</a>')
 TITLE = re.compile(r"<title>([^<]*)</title>")
-LISTS = ["/tasks", "/runs", "/turns", "/agents", "/nodes", "/people", "/connections", "/channels"]
-FILTERED = ["/tasks?status=open", "/agents?lifecycle=active"]
+LISTS = ["/tasks", "/runs", "/turns", "/agents", "/nodes", "/people", "/connections", "/channels",
+         "/a2a-access"]  # fmt: skip
+FILTERED = ["/tasks?status=open", "/agents?lifecycle=active", "/runs?state=finished"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,7 @@ def pages(filled: Filled) -> dict[str, str]:
     found |= {"/tasks": "/tasks", "/tasks/{id}": f"/tasks/{root}", "/roots/{id}": f"/roots/{root}"}
     found |= {"/runs/{id}": f"/runs/{filled.root_runs[root]}"}  # the run inspector
     found |= {page: page for page in LISTS[1:4]} | {"/agents/{name}": f"/agents/{root_agent}"}
+    found |= {"/nodes/{name}/exchanges": "/nodes/local/exchanges"}  # the node, its engram form
     return found | {page: page for page in LISTS[4:] + FILTERED}
 
 

@@ -41,3 +41,26 @@ def test_a_refused_change_keeps_what_was_typed_and_the_corrected_one_is_saved(
         agent = owner.get("/agents/scribe").json()
     assert (agent["engram"], agent["brain"]) == (TYPED, "openai:gpt-4o-mini")
     expect(page.locator("#error-brain")).to_have_count(0)
+
+
+def test_a_member_finds_no_settings_form_and_a_post_made_by_hand_is_refused(
+    page: Page, site: Served
+) -> None:
+    with api(site) as owner:
+        assert owner.post("/agents", json={"name": "scribe", "node": "local"}).status_code == 201
+        token = owner.post("/people", json={"name": "mia"}).json()["token"]
+    sign_in(page, site, token)
+    page.goto(site.url + "/agents/scribe")
+    expect(page.get_by_role("heading", name="scribe")).to_be_visible()
+    expect(page.get_by_role("button", name="Save the settings")).to_have_count(0)
+    expect(page.get_by_label("Engram (its system prompt)")).to_have_count(0)
+    form_token = page.locator("input[name=form_token]").first.get_attribute("value")
+    assert form_token
+    forged = page.request.post(
+        site.url + "/agents/scribe/settings",
+        form={"form_token": form_token, "engram": "mine", "brain_kind": "offline"},
+        headers={"Origin": site.url, "Referer": site.url + "/agents/scribe"},
+    )
+    assert forged.status == 403 and "only an owner may change agents" in forged.text()
+    with api(site) as owner:
+        assert owner.get("/agents/scribe").json()["engram"] == ""
