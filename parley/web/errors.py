@@ -13,7 +13,7 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.exceptions import HTTPException
 
 from parley.api.errors import describe_validation, status_of
-from parley.errors import Conflict, Invalid, ParleyError
+from parley.errors import Conflict, Invalid, NotFound, ParleyError, Unavailable
 from parley.web.failed import FailedForm
 from parley.web.forms import Form
 from parley.web.render import back_to
@@ -43,12 +43,15 @@ def error_page(request: Request, status: int, message: str) -> Response:
 
 
 def back_to_the_form(request: Request, exc: Exception) -> Response | None:
-    """A form the library refused as a mistake (invalid, or not now) goes back to the page it
-    was filled in on, kept: what was typed put back, the message beside its field. None when
-    there is no such page to go back to (a script's post names none): the error page then."""
+    """A form the library refused as a mistake (invalid, naming nothing, not now, or a part
+    down) goes back to the page it was filled in on, kept: what was typed put back, the message
+    beside its field. None when there is no such page to go back to (a script's post names
+    none): the error page then."""
     form = getattr(request.state, "form", None)
     viewer = getattr(request.state, "viewer", None)
-    if not isinstance(exc, Invalid | Conflict) or not isinstance(form, Form) or viewer is None:
+    if not isinstance(exc, ParleyError) or not isinstance(form, Form) or viewer is None:
+        return None
+    if not _a_mistake(exc, form):
         return None
     page = same_origin_path(request, request.headers.get("referer"))
     if page is None:
@@ -58,6 +61,14 @@ def back_to_the_form(request: Request, exc: Exception) -> Response | None:
                         form.fields)  # fmt: skip
     web_of(request).pages.failed.keep(viewer.form_token, failed)
     return back_to(page)
+
+
+def _a_mistake(exc: ParleyError, form: Form) -> bool:
+    """What the form's sender can put right or try again: not a refusal of who they are (those
+    keep a page of their own), nor a route's address that names nothing."""
+    if isinstance(exc, NotFound):  # a field of the form naming nothing; a route's stays a 404
+        return exc.fields.get("field") in form.fields
+    return isinstance(exc, Invalid | Conflict | Unavailable)
 
 
 def install_page_errors(app: FastAPI) -> None:
