@@ -11,6 +11,15 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page
 
+import parley
+from parley.agents.model import Lifecycle
+from parley.channels.connected import AccountPhase
+from parley.channels.model import BindingStatus
+from parley.conversations.model import TaskStatus
+from parley.deliveries.model import DeliveryState
+from parley.federation.model import ConnectionState
+from parley.mesh.model import NodeStatus
+from parley.runs.model import RunState
 from tests.served import Served
 from tests.web.browser import chromium, sign_in, site
 from tests.web.pages import member_token, paths, with_data
@@ -83,3 +92,27 @@ def test_the_check_reads_a_violation(chromium: Browser) -> None:
     page.close()
     assert any(line.startswith("test: link-name [serious] at a") for line in lines), lines
     assert any("color-contrast [serious]" in line for line in lines), lines
+
+
+STYLESHEET = Path(parley.__file__).parent / "web" / "static" / "parley.css"
+KINDS = [RunState, TaskStatus, Lifecycle, NodeStatus, ConnectionState, BindingStatus,
+         DeliveryState, AccountPhase]  # fmt: skip
+# Every value of the enums a page shows with the `state` macro; and the tree's "closed".
+STATES = {"closed"} | {state.value for kind in KINDS for state in kind}
+
+
+def test_every_state_is_a_badge_that_reads_in_both_schemes(chromium: Browser) -> None:
+    """Each state the `state` macro can be given has its own rule in the stylesheet (a ground and
+    a text), and axe finds each badge's contrast enough, light and dark."""
+    css = STYLESHEET.read_text()
+    assert [s for s in sorted(STATES) if f".state-{s}" not in css] == []
+    badges = "".join(f'<li><span class="state state-{s}">{s}</span></li>' for s in sorted(STATES))
+    page = chromium.new_page()
+    page.set_content(f'<html lang="en"><title>badges</title><main><ul>{badges}</ul></main></html>')
+    page.add_style_tag(path=str(STYLESHEET))
+    problems = []
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        problems += readable(scheme, violations(page))
+    page.close()
+    assert problems == [], "\n".join(problems)
