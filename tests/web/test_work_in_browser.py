@@ -75,7 +75,7 @@ def test_a_task_finishes_on_the_page_and_its_tree_shows_who_asked_whom(
     nested = top.locator("ul li.conversation")
     expect(nested.locator(".sender")).to_have_text("helper")
     expect(nested.locator(".recipient")).to_have_text("clerk")
-    for summary in page.locator("details > summary").all():
+    for summary in page.locator("main details > summary").all():
         summary.click()
     expect(nested.locator(".messages")).to_contain_text("the answer to find please look into")
     shot(page, "web-tree.png", tmp_path)
