@@ -9,10 +9,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, ViewportSize
+from playwright.sync_api import Browser, Page, ViewportSize, expect
 
 from tests.served import Served
-from tests.web.browser import chromium, sign_in, site
+from tests.web.browser import chromium, shot, sign_in, site
 from tests.web.pages import member_token, paths, with_data
 
 __all__ = ["chromium", "site"]  # fixtures
@@ -46,6 +46,9 @@ def test_no_page_is_wider_than_a_phone(
         found = _too_wide(phone, site.url + path)
         if found is not None:
             wide[path] = found
+        if path.startswith("/chat/") and person == "owner":
+            expect(phone.get_by_role("link", name="Agents")).to_have_count(0)  # in the menu
+            shot(phone, "web-phone.png", tmp_path, full_page=False)
     assert wide == {}
 
 
