@@ -37,7 +37,7 @@ __all__ = [
 ADMIN_URL = os.environ.get("PARLEY_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 # What the test run itself chooses: its PostgreSQL, and the store's path (PARLEY_DIRECT_DRIVER=0:
 # SQLAlchemy alone, how `./dev test` runs tests/store a second time).
-KEPT_VARIABLES = ("PARLEY_TEST_POSTGRES_URL", "PARLEY_DIRECT_DRIVER")
+KEPT_VARIABLES = ("PARLEY_TEST_POSTGRES_URL", "PARLEY_DIRECT_DRIVER", "PARLEY_WRITE_SHOTS")
 # Children before parents, from the declared tables (test_migrations checks that the migrations
 # create exactly these): deleting in this order breaks no foreign key.
 EMPTY_TABLES = "".join(f"DELETE FROM {table.name};" for table in reversed(metadata.sorted_tables))

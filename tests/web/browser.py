@@ -31,11 +31,12 @@ FLAGS = [
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
-def shot(page: Page, name: str, elsewhere: Path) -> None:
+def shot(page: Page, name: str, elsewhere: Path, full_page: bool = True) -> None:
     """The README's pictures, taken as the tests reach them: written over ``docs/`` when
-    PARLEY_WRITE_SHOTS=1 (so that a test run leaves the tree clean), else beside the test."""
+    PARLEY_WRITE_SHOTS=1 (so that a test run leaves the tree clean), else beside the test.
+    ``full_page=False``: the screen only (a phone's, where the whole page would be tall)."""
     folder = DOCS if os.environ.get("PARLEY_WRITE_SHOTS") == "1" else elsewhere
-    page.screenshot(path=str(folder / name), full_page=True)
+    page.screenshot(path=str(folder / name), full_page=full_page)
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ async def test_an_owner_exposes_lets_a_client_in_hides_and_removes(parley: Harne
     await parley.hire("scribe")
     async with signed_in(parley) as browser:
         page = await browser.get("/a2a-access")
-        assert page.status_code == 200 and "No agent is exposed over A2A." in page.text
+        assert page.status_code == 200 and "No agent is exposed over A2A yet." in page.text
         exposed = await browser.post("/a2a-access/expose", {"agent": "scribe"})
         assert exposed.status_code == 303
         page = await browser.get("/a2a-access")
@@ -39,7 +39,7 @@ async def test_an_owner_exposes_lets_a_client_in_hides_and_removes(parley: Harne
         hidden = await browser.post("/a2a-access/agents/scribe/hide")
         assert hidden.status_code == 303
         page = await browser.get("/a2a-access")
-        assert "No agent is exposed over A2A." in page.text and "removed" in page.text
+        assert "No agent is exposed over A2A yet." in page.text and "removed" in page.text
     async with parley.context.store.transaction() as tx:
         assert await tx.a2a.client_by_token_hash(hash_token(token.group(1))) is None
         assert await tx.a2a.exposed() == []

@@ -3,6 +3,7 @@ a member who sees neither an owner's conversation nor the owner's buttons."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import httpx
@@ -148,3 +149,24 @@ def test_the_chat_is_usable_with_the_keyboard_alone(
     expect(page.get_by_role("button", name="Send")).to_be_focused()
     page.keyboard.press("Enter")
     expect(page.locator(".messages")).to_contain_text("You said: typed, not clicked")
+
+
+def test_a_reply_on_the_open_chat_is_announced_once(
+    page: Page, site: Served, tmp_path: Path
+) -> None:
+    """The chat's live part is redrawn whole, so it is no live region (a screen reader would read
+    the whole chat at each change); the page's status region says what is new in it: the agent's
+    reply, not the person's own text."""
+    rules = tmp_path / "echo.yaml"
+    rules.write_text(SLOW)
+    hire_scripted(site, "echo", rules)
+    sign_in(page, site)
+    page.goto(site.url + "/chat/echo")
+    expect(page.locator("#chat")).not_to_have_attribute("aria-live", re.compile(".*"))
+    announce = page.get_by_role("status")
+    expect(announce).to_have_text("")
+    with api(site) as owner:
+        owner.post("/conversations/echo/messages", json={"text": "from the command line"})
+    expect(announce).to_contain_text("echo")
+    expect(announce).to_contain_text("You said: from the command line")
+    assert not announce.inner_text().startswith("owner")

@@ -9,28 +9,15 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, ViewportSize
+from playwright.sync_api import Browser, Page, ViewportSize, expect
 
 from tests.served import Served
-from tests.web.browser import chromium, sign_in, site
-from tests.web.test_in_browser import api
+from tests.web.browser import chromium, shot, sign_in, site
+from tests.web.pages import member_token, paths, with_data
 
 __all__ = ["chromium", "site"]  # fixtures
 
 PHONE: ViewportSize = {"width": 390, "height": 844}
-LONG = "a-very-long-unbroken-word-" * 8  # what a URL or a path in a message looks like
-BOSS = (
-    "rules: [{when: {text: '^part of'}, do: [{complete: 'done " + LONG + "'}]},"
-    " {when: {text: '^subtask'}, do: []}]\n"
-    "otherwise: [{spawn: {agent: helper-with-a-long-name, text: 'part of {text}'}},"
-    " {reply: 'on it " + LONG + "'}]\n"
-)
-PAGES = [
-    "/", "/chat/boss-with-a-long-name", "/tasks", "/tasks/{task}", "/roots/{task}", "/runs",
-    "/runs?state=finished", "/runs/{run}", "/turns", "/agents", "/agents/boss-with-a-long-name",
-    "/nodes", "/nodes/local/exchanges", "/people", "/connections", "/channels", "/a2a-access",
-]  # fmt: skip
-OWNERS_ONLY = {"/connections", "/channels", "/a2a-access", "/people"}
 
 
 @pytest.fixture
@@ -38,23 +25,6 @@ def phone(chromium: Browser) -> Page:
     context = chromium.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
     context.set_default_timeout(15_000)
     return context.new_page()
-
-
-def _with_data(site: Served, tmp_path: Path) -> dict[str, int]:
-    rules = tmp_path / "boss.yaml"
-    rules.write_text(BOSS)
-    with api(site) as owner:
-        for name in ("boss-with-a-long-name", "helper-with-a-long-name"):
-            hired = owner.post("/agents", json={"name": name, "node": "local",
-                                                "brain": f"scripted:{rules}"})  # fmt: skip
-            assert hired.status_code == 201, hired.text
-        task = owner.post("/tasks", json={"agent": "boss-with-a-long-name",
-                                          "text": f"the job {LONG}"}).json()  # fmt: skip
-        owner.post("/conversations/boss-with-a-long-name/messages", json={"text": LONG})
-        owner.put("/channels/web/accounts/home", json={"default_agent": "boss-with-a-long-name"})
-        owner.put("/channels/discord/accounts/" + "guild" * 8, json={"default_agent": None})
-        runs = owner.get("/runs", params={"topic": task["id"]}).json()["items"]
-    return {"task": task["id"], "run": runs[-1]["id"]}
 
 
 def _too_wide(page: Page, url: str) -> int | None:
@@ -69,19 +39,16 @@ def _too_wide(page: Page, url: str) -> int | None:
 def test_no_page_is_wider_than_a_phone(
     phone: Page, site: Served, tmp_path: Path, person: str
 ) -> None:
-    ids = _with_data(site, tmp_path)
-    token = None
-    if person == "member":
-        with api(site) as owner:
-            token = owner.post("/people", json={"name": "mia"}).json()["token"]
-    sign_in(phone, site, token)
+    ids = with_data(site, tmp_path)
+    sign_in(phone, site, member_token(site) if person == "member" else None)
     wide = {}
-    for path in PAGES:
-        if person == "member" and path in OWNERS_ONLY:
-            continue
-        found = _too_wide(phone, site.url + path.format(**ids))
+    for path in paths(ids, person):
+        found = _too_wide(phone, site.url + path)
         if found is not None:
             wide[path] = found
+        if path.startswith("/chat/") and person == "owner":
+            expect(phone.get_by_role("link", name="Agents")).to_have_count(0)  # in the menu
+            shot(phone, "web-phone.png", tmp_path, full_page=False)
     assert wide == {}
 
 

@@ -1,5 +1,6 @@
 """Work and links in a real browser: a task given on the page finishes while the page watches,
-its tree shows who asked whom; a connection between two installations is paused and unpaused."""
+its tree shows who asked whom; a run's page leads to the run it set off and back; a connection
+between two installations is paused and unpaused."""
 
 from __future__ import annotations
 
@@ -75,10 +76,44 @@ def test_a_task_finishes_on_the_page_and_its_tree_shows_who_asked_whom(
     nested = top.locator("ul li.conversation")
     expect(nested.locator(".sender")).to_have_text("helper")
     expect(nested.locator(".recipient")).to_have_text("clerk")
-    for summary in page.locator("details > summary").all():
+    for summary in page.locator("main details > summary").all():
         summary.click()
     expect(nested.locator(".messages")).to_contain_text("the answer to find please look into")
     shot(page, "web-tree.png", tmp_path)
+
+
+SPAWNER = {
+    "planner": "otherwise:\n"
+    "  - spawn: {agent: checker, text: 'check the figures for {text}'}\n"
+    "  - reply: 'Asked checker to check the figures.'\n",
+    "checker": "otherwise:\n  - complete: 'The figures add up: 4 rows, 1,240 in all.'\n",
+}
+
+
+def test_a_runs_page_leads_to_the_run_it_set_off_and_back(
+    page: Page, site: Served, tmp_path: Path
+) -> None:
+    with api(site) as owner:
+        for name, rules in SPAWNER.items():
+            (tmp_path / f"{name}.yaml").write_text(rules)
+            brain = f"scripted:{tmp_path / name}.yaml"
+            hired = owner.post("/agents", json={"name": name, "node": "local", "brain": brain})
+            assert hired.status_code == 201, hired.text
+        task = owner.post("/tasks", json={"agent": "planner", "text": "the May invoices"}).json()
+        run = owner.get("/runs", params={"topic": task["id"]}).json()["items"][-1]["id"]
+    sign_in(page, site)
+    page.goto(site.url + f"/runs/{run}")
+    facts = page.locator("dl.facts")
+    expect(facts.locator(".state")).to_have_text("finished")
+    expect(page.locator("main")).to_contain_text("Asked checker to check the figures.")
+    set_off = page.locator("section", has=page.get_by_role("heading", name="Runs it set off"))
+    expect(set_off.locator(".state")).to_have_text("finished")
+    shot(page, "web-run.png", tmp_path)
+    set_off.get_by_role("link", name=re.compile(r"^run \d+$")).click()
+    expect(page.locator("h1")).not_to_have_text(f"Run {run}")
+    expect(page.locator("main")).to_contain_text("check the figures for the May invoices")
+    page.locator("dl.facts").get_by_role("link", name=f"run {run}").click()
+    expect(page.locator("h1")).to_have_text(f"Run {run}")
 
 
 def test_a_connection_is_paused_and_unpaused_from_the_page(

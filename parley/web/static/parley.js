@@ -24,9 +24,28 @@
 
   function stream(element) {
     follow(element, element.dataset.stream, {
-      chunk: (data) => { element.textContent += JSON.parse(data); },
+      // A text node a chunk: a live region around it reads the new words, not all again.
+      chunk: (data) => { element.append(JSON.parse(data)); },
       end: (_, source) => { source.close(); },
     });
+  }
+
+  // A live part is redrawn whole, so it is not a live region itself (a screen reader would read
+  // all of it at each change). What the reader should hear is marked data-announce="KEY": an
+  // element whose key was not in the part before is said once, through the page's #announce.
+  function keys(element) {
+    return new Set([...element.querySelectorAll("[data-announce]")].map((e) => e.dataset.announce));
+  }
+
+  function announce(element, before) {
+    const said = [...element.querySelectorAll("[data-announce]")]
+      .filter((e) => !before.has(e.dataset.announce))
+      .map((e) => e.textContent.replace(/\s+/g, " ").trim());
+    const region = document.getElementById("announce");
+    if (!region || said.length === 0) return;
+    region.textContent = "";
+    // Emptied first, then filled on the next frame: the same words twice are said twice.
+    requestAnimationFrame(() => { region.textContent = said.join(". "); });
   }
 
   function live(element) {
@@ -36,7 +55,9 @@
         const keep = focused && element.contains(focused) ? focused.id : null;
         // What the reader opened stays open across updates (by id).
         const opened = [...element.querySelectorAll("details[open][id]")].map((d) => d.id);
+        const before = keys(element);
         element.innerHTML = html;
+        announce(element, before);
         for (const id of opened) {
           const again = document.getElementById(id);
           if (again) again.open = true;
