@@ -3,10 +3,11 @@ beside the brain's field and the engram as it was typed; corrected, it is saved 
 
 from __future__ import annotations
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from tests.served import Served
 from tests.web.browser import chromium, page, sign_in, site
+from tests.web.test_axe_in_browser import readable, violations
 from tests.web.test_work_in_browser import api
 
 __all__ = ["chromium", "page", "site"]  # fixtures
@@ -15,8 +16,11 @@ TYPED = "You keep the minutes.\nIn bullet points, always."
 
 
 def test_a_refused_change_keeps_what_was_typed_and_the_corrected_one_is_saved(
-    page: Page, site: Served
+    chromium: Browser, site: Served
 ) -> None:
+    # The page's policy allows only its own scripts; axe is put in by the test.
+    page = chromium.new_context(bypass_csp=True).new_page()
+    page.set_default_timeout(15_000)
     with api(site) as owner:
         assert owner.post("/agents", json={"name": "scribe", "node": "local"}).status_code == 201
     sign_in(page, site)
@@ -33,6 +37,7 @@ def test_a_refused_change_keeps_what_was_typed_and_the_corrected_one_is_saved(
         "aria-describedby"
     )
     assert described is not None and "error-brain" in described.split()
+    assert readable("the refused form", violations(page)) == []
     page.get_by_label("Its file, model or command line").fill("gpt-4o-mini")
     page.get_by_label("Accept a model brain whose API key is missing").check()
     page.get_by_role("button", name="Save the settings").click()
