@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
@@ -15,6 +16,7 @@ from a2a.types.a2a_pb2 import (
     CancelTaskRequest,
     GetTaskRequest,
     ListTasksRequest,
+    StreamResponse,
     SubscribeToTaskRequest,
     Task,
     TaskState,
@@ -132,18 +134,18 @@ async def test_subscribing_to_a_running_task_streams_it_to_its_end(a2a_home: A2A
         a2a_home.client("slow", token, streaming=True) as streaming,
     ):
         task = await _sent(client, request("go", return_immediately=True))
-
-        async def followed() -> list[str]:
-            return [
-                e.WhichOneof("payload")
-                async for e in streaming.subscribe(SubscribeToTaskRequest(id=task.id))
-            ]
-
-        following = asyncio.create_task(followed())
         assert await eventually(lambda: _exists(_workspace(a2a_home, "slow") / "pid"), within=30)
+        events = aiter(streaming.subscribe(SubscribeToTaskRequest(id=task.id)))
+        # Cancelled only once the subscription has answered (its first event, the task as it
+        # is), so that it follows a running task and not one already over.
+        first = await asyncio.wait_for(anext(events), 30)
         await client.cancel_task(CancelTaskRequest(id=task.id))
-        kinds = await asyncio.wait_for(following, 30)
-    assert kinds[0] == "task" and kinds[-1] == "status_update"
+        rest = await asyncio.wait_for(_kinds(events), 30)
+    assert first.WhichOneof("payload") == "task" and rest and rest[-1] == "status_update"
+
+
+async def _kinds(events: AsyncIterator[StreamResponse]) -> list[str]:
+    return [str(event.WhichOneof("payload")) async for event in events]
 
 
 async def _sent(client: object, sent: object) -> Task:
