@@ -16,7 +16,7 @@ from parley.conversations.model import Topic, TopicKind
 from parley.errors import Conflict, Invalid
 from parley.runs.queueing import check_text, queue_text
 from parley.store import Tx
-from parley.store.a2a import TaskRow
+from parley.store.a2a_tasks import TaskRow
 
 MAX_CONTEXT = 200  # the column's
 
