@@ -1,7 +1,7 @@
 """One A2A call answered from Parley's store: who calls (a client), which agent (an exposed
-one), and each method's work — a text queued in its context, a task found (another client's is
-not found alike), read, listed, cancelled (Parley's stop), followed as it goes, and its push
-configs."""
+one), and each method's work — a text queued in its context (a task of its own, or one that
+continues an open task it names), a task found (another client's is not found alike), read,
+listed, cancelled (Parley's stop), followed as it goes, and its push configs."""
 
 from __future__ import annotations
 
@@ -79,30 +79,41 @@ class Call:
         return task
 
     async def _queued(self, params: SendMessageRequest) -> TaskRow:
+        """The task the message is: a new one, or the earlier one its ``taskId`` names."""
         message = params.message
         text = _text_of(message)
-        context = message.context_id or None
-        if message.task_id:
-            earlier = await self.find(message.task_id)
-            if message.context_id and message.context_id != earlier.context:
-                raise InvalidParamsError(
-                    message=f"task {message.task_id} is in context {earlier.context}, not"
-                    f" {message.context_id}"
-                )
-            now = await self._now(earlier)
-            if now.asking is not None:
-                async with self._transaction() as tx:
-                    await answer(tx, self.ctx.clock, self.client, now.asking, text)
-                return earlier
-            if now.state in TERMINAL:
-                raise UnsupportedOperationError(
-                    message=f"task {message.task_id} is over: send without a taskId (the same"
-                    " contextId goes on with the conversation)"
-                )
-            context = earlier.context
+        if not message.task_id:
+            async with self._transaction() as tx:
+                context = message.context_id or None
+                done = await send(tx, self.ctx.clock, self.client, self.agent, context, text)
+            return done.task
+        earlier = await self.find(message.task_id)
+        if message.context_id and message.context_id != earlier.context:
+            raise InvalidParamsError(
+                message=f"task {message.task_id} is in context {earlier.context}, not"
+                f" {message.context_id}"
+            )
         async with self._transaction() as tx:
-            done = await send(tx, self.ctx.clock, self.client, self.agent, context, text)
-        return done.task
+            await self._continued(tx, earlier, text)
+        return earlier
+
+    async def _continued(self, tx: Tx, task: TaskRow, text: str) -> None:
+        """``text`` for an open task: its answer, if its turn asks; else a text that continues
+        it, queued as any text in its context and linked to it. Read under its context's lock,
+        which a turn's end and a stop take first too: a task seen open here has not ended
+        before the text joins it (on SQLite, the write transaction holds the store alone)."""
+        await tx.topics.lock_root_of(task.topic_id)
+        now = await now_of(tx, task)
+        if now.asking is not None:
+            await answer(tx, self.ctx.clock, self.client, now.asking, text)
+            return
+        if now.state in TERMINAL:
+            raise UnsupportedOperationError(
+                message=f"task {task_id(task)} is over: send without a taskId (the same"
+                " contextId goes on with the conversation)"
+            )
+        sent = await send(tx, self.ctx.clock, self.client, self.agent, task.context, text)
+        await tx.a2a.link_text(sent.task.message_id, task.message_id)
 
     async def find(self, given: str) -> TaskRow:
         """The client's task ``given``; another client's, or none, is not found alike."""
