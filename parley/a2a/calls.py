@@ -187,17 +187,19 @@ class Call:
         ``ended``), where a stream or a blocking send ends, as a2a-sdk's do. When a run of it
         ends and it goes on in another (a text that continues it, or its text moved on when its
         turn was interrupted), a WORKING status says so and that run is followed."""
-        run_id = task.run_id
+        run_id, later = task.run_id, False  # later: past the first run followed
         while run_id is not None:
             async with self._following(run_id) as follow:
                 now = await self._now(task)
-                if over_is_error and now.state in TERMINAL:
-                    raise UnsupportedOperationError(
-                        message=f"task {task_id(task)} is over: read it with GetTask"
-                    )
-                if first:
-                    yield as_task(now)
-                    first = False
+                if not later:
+                    if over_is_error and now.state in TERMINAL:
+                        raise UnsupportedOperationError(
+                            message=f"task {task_id(task)} is over: read it with GetTask"
+                        )
+                    if first:
+                        yield as_task(now)
+                elif now.asking is not None:  # its next run asks already
+                    yield final(now)
                 if now.asking is None:
                     async with aclosing(self._run_events(task, follow)) as events:
                         async for event in events:
@@ -209,7 +211,7 @@ class Call:
             after = await self._now(task)
             if after.run is not None and after.run.id != run_id and after.state not in TERMINAL:
                 yield going_on(task)
-                run_id = after.run.id
+                run_id, later = after.run.id, True
                 continue
             self.ended = after
             yield final(after)
