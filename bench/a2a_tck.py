@@ -43,18 +43,19 @@ WORKING. The plugin then makes a send with no configuration ask for ``returnImme
 the agent's turns take 1.5 s (the TCK's own agent's take 1.2 s), so that those tests test what
 they were written for. Sends that name their configuration are left as they are.
 
-What still fails with ``--immediate`` (146 passed, 9 failed at 410ba92), and why it stays so:
+What still fails with ``--immediate`` (150 passed, 5 failed at 410ba92: JSON-RPC 81 and 3,
+HTTP+JSON 69 and 2), and why it stays so:
 
-- ListTasks' ``pageSize`` (``test_list_tasks_empty_when_none_exist``, ``test_last_page_detection``,
-  ``test_default_page_size``): the TCK wants the number of tasks returned (0 for none). Parley
-  answers the size asked for (50 unasked), as the spec's own examples do (§6.5: one task
-  returned, ``"totalSize": 5``, ``"pageSize": 10`` for a request of 10; one task,
-  ``"pageSize": 20`` for 20) and as a2a-sdk's task stores do (the TCK's own SUT included).
-- A message naming a still-working task's ``taskId`` (``test_message_send_continue_task``,
-  ``test_task_history_length``): the TCK wants the same task back, its history grown. In Parley
-  such a text is a task of its own in the same context (the README's A2A section); the spec
-  makes continuing one a MAY (§3.4.3; §3.3.3: "Agents MAY accept additional messages for tasks
-  in non-terminal states").
+- ListTasks' ``pageSize`` (``test_list_tasks_empty_when_none_exist`` and
+  ``test_last_page_detection`` on both transports, ``test_default_page_size`` on JSON-RPC):
+  the TCK wants the number of tasks returned (0 for none). Parley answers the size asked for
+  (50 unasked), as the spec's own examples do (§6.5: one task returned, ``"totalSize": 5``,
+  ``"pageSize": 10`` for a request of 10; one task, ``"pageSize": 20`` for 20) and as
+  a2a-sdk's task stores do (the TCK's own SUT included).
+
+A message naming a still-working task's ``taskId`` (``test_message_send_continue_task``,
+``test_task_history_length``) passes since Parley continues that task (A2A 1.0 §3.3.3, §3.4.3;
+the README's A2A section): the same task comes back, its history grown.
 
 Not part of the test suite: it needs the TCK checkout and its venv, and takes a few minutes
 (the TCK's ListTasks tests wait 5 s for each task they make to be WORKING).

@@ -1,13 +1,12 @@
 """One A2A call answered from Parley's store: who calls (a client), which agent (an exposed
-one), and each method's work — a text queued in its context, a task found (another client's is
-not found alike), read, listed, cancelled (Parley's stop), followed as it goes, and its push
-configs."""
+one), and each method's work — a text queued in its context (a task of its own, or one that
+continues an open task it names), a task found (another client's is not found alike), read,
+listed, cancelled (Parley's stop), followed as it goes, and its push configs."""
 
 from __future__ import annotations
 
-import json
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from contextlib import aclosing, asynccontextmanager, contextmanager
 from datetime import UTC
 from typing import Any
@@ -19,11 +18,8 @@ from a2a.types.a2a_pb2 import (
     Message,
     SendMessageRequest,
     Task,
-    TaskArtifactUpdateEvent,
     TaskPushNotificationConfig,
     TaskState,
-    TaskStatus,
-    TaskStatusUpdateEvent,
 )
 from a2a.utils.errors import (
     ContentTypeNotSupportedError,
@@ -41,22 +37,18 @@ from parley.a2a.pushes import check_push_url
 from parley.a2a.tasks import (
     RUN_STATES_OF,
     TERMINAL,
-    agent_message,
+    Now,
     as_task,
-    asking_of,
     now_of,
-    reply_artifact,
-    state_of,
     task_id,
 )
-from parley.approvals.model import Approval
+from parley.a2a.updates import final, going_on, working, written
 from parley.context import Context
 from parley.conversations.lifetime import stop_root
 from parley.errors import Invalid, ParleyError, Unavailable
 from parley.hub.following import Following, following
-from parley.runs.model import Run, RunState
 from parley.store import Tx
-from parley.store.a2a import TaskRow
+from parley.store.a2a_tasks import TaskRow
 
 DEFAULT_PAGE = 50
 MAX_PAGE = 100
@@ -69,8 +61,9 @@ class Call:
 
     def __init__(self, ctx: Context, client: A2AClient, agent: Exposed) -> None:
         self.ctx, self.client, self.agent = ctx, client, agent
-        # The task, its run and what it asks (if it waits for input), as events ended
-        self.ended: tuple[TaskRow, Run, Approval | None] | None = None
+        # The task as events ended (its end, or its wait for input)
+        self.ended: Now | None = None
+        self._asked: Now | None = None  # the task asking, as a run's events ended
 
     async def sent(self, params: SendMessageRequest) -> TaskRow:
         """The client's text queued; with a push config in the request, that config set (its
@@ -86,30 +79,41 @@ class Call:
         return task
 
     async def _queued(self, params: SendMessageRequest) -> TaskRow:
+        """The task the message is: a new one, or the earlier one its ``taskId`` names."""
         message = params.message
         text = _text_of(message)
-        context = message.context_id or None
-        if message.task_id:
-            earlier = await self.find(message.task_id)
-            if message.context_id and message.context_id != earlier.context:
-                raise InvalidParamsError(
-                    message=f"task {message.task_id} is in context {earlier.context}, not"
-                    f" {message.context_id}"
-                )
-            run, asking = await self._now(earlier)
-            if asking is not None:
-                async with self._transaction() as tx:
-                    await answer(tx, self.ctx.clock, self.client, asking, text)
-                return earlier
-            if state_of(run) in TERMINAL:
-                raise UnsupportedOperationError(
-                    message=f"task {message.task_id} is over: send without a taskId (the same"
-                    " contextId goes on with the conversation)"
-                )
-            context = earlier.context
+        if not message.task_id:
+            async with self._transaction() as tx:
+                context = message.context_id or None
+                done = await send(tx, self.ctx.clock, self.client, self.agent, context, text)
+            return done.task
+        earlier = await self.find(message.task_id)
+        if message.context_id and message.context_id != earlier.context:
+            raise InvalidParamsError(
+                message=f"task {message.task_id} is in context {earlier.context}, not"
+                f" {message.context_id}"
+            )
         async with self._transaction() as tx:
-            done = await send(tx, self.ctx.clock, self.client, self.agent, context, text)
-        return done.task
+            await self._continued(tx, earlier, text)
+        return earlier
+
+    async def _continued(self, tx: Tx, task: TaskRow, text: str) -> None:
+        """``text`` for an open task: its answer, if its turn asks; else a text that continues
+        it, queued as any text in its context and linked to it. Read under its context's lock,
+        which a turn's end and a stop take first too: a task seen open here has not ended
+        before the text joins it (on SQLite, the write transaction holds the store alone)."""
+        await tx.topics.lock_root_of(task.topic_id)
+        now = await now_of(tx, task)
+        if now.asking is not None:
+            await answer(tx, self.ctx.clock, self.client, now.asking, text)
+            return
+        if now.state in TERMINAL:
+            raise UnsupportedOperationError(
+                message=f"task {task_id(task)} is over: send without a taskId (the same"
+                " contextId goes on with the conversation)"
+            )
+        sent = await send(tx, self.ctx.clock, self.client, self.agent, task.context, text)
+        await tx.a2a.link_text(sent.task.message_id, task.message_id)
 
     async def find(self, given: str) -> TaskRow:
         """The client's task ``given``; another client's, or none, is not found alike."""
@@ -125,9 +129,7 @@ class Call:
         return found
 
     async def task(self, task: TaskRow, history_length: int | None = None) -> Task:
-        fresh = await self.find(task_id(task))
-        run, asking = await self._now(fresh)
-        return as_task(fresh, run, history_length, asking)
+        return as_task(await self._now(await self.find(task_id(task))), history_length)
 
     async def listed(self, params: ListTasksRequest) -> ListTasksResponse:
         """A page of the client's tasks with the agent, last updated first, filtered as asked."""
@@ -163,11 +165,11 @@ class Call:
 
     async def cancel(self, task: TaskRow) -> Task:
         """Parley's stop of the context's turn and everything under it (its subtasks, its agent
-        conversations, the text waiting behind it)."""
-        run, _ = await self._now(task)
-        if state_of(run) in TERMINAL:
+        conversations, the text waiting behind it: a task's every open run)."""
+        state = (await self._now(task)).state
+        if state in TERMINAL:
             raise TaskNotCancelableError(
-                message=f"task {task_id(task)} is over ({state_of(run)}): nothing to cancel"
+                message=f"task {task_id(task)} is over ({TaskState.Name(state)}): nothing to cancel"
             )
         async with self._transaction() as tx:
             topic = await tx.topics.by_id(task.topic_id)
@@ -182,49 +184,56 @@ class Call:
     ) -> AsyncIterator[Event]:
         """The task as it goes: itself first (``first``), then its reply's text as it is
         written, each tool call as a WORKING status, and its end or its wait for input (then in
-        ``ended``), where a stream or a blocking send ends, as a2a-sdk's do. A text whose turn
-        was interrupted moves on to the next run: so does this."""
-        current = task
-        while current.run_id is not None:
-            async with self._following(current.run_id) as follow:
-                run = follow.run
-                asking = await self._asking(run)
-                if over_is_error and state_of(run) in TERMINAL:
-                    raise UnsupportedOperationError(
-                        message=f"task {task_id(task)} is over: read it with GetTask"
-                    )
-                if first:
-                    yield as_task(current, run, asking=asking)
-                    first = False
-                if asking is None:
-                    async with aclosing(follow.events()) as events:
+        ``ended``), where a stream or a blocking send ends, as a2a-sdk's do. When a run of it
+        ends and it goes on in another (a text that continues it, or its text moved on when its
+        turn was interrupted), a WORKING status says so and that run is followed."""
+        run_id, later = task.run_id, False  # later: past the first run followed
+        while run_id is not None:
+            async with self._following(run_id) as follow:
+                now = await self._now(task)
+                if not later:
+                    if over_is_error and now.state in TERMINAL:
+                        raise UnsupportedOperationError(
+                            message=f"task {task_id(task)} is over: read it with GetTask"
+                        )
+                    if first:
+                        yield as_task(now)
+                elif now.asking is not None:  # its next run asks already
+                    yield final(now)
+                if now.asking is None:
+                    async with aclosing(self._run_events(task, follow)) as events:
                         async for event in events:
-                            if event.kind == "chunk":
-                                yield TaskArtifactUpdateEvent(
-                                    task_id=task_id(current),
-                                    context_id=current.context,
-                                    artifact=reply_artifact(follow.run, event.text),
-                                    append=True,
-                                )
-                            elif event.kind == "approval" and (
-                                asking := await self._asks(event.text)
-                            ):
-                                yield _final(current, follow.run, asking)
-                                break
-                            else:  # a tool call, an approval decided, the turn started
-                                yield _working(current, event.kind, event.text)
-                run = follow.run
-            if asking is not None:
-                self.ended = (current, run, asking)
+                            yield event
+                    now = self._asked or now
+            if now.asking is not None:
+                self.ended = now
                 return
-            if run.state is RunState.FAILED:  # interrupted, maybe: its text may have moved on
-                moved = await self.find(task_id(current))
-                if moved.run_id != run.id:
-                    current = moved
-                    continue
-            self.ended = (current, run, None)
-            yield _final(current, run)
+            after = await self._now(task)
+            if after.run is not None and after.run.id != run_id and after.state not in TERMINAL:
+                yield going_on(task)
+                run_id, later = after.run.id, True
+                continue
+            self.ended = after
+            yield final(after)
             return
+
+    async def _run_events(self, task: TaskRow, follow: Following) -> AsyncGenerator[Event]:
+        """One run's events as the task's, until it ends or asks (then ``_asked``, its end
+        yielded)."""
+        self._asked = None
+        async with aclosing(follow.events()) as events:
+            async for event in events:
+                if event.kind == "chunk":
+                    yield written(task, follow.run, event.text)
+                    continue
+                if event.kind == "approval":  # replayed from the start: read whether it asks
+                    now = await self._now(task)
+                    if now.asking is not None:
+                        self._asked = now
+                        yield final(now)
+                        return
+                # a tool call, an approval decided, the turn started
+                yield working(task, event.kind, event.text)
 
     async def set_push(self, given: TaskPushNotificationConfig) -> TaskPushNotificationConfig:
         """Checked (the URL's host, the config id), kept, and queued from the task's state now."""
@@ -280,22 +289,9 @@ class Call:
             async with following(self.ctx.store, self.ctx.runtime.watch, run_id) as follow:
                 yield follow
 
-    async def _asking(self, run: Run) -> Approval | None:
-        if run.state is not RunState.RUNNING:  # only a running turn asks: nothing to read
-            return None
-        async with self._transaction() as tx:
-            return await asking_of(tx, run)
-
-    async def _now(self, task: TaskRow) -> tuple[Run | None, Approval | None]:
+    async def _now(self, task: TaskRow) -> Now:
         async with self._transaction() as tx:
             return await now_of(tx, task)
-
-    async def _asks(self, shown: str) -> Approval | None:
-        """The approval a run's event shows, if it still waits (the watch replays a run's
-        approvals from the start: one decided since is past)."""
-        async with self._transaction() as tx:
-            approval = await tx.approvals.by_id(int(json.loads(shown)["id"]))
-        return approval if approval is not None and approval.is_open else None
 
     @asynccontextmanager
     async def _transaction(self) -> AsyncIterator[Tx]:
@@ -318,34 +314,8 @@ def _push_out(push: PushConfig, task: str) -> TaskPushNotificationConfig:
     return TaskPushNotificationConfig(id=push.config_id, task_id=task, url=push.url)
 
 
-def _working(task: TaskRow, kind: str, text: str) -> TaskStatusUpdateEvent:
-    said = text
-    if kind == "tool":
-        call = json.loads(text)
-        said = f"tool {call.get('tool')} called"
-    elif kind == "approval":
-        approval = json.loads(text)
-        said = f"tool {approval.get('tool')}: {approval.get('state')}"
-        if approval.get("state") != "waiting":
-            said += f" by {approval.get('decided_by') or 'nobody in time'}"
-            said += f" ({approval['reason']})" if approval.get("reason") else ""
-    elif kind == "state":
-        said = f"the turn is {text}"
-    return TaskStatusUpdateEvent(
-        task_id=task_id(task),
-        context_id=task.context,
-        status=TaskStatus(state=TaskState.TASK_STATE_WORKING, message=agent_message(task, said)),
-    )
-
-
 async def _as_task_in(tx: Tx, task: TaskRow, history_length: int | None) -> Task:
-    run, asking = await now_of(tx, task)
-    return as_task(task, run, history_length, asking)
-
-
-def _final(task: TaskRow, run: Run | None, asking: Approval | None = None) -> Event:
-    done = as_task(task, run, asking=asking)
-    return TaskStatusUpdateEvent(task_id=done.id, context_id=done.context_id, status=done.status)
+    return as_task(await now_of(tx, task), history_length)
 
 
 def _text_of(message: Message) -> str:

@@ -1,7 +1,8 @@
 """An A2A client's texts to an exposed agent. A context is one conversation between that client
 and the agent, opened by the first text naming it (or minted); each text the client sends is an
-A2A task, whose state is that of the run that has the text now (a text moves on to the next run
-when its turn is interrupted, and so does its task)."""
+A2A task, unless it names a task still open, which it then continues (``calls.py``); a task's
+state is that of the run it follows now (``tasks.py``: a text moves on to the next run when its
+turn is interrupted, and so does its task)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from parley.conversations.model import Topic, TopicKind
 from parley.errors import Conflict, Invalid
 from parley.runs.queueing import check_text, queue_text
 from parley.store import Tx
-from parley.store.a2a import TaskRow
+from parley.store.a2a_tasks import TaskRow
 
 MAX_CONTEXT = 200  # the column's
 

@@ -1,5 +1,5 @@
 """Parley behind a2a-sdk's transports: each A2A method answered from the store, which holds the
-truth (a task is a client's text and the run that has it), so that a task's state survives a
+truth (a task is a client's texts and the runs that have them), so that a task's state survives a
 restart and a cancel is Parley's stop — the turn ends, its brain's process is killed, on this
 machine or a joined node — not an SDK executor's in-memory flag."""
 
@@ -50,8 +50,7 @@ class ParleyHandler(RequestHandler):
             pass
         if call.ended is None:  # its text has no run (it never does, once queued)
             return await call.task(task, length)
-        ended, run, asking = call.ended
-        return as_task(ended, run, length, asking)
+        return as_task(call.ended, length)
 
     async def on_message_send_stream(
         self, params: SendMessageRequest, context: ServerCallContext

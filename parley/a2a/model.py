@@ -56,9 +56,10 @@ class PushConfig:
 
 @dataclass(frozen=True)
 class TaskFilter:
-    """Which of a client's tasks a list gives: in one context; whose run is in one of
-    ``run_states`` (None: any; "none" stands for a text not yet given a run); whose running
-    turn waits for an approval, or does not (``asking``; None: either); updated after."""
+    """Which of a client's tasks a list gives: in one context; whose run (the one it follows
+    now) is in one of ``run_states`` (None: any; "none" stands for a text not yet given a run,
+    "continued" for a queued run after an ended one of the task); whose running turn waits for
+    an approval, or does not (``asking``; None: either); updated after."""
 
     context: str | None = None
     run_states: tuple[str, ...] | None = None

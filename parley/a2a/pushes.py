@@ -1,6 +1,7 @@
 """A2A push notifications, through Parley's outbox: each state a task reaches is one outbox item
-per push config (its key: the config, the task, the state — so a change is pushed once however
-often it is seen), sent by the outbox worker with its retries and backoff. The URL is checked
+per push config (its key: the config, the task, the run it follows, the state — so a change is
+pushed once however often it is seen, and a state reached again in a later turn of a continued
+task once more), sent by the outbox worker with its retries and backoff. The URL is checked
 when the config is set and again before each send (a name may resolve elsewhere later): one
 that resolves to a loopback, private, link-local, reserved or metadata address (169.254.169.254)
 is refused, unless an owner allowed its host (``a2a_push_allowed_hosts``)."""
@@ -19,13 +20,13 @@ from a2a.utils.push_url_validator import validate_push_notification_url
 from google.protobuf.json_format import MessageToDict
 
 from parley.a2a.model import PushConfig
-from parley.a2a.tasks import TERMINAL, as_task, now_of, state_of
+from parley.a2a.tasks import TERMINAL, as_task, now_of
 from parley.clock import Clock
 from parley.deliveries.model import Payload
 from parley.errors import Invalid, Unavailable
 from parley.redact import redact
 from parley.store import Store, Tx
-from parley.store.a2a import TaskRow
+from parley.store.a2a_tasks import TaskRow
 from parley.store.effects import Effects
 from parley.worker import Worker
 
@@ -129,11 +130,12 @@ class PushNotices(Worker):
         return SAFETY_SECONDS if due else None
 
     async def _queue(self, tx: Tx, push: PushConfig, task: TaskRow) -> None:
-        run, asking = await now_of(tx, task)
-        state = state_of(run, asking)
-        asked = f"-{asking.id}" if asking is not None else ""  # each question is pushed
-        key = f"{PUSH_KIND}:{push.id}:{task.message_id}:{TaskState.Name(state)}{asked}"
-        body = MessageToDict(StreamResponse(task=as_task(task, run, asking=asking)))
+        now = await now_of(tx, task)
+        state = now.state
+        asked = f"-{now.asking.id}" if now.asking is not None else ""  # each question is pushed
+        run = now.run.id if now.run is not None else "none"  # a state again in a later turn too
+        key = f"{PUSH_KIND}:{push.id}:{task.message_id}:{run}:{TaskState.Name(state)}{asked}"
+        body = MessageToDict(StreamResponse(task=as_task(now)))
         notice = PushNotice(
             url=push.url,
             token=push.token,

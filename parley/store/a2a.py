@@ -3,27 +3,25 @@ that are their contexts, with the runs in them: what a client may read is what i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import (
-    Select,
-    bindparam,
-    delete,
-    exists,
-    false,
-    func,
-    insert,
-    or_,
-    select,
-    update,
-)
+from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from parley.a2a.model import A2AClient, Exposed, PushConfig, TaskFilter
-from parley.approvals.model import ApprovalState
 from parley.errors import Conflict
+from parley.store.a2a_tasks import (
+    PUSHED,
+    TASK_COLUMNS,
+    TASK_TEXTS,
+    TASKS,
+    UPDATED,
+    TaskRow,
+    TaskText,
+    filtered,
+    task_of,
+)
 from parley.store.connection import Connection
 from parley.store.shapes import once
 from parley.store.tables import (
@@ -31,10 +29,8 @@ from parley.store.tables import (
     a2a_exposures,
     a2a_push_configs,
     agents,
-    approvals,
     messages,
     people,
-    runs,
     topics,
 )
 
@@ -160,23 +156,34 @@ class A2ARepo:
     async def task_of_client(
         self, client_id: int, agent_id: int, message_id: int
     ) -> TaskRow | None:
-        """The client's text ``message_id`` (an A2A task) in one of its contexts with the agent,
-        and the run that has it now (a text moves on when its turn is interrupted)."""
+        """The client's task ``message_id`` (its first text) in one of its contexts with the
+        agent, and the run it follows now (``a2a_tasks.py``)."""
         parameters = {"message_id": message_id, "client_id": client_id, "agent_id": agent_id}
         row = (await self._c.execute(_TASK_OF_CLIENT, parameters)).first()
-        return _task(row) if row else None
+        return task_of(row) if row else None
 
     async def tasks_of_client(
         self, client_id: int, agent_id: int, given: TaskFilter, offset: int, limit: int
     ) -> list[TaskRow]:
-        """The client's texts with the agent that ``given`` lets through, last updated first."""
-        query = _filtered(select(*_TASKS.selected_columns), client_id, agent_id, given)
-        query = query.order_by(_UPDATED.desc(), messages.c.id.desc()).offset(offset).limit(limit)
-        return [_task(row) for row in await self._c.execute(query)]
+        """The client's tasks with the agent that ``given`` lets through, last updated first."""
+        query = filtered(select(*TASKS.selected_columns), client_id, agent_id, given)
+        query = query.order_by(UPDATED.desc(), messages.c.id.desc()).offset(offset).limit(limit)
+        return [task_of(row) for row in await self._c.execute(query)]
 
     async def count_tasks_of_client(self, client_id: int, agent_id: int, given: TaskFilter) -> int:
-        query = _filtered(select(func.count()), client_id, agent_id, given)
+        query = filtered(select(func.count()), client_id, agent_id, given)
         return int((await self._c.execute(query)).scalar_one())
+
+    async def task_texts(self, task_message_id: int) -> list[TaskText]:
+        """The task's texts, its first and those that continue it, in the order sent."""
+        rows = await self._c.execute(TASK_TEXTS, {"task_id": task_message_id})
+        return [TaskText(row.id, row.body, row.run_id) for row in rows]
+
+    async def link_text(self, message_id: int, task_message_id: int) -> None:
+        """The text ``message_id`` continues the task ``task_message_id``."""
+        await self._c.execute(
+            update(messages).where(messages.c.id == message_id).values(a2a_task_id=task_message_id)
+        )
 
     async def set_push(
         self, client_id: int, message_id: int, config_id: str, now: datetime, **given: str | None
@@ -233,14 +240,14 @@ class A2ARepo:
     async def pushes_due(self, limit: int = 500) -> list[tuple[PushConfig, TaskRow]]:
         """Configs whose task has not ended yet, as far as they were told, with their task."""
         query = (
-            select(a2a_push_configs, *(c.label(f"{PUSHED}{c.name}") for c in _TASK_COLUMNS))
+            select(a2a_push_configs, *(c.label(f"{PUSHED}{c.name}") for c in TASK_COLUMNS))
             .join(messages, messages.c.id == a2a_push_configs.c.message_id)
             .join(topics, topics.c.id == messages.c.topic_id)
             .where(a2a_push_configs.c.done_at.is_(None))
             .order_by(a2a_push_configs.c.id)
             .limit(limit)
         )
-        return [(_push(row), _task(row, PUSHED)) for row in await self._c.execute(query)]
+        return [(_push(row), task_of(row, PUSHED)) for row in await self._c.execute(query)]
 
     async def push_done(self, push_id: int, now: datetime) -> None:
         await self._c.execute(
@@ -263,80 +270,10 @@ def _push(row: Any) -> PushConfig:
     )
 
 
-@dataclass(frozen=True)
-class TaskRow:
-    """An A2A task as the store holds it: the client's text, its context, the run that has it."""
-
-    message_id: int
-    context: str
-    topic_id: int
-    run_id: int | None
-    body: str
-    created_at: datetime
-
-
-# A task's columns, read by ``_task``; a push config's query reads them under ``PUSHED`` names.
-_TASK_COLUMNS = (
-    messages.c.id,
-    topics.c.a2a_context,
-    messages.c.topic_id,
-    messages.c.run_id,
-    messages.c.body,
-    messages.c.created_at,
-)
-PUSHED = "task_"
-
-_TASKS = (
-    select(*_TASK_COLUMNS)
-    .join(topics, topics.c.id == messages.c.topic_id)
-    .where(messages.c.kind == "text", messages.c.author_role.is_not(None))
-)
-
-
-# When a task last changed: its run's end, start or making, else its text's.
-_UPDATED = func.coalesce(
-    runs.c.finished_at, runs.c.started_at, runs.c.created_at, messages.c.created_at
-)
-
-
-def _filtered(query: Select[Any], client_id: int, agent_id: int, given: TaskFilter) -> Select[Any]:
-    query = (
-        query.select_from(messages)
-        .join(topics, topics.c.id == messages.c.topic_id)
-        .outerjoin(runs, runs.c.id == messages.c.run_id)
-        .where(
-            messages.c.kind == "text",
-            messages.c.author_role.is_not(None),
-            topics.c.a2a_client_id == client_id,
-            topics.c.addressed_agent_id == agent_id,
-        )
-    )
-    if given.context is not None:
-        query = query.where(topics.c.a2a_context == given.context)
-    if given.run_states is not None:
-        states = [state for state in given.run_states if state != "none"]
-        without_run = messages.c.run_id.is_(None) if "none" in given.run_states else false()
-        query = query.where(or_(runs.c.state.in_(states), without_run))
-    if given.asking is not None:
-        waits = exists().where(
-            approvals.c.run_id == runs.c.id, approvals.c.state == ApprovalState.WAITING.value
-        )
-        query = query.where(waits if given.asking else ~waits)
-    if given.updated_after is not None:
-        query = query.where(given.updated_after < _UPDATED)
-    return query
-
-
 _TASK_OF_CLIENT = once(
-    _TASKS.where(
+    TASKS.where(
         messages.c.id == bindparam("message_id"),
         topics.c.a2a_client_id == bindparam("client_id"),
         topics.c.addressed_agent_id == bindparam("agent_id"),
     )
 )
-
-
-def _task(row: Any, prefix: str = "") -> TaskRow:
-    """A task from ``_TASK_COLUMNS``, read under their names (with ``prefix`` before each)."""
-    values = row._mapping
-    return TaskRow(*(values[f"{prefix}{c.name}"] for c in _TASK_COLUMNS))

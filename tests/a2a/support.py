@@ -86,11 +86,14 @@ class A2AHome:
 
 
 @contextmanager
-def home(tmp_path: Path, sqlite_template: Path, **settings: Any) -> Iterator[A2AHome]:
-    """A Parley served on SQLite (``settings``: others than the tests' defaults)."""
+def home(
+    tmp_path: Path, sqlite_template: Path, database_url: str | None = None, **settings: Any
+) -> Iterator[A2AHome]:
+    """A Parley served on SQLite, or on ``database_url`` (``settings``: others than the
+    tests' defaults)."""
     given = Settings(
         data_dir=tmp_path / "data",
-        database_url=sqlite_copy(sqlite_template, tmp_path / "parley.db"),
+        database_url=database_url or sqlite_copy(sqlite_template, tmp_path / "parley.db"),
         heartbeat_seconds=3600,
         sweep_seconds=3600,
         **settings,

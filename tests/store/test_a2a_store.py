@@ -15,6 +15,7 @@ from parley.a2a.model import TaskFilter
 from parley.conversations.model import TopicKind
 from parley.conversations.person import say
 from parley.federation.model import OutboundText
+from parley.runs.model import RunState
 from parley.store import Store
 from parley.tokens import hash_token
 from tests.support import Harness, eventually
@@ -150,3 +151,53 @@ async def _waiting_for_a_lock(store: Store) -> bool:
             text("SELECT count(*) FROM pg_locks WHERE NOT granted")
         )
         return bool(waiting.scalar_one())
+
+
+async def test_a_continued_task_follows_its_earliest_open_run_then_its_newest(
+    parley: Harness,
+) -> None:
+    """A text linked to a task is no task of its own; the task follows the earliest of its
+    texts' runs still open, and its next one once that ended, which the state filter reads as
+    going on (``continued``), not as newly queued. All in one transaction: no turn starts."""
+    await parley.hire("scribe")
+    ctx, now = parley.context, parley.clock.now()
+    async with ctx.store.transaction() as tx:
+        owner = await tx.people.by_name("owner")
+        assert owner is not None
+        mine = await add_client(tx, ctx.clock, owner, "mine")
+        agent = await expose(tx, ctx.clock, owner, "scribe")
+        first = await send(tx, ctx.clock, mine.client, agent, "ctx", "one")
+        first_run = first.task.run_id
+        assert first_run is not None and await tx.runs.start_many({first_run: "hash"}, now)
+        more = await send(tx, ctx.clock, mine.client, agent, "ctx", "two")
+        await tx.a2a.link_text(more.task.message_id, first.task.message_id)
+
+        async def read() -> tuple[int | None, list[int]]:
+            task_id = first.task.message_id
+            task = await tx.a2a.task_of_client(mine.client.id, agent.agent_id, task_id)
+            assert task is not None
+            counts = [
+                await tx.a2a.count_tasks_of_client(mine.client.id, agent.agent_id, given)
+                for given in (
+                    TaskFilter(),
+                    TaskFilter(run_states=("queued", "none")),
+                    TaskFilter(run_states=("running", "continued"), asking=False),
+                )
+            ]
+            return task.run_id, counts
+
+        while_running = await read()
+        await tx.runs.finish(first_run, RunState.FINISHED, now, output="reply one")
+        once_ended = await read()
+        texts = await tx.a2a.task_texts(first.task.message_id)
+        follow_up = await tx.a2a.task_of_client(
+            mine.client.id, agent.agent_id, more.task.message_id
+        )
+    assert more.task.run_id not in (None, first_run)
+    assert while_running == (first_run, [1, 0, 1])
+    assert once_ended == (more.task.run_id, [1, 0, 1])
+    assert [(t.body, t.run_id) for t in texts] == [
+        ("one", first_run),
+        ("two", more.task.run_id),
+    ]
+    assert follow_up is None

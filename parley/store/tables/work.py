@@ -254,6 +254,8 @@ messages = Table(
     Column("channel_ref", Text, nullable=True),
     # A reply that is what its turn had said when it was stopped, failed or interrupted.
     Column("cut_short", Boolean, nullable=False, server_default=text("false")),
+    # An A2A client's text that continues one of its tasks: that task's first text.
+    Column("a2a_task_id", Integer, ForeignKey("messages.id"), nullable=True),
     CheckConstraint("kind IN ('text', 'reply', 'report', 'notice', 'result')", name="message_kind"),
     Index("ix_messages_topic", "topic_id", "id"),
     # Messages a run took, by run (migration 0028 says why the others are left out).
@@ -270,6 +272,13 @@ messages = Table(
         "recipient_agent_id",
         sqlite_where=text(_UNCLAIMED),
         postgresql_where=text(_UNCLAIMED),
+    ),
+    # The texts that continue an A2A task, by task (migration 0031).
+    Index(
+        "ix_messages_a2a_task",
+        "a2a_task_id",
+        sqlite_where=text("a2a_task_id IS NOT NULL"),
+        postgresql_where=text("a2a_task_id IS NOT NULL"),
     ),
 )
 
