@@ -12,6 +12,7 @@ from sqlalchemy import text
 from parley.a2a.clients import add_client, expose, remove_client
 from parley.a2a.contexts import Sent, send
 from parley.a2a.model import TaskFilter
+from parley.a2a.tasks import now_of
 from parley.conversations.model import TopicKind
 from parley.conversations.person import say
 from parley.federation.model import OutboundText
@@ -184,6 +185,9 @@ async def test_a_continued_task_follows_its_earliest_open_run_then_its_newest(
                     TaskFilter(run_states=("running", "continued"), asking=False),
                 )
             ]
+            # The rule is written twice, in SQL (CURRENT_RUN) and in Python (Now.run): equal.
+            followed = (await now_of(tx, task)).run
+            assert followed is not None and followed.id == task.run_id
             return task.run_id, counts
 
         while_running = await read()
