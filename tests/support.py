@@ -87,6 +87,13 @@ class Harness:
         return agent
 
 
+async def call(parley: Harness, method: str, path: str, **body: Any) -> Any:
+    """The owner's call of the API at ``path`` (under /api/v1), which must succeed; its JSON."""
+    response = await parley.owner.request(method, f"/api/v1{path}", json=body or None)
+    assert response.status_code < 300, response.text
+    return response.json() if response.content else None
+
+
 async def lifecycle_is(parley: Harness, name: str, state: str) -> bool:
     return bool((await parley.agent(name))["lifecycle"] == state)
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from parley.settings import ChannelSettings, ChannelsSettings, Settings, ThreadBindingSettings
 from tests.runs.support import script
-from tests.support import Harness, eventually
+from tests.support import Harness, call, eventually
 
 MANAGER = """
     rules:
@@ -25,12 +25,6 @@ def spawning_threads(settings: Settings) -> Settings:
     bindings = ThreadBindingSettings(spawn_subagent_sessions=True)
     web = ChannelSettings(thread_bindings=bindings)
     return settings.model_copy(update={"channels": ChannelsSettings(web=web)})
-
-
-async def call(parley: Harness, method: str, path: str, **body: Any) -> Any:
-    response = await parley.owner.request(method, f"/api/v1{path}", json=body or None)
-    assert response.status_code < 300, response.text
-    return response.json() if response.content else None
 
 
 async def start_work(parley: Harness, tmp_path: Path) -> tuple[int, list[dict[str, Any]]]:

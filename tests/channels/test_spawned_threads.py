@@ -12,13 +12,12 @@ import pytest
 from parley.settings import Settings
 from tests.channels.test_bound_completions import (
     answer_both,
-    call,
     deliveries_of,
     settled,
     spawning_threads,
     start_work,
 )
-from tests.support import Harness, eventually
+from tests.support import Harness, call, eventually
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from parley.channels.discord.adapter import DiscordAdapter
 from parley.channels.model import ConversationRef
@@ -21,7 +20,7 @@ from parley.settings import (
 from tests.channels.discord.fake_discord import FakeDiscord
 from tests.channels.discord.fake_http import API
 from tests.runs.support import script
-from tests.support import Harness, ManualClock, started
+from tests.support import Harness, ManualClock, call, started
 
 ACCOUNT = "bot"
 AVATAR = "https://example.invalid/avatars/{agent}.png"
@@ -42,12 +41,6 @@ def on_discord(settings: Settings, spawn_threads: bool, fake: FakeDiscord) -> Se
         gateway_url=fake.gateway.url,
     )
     return settings.model_copy(update={"channels": ChannelsSettings(discord=discord)})
-
-
-async def call(parley: Harness, method: str, path: str, **body: Any) -> Any:
-    response = await parley.owner.request(method, f"/api/v1{path}", json=body or None)
-    assert response.status_code < 300, response.text
-    return response.json() if response.content else None
 
 
 async def set_up_account(parley: Harness, fake: FakeDiscord, default_agent: str) -> None:

@@ -17,13 +17,12 @@ from tests.channels.discord.on_discord import (
     ACCOUNT,
     MESSAGES,
     adapter,
-    call,
     moment,
     on_discord,
     place,
     scribe_on,
 )
-from tests.support import Harness, ManualClock, eventually
+from tests.support import Harness, ManualClock, call, eventually
 
 
 @pytest.fixture

@@ -19,12 +19,11 @@ from tests.channels.discord.on_discord import (
     ACCOUNT,
     MESSAGES,
     adapter,
-    call,
     on_discord,
     place,
     scribe_on,
 )
-from tests.support import Harness, ManualClock, eventually
+from tests.support import Harness, ManualClock, call, eventually
 
 
 @pytest.fixture

@@ -16,10 +16,10 @@ import pytest
 
 from parley.settings import Settings
 from tests.channels.discord.fake_discord import FakeDiscord
-from tests.channels.discord.on_discord import call, on_discord, parley_on, set_up_account
+from tests.channels.discord.on_discord import on_discord, parley_on, set_up_account
 from tests.channels.test_bound_completions import MANAGER, answer_both, deliveries_of, settled
 from tests.runs.support import script
-from tests.support import Harness, ManualClock, eventually
+from tests.support import Harness, ManualClock, call, eventually
 
 
 @pytest.fixture

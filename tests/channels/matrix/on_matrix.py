@@ -17,7 +17,7 @@ from parley.channels.model import ConversationRef
 from parley.settings import ChannelsSettings, MatrixSettings, Settings, ThreadBindingSettings
 from tests.channels.matrix.fake_matrix import BOT, FakeMatrix
 from tests.runs.support import script
-from tests.support import Harness, ManualClock, started
+from tests.support import Harness, ManualClock, call, started
 
 ACCOUNT = BOT
 ACCOUNT_PATH = f"/channels/matrix/accounts/{quote(ACCOUNT)}"
@@ -38,12 +38,6 @@ def on_matrix(
         sync_timeout_seconds=0.2,
     )
     return settings.model_copy(update={"channels": ChannelsSettings(matrix=matrix)})
-
-
-async def call(parley: Harness, method: str, path: str, **body: Any) -> Any:
-    response = await parley.owner.request(method, f"/api/v1{path}", json=body or None)
-    assert response.status_code < 300, response.text
-    return response.json() if response.content else None
 
 
 async def link(parley: Harness, fake: FakeMatrix, name: str, person: str) -> None:

@@ -19,12 +19,11 @@ from tests.channels.matrix.on_matrix import (
     ACCOUNT_PATH,
     account_row,
     adapter,
-    call,
     on_matrix,
     place,
     scribe_on,
 )
-from tests.support import Harness, ManualClock, eventually
+from tests.support import Harness, ManualClock, call, eventually
 
 
 @pytest.fixture

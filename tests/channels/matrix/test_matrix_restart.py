@@ -12,11 +12,11 @@ import pytest
 
 from parley.settings import Settings
 from tests.channels.matrix.fake_matrix import FakeMatrix
-from tests.channels.matrix.on_matrix import call, on_matrix, parley_on, set_up_account
+from tests.channels.matrix.on_matrix import on_matrix, parley_on, set_up_account
 from tests.channels.matrix.test_matrix_threads import go
 from tests.channels.test_bound_completions import MANAGER, answer_both, deliveries_of, settled
 from tests.runs.support import script
-from tests.support import Harness, ManualClock, eventually
+from tests.support import Harness, ManualClock, call, eventually
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from parley.channels.slack.adapter import SlackAdapter
 from parley.settings import ChannelsSettings, Settings, SlackSettings, ThreadBindingSettings
 from tests.channels.slack.fake_slack import GENERAL, PEOPLE, FakeSlack
 from tests.runs.support import script
-from tests.support import Harness, ManualClock, started
+from tests.support import Harness, ManualClock, call, started
 
 ACCOUNT = "app"
 ECHO = "otherwise: [{reply: 'echo: {text}'}]"
@@ -32,12 +32,6 @@ def on_slack(
     slack = SlackSettings(thread_bindings=bindings, accounts_poll_seconds=0.05,
                           api_base_url=fake.api_url)  # fmt: skip
     return settings.model_copy(update={"channels": ChannelsSettings(slack=slack)})
-
-
-async def call(parley: Harness, method: str, path: str, **body: Any) -> Any:
-    response = await parley.owner.request(method, f"/api/v1{path}", json=body or None)
-    assert response.status_code < 300, response.text
-    return response.json() if response.content else None
 
 
 async def set_up_account(parley: Harness, fake: FakeSlack, default_agent: str) -> None:

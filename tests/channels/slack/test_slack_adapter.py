@@ -18,13 +18,12 @@ from tests.channels.slack.on_slack import (
     ACCOUNT,
     account_row,
     adapter,
-    call,
     moment,
     on_slack,
     place,
     scribe_on,
 )
-from tests.support import Harness, ManualClock, eventually
+from tests.support import Harness, ManualClock, call, eventually
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ import pytest
 
 from parley.settings import Settings
 from tests.channels.slack.fake_slack import GENERAL, PEOPLE, FakeSlack
-from tests.channels.slack.on_slack import ACCOUNT, call, on_slack, scribe_on
-from tests.support import Harness, ManualClock, eventually
+from tests.channels.slack.on_slack import ACCOUNT, on_slack, scribe_on
+from tests.support import Harness, ManualClock, call, eventually
 
 
 @pytest.fixture

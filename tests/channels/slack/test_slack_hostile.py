@@ -14,8 +14,8 @@ import pytest
 
 from parley.settings import Settings
 from tests.channels.slack.fake_slack import GENERAL, PEOPLE, FakeSlack
-from tests.channels.slack.on_slack import call, on_slack, scribe_on
-from tests.support import Harness, ManualClock
+from tests.channels.slack.on_slack import on_slack, scribe_on
+from tests.support import Harness, ManualClock, call
 
 ADA = PEOPLE["ada"]
 

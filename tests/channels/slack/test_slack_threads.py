@@ -16,10 +16,10 @@ import pytest
 
 from parley.settings import Settings
 from tests.channels.slack.fake_slack import GENERAL, PEOPLE, FakeSlack
-from tests.channels.slack.on_slack import call, on_slack, parley_on, set_up_account
+from tests.channels.slack.on_slack import on_slack, parley_on, set_up_account
 from tests.channels.test_bound_completions import MANAGER, answer_both, deliveries_of, settled
 from tests.runs.support import script
-from tests.support import Harness, ManualClock, eventually
+from tests.support import Harness, ManualClock, call, eventually
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from parley.channels.telegram.adapter import TelegramAdapter
 from parley.settings import ChannelsSettings, Settings, TelegramSettings, ThreadBindingSettings
 from tests.channels.telegram.fake_telegram import FakeTelegram
 from tests.runs.support import script
-from tests.support import Harness, ManualClock, started
+from tests.support import Harness, ManualClock, call, started
 
 ACCOUNT = "bot"
 ECHO = "otherwise: [{reply: 'echo: {text}'}]"
@@ -36,12 +36,6 @@ def on_telegram(
         poll_timeout_seconds=1,
     )
     return settings.model_copy(update={"channels": ChannelsSettings(telegram=telegram)})
-
-
-async def call(parley: Harness, method: str, path: str, **body: Any) -> Any:
-    response = await parley.owner.request(method, f"/api/v1{path}", json=body or None)
-    assert response.status_code < 300, response.text
-    return response.json() if response.content else None
 
 
 async def link(parley: Harness, fake: FakeTelegram, name: str, person: str) -> None:

@@ -19,13 +19,12 @@ from tests.channels.telegram.on_telegram import (
     ACCOUNT,
     account_row,
     adapter,
-    call,
     on_telegram,
     place,
     scribe_on,
     texts_of,
 )
-from tests.support import Harness, ManualClock, eventually
+from tests.support import Harness, ManualClock, call, eventually
 
 
 @pytest.fixture

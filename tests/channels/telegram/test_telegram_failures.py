@@ -21,14 +21,13 @@ from tests.channels.telegram.on_telegram import (
     ACCOUNT,
     account_row,
     adapter,
-    call,
     moment,
     on_telegram,
     place,
     scribe_on,
 )
 from tests.channels.test_bound_completions import deliveries_of, settled
-from tests.support import Harness, ManualClock, eventually
+from tests.support import Harness, ManualClock, call, eventually
 
 TOKEN = f"/channels/telegram/accounts/{ACCOUNT}/token"
 

@@ -15,14 +15,8 @@ import pytest
 
 from parley.settings import Settings
 from tests.channels.telegram.fake_telegram import FakeTelegram
-from tests.channels.telegram.on_telegram import (
-    account_row,
-    call,
-    on_telegram,
-    scribe_on,
-    texts_of,
-)
-from tests.support import Harness, ManualClock
+from tests.channels.telegram.on_telegram import account_row, on_telegram, scribe_on, texts_of
+from tests.support import Harness, ManualClock, call
 
 
 @pytest.fixture

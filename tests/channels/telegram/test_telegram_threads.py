@@ -24,7 +24,6 @@ from tests.channels.telegram.on_telegram import (
     ECHO,
     account_row,
     adapter,
-    call,
     link,
     moment,
     on_telegram,
@@ -35,7 +34,7 @@ from tests.channels.telegram.on_telegram import (
 )
 from tests.channels.test_bound_completions import MANAGER, answer_both, deliveries_of, settled
 from tests.runs.support import script
-from tests.support import Harness, ManualClock, eventually
+from tests.support import Harness, ManualClock, call, eventually
 
 
 @pytest.fixture
