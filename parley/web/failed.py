@@ -10,7 +10,7 @@ and the page shows the page without it, as a page reloaded later does."""
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -44,7 +44,7 @@ class FailedForms:
 
     def keep(self, key: str, failed: FailedForm) -> None:
         values = {name: given for name, given in failed.values.items() if name not in UNSENT}
-        self._kept[key] = (self._clock.now(), FailedForm(**{**failed.__dict__, "values": values}))
+        self._kept[key] = (self._clock.now(), replace(failed, values=values))
         self._kept.move_to_end(key)
         while len(self._kept) > MAX_KEPT:
             self._kept.popitem(last=False)

@@ -69,8 +69,7 @@ def check_same_origin(request: Request) -> None:
         if said == "null":
             raise Forbidden("a form posted from an opaque origin is refused")
         return  # not a browser (a script with the cookie and the form token)
-    parts = urlsplit(said)
-    if f"{parts.scheme}://{parts.netloc}" != f"{request.url.scheme}://{request.url.netloc}":
+    if same_origin_path(request, said) is None:
         raise Forbidden("a form posted from another site is refused")
 
 
