@@ -8,6 +8,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from contextlib import aclosing, asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
 
@@ -46,7 +47,8 @@ from parley.a2a.updates import final, going_on, working, written
 from parley.context import Context
 from parley.conversations.lifetime import stop_root
 from parley.errors import Invalid, ParleyError, Unavailable
-from parley.hub.following import Following, following
+from parley.hub.following import Following, following_read
+from parley.runs.model import Run
 from parley.store import Tx
 from parley.store.a2a_tasks import TaskRow
 
@@ -189,8 +191,8 @@ class Call:
         turn was interrupted), a WORKING status says so and that run is followed."""
         run_id, later = task.run_id, False  # later: past the first run followed
         while run_id is not None:
-            async with self._following(run_id) as follow:
-                now = await self._now(task)
+            async with self._following(task, run_id) as follow:
+                now = follow.seen.now
                 if not later:
                     if over_is_error and now.state in TERMINAL:
                         raise UnsupportedOperationError(
@@ -208,7 +210,7 @@ class Call:
             if now.asking is not None:
                 self.ended = now
                 return
-            after = await self._now(task)
+            after = follow.seen.now  # read once the run had ended
             if after.run is not None and after.run.id != run_id and after.state not in TERMINAL:
                 yield going_on(task)
                 run_id, later = after.run.id, True
@@ -217,7 +219,9 @@ class Call:
             yield final(after)
             return
 
-    async def _run_events(self, task: TaskRow, follow: Following) -> AsyncGenerator[Event]:
+    async def _run_events(
+        self, task: TaskRow, follow: Following[Followed]
+    ) -> AsyncGenerator[Event]:
         """One run's events as the task's, until it ends or asks (then ``_asked``, its end
         yielded)."""
         self._asked = None
@@ -284,9 +288,21 @@ class Call:
             await tx.a2a.delete_push(self.client.id, task.message_id, config_id)
 
     @asynccontextmanager
-    async def _following(self, run_id: int) -> AsyncIterator[Following]:
+    async def _following(self, task: TaskRow, run_id: int) -> AsyncIterator[Following[Followed]]:
+        """Run ``run_id`` of ``task`` followed, the task read with it each time."""
+
+        async def read(tx: Tx) -> Followed:
+            now = await now_of(tx, task)
+            run = next((run for run in now.runs if run.id == run_id), None)
+            if run is None:  # its text moved on to another run: the task no longer has it
+                run = await tx.runs.by_id(run_id)
+                assert run is not None  # runs are never deleted
+            return Followed(now, run)
+
         with _in_a2a_words():
-            async with following(self.ctx.store, self.ctx.runtime.watch, run_id) as follow:
+            async with following_read(
+                self.ctx.store, self.ctx.runtime.watch, run_id, read, _followed_run
+            ) as follow:
                 yield follow
 
     async def _now(self, task: TaskRow) -> Now:
@@ -307,6 +323,18 @@ def _in_a2a_words() -> Iterator[None]:
         yield
     except ParleyError as error:
         raise _a2a_error(error) from error
+
+
+@dataclass(frozen=True)
+class Followed:
+    """A task as read while one of its runs is followed: the task, and that run."""
+
+    now: Now
+    run: Run
+
+
+def _followed_run(followed: Followed) -> Run:
+    return followed.run
 
 
 def _push_out(push: PushConfig, task: str) -> TaskPushNotificationConfig:

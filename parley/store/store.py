@@ -169,6 +169,9 @@ class Store:
         # SQLite: one transaction at a time, its statements inline (see connection.py).
         self._inline_lock = asyncio.Lock() if isinstance(engine, Engine) else None
         self._holder: asyncio.Task[object] | None = None
+        # SQLite: the one connection its transactions take turns on, kept between them (a
+        # checkout from SQLAlchemy's pool and its return cost a sixth of a short transaction).
+        self._kept: SyncConnection | None = None
         self._after_commit: list[AfterCommit] = []
         self.checkpoints = _checkpointer(engine)  # SQLite's log, copied back off the loop
 
@@ -270,10 +273,38 @@ class Store:
         async with self._inline_lock:
             self._holder = task
             try:
-                with self.engine.begin() as sync_connection:
-                    yield InlineConnection(sync_connection, self.direct)
+                sync_connection = self._kept_connection()
+                try:
+                    with sync_connection.begin():
+                        yield InlineConnection(sync_connection, self.direct)
+                finally:
+                    self._settle(sync_connection)
             finally:
                 self._holder = None
+
+    def _settle(self, sync_connection: SyncConnection) -> None:
+        """No transaction left open on the kept connection: a commit SQLite refused (a deferred
+        foreign key) leaves its transaction open, which the pool's return used to roll back."""
+        if sync_connection.closed or sync_connection.invalidated:
+            return  # opened again at the next transaction
+        raw = sync_connection.connection.dbapi_connection
+        if raw is None or not raw.in_transaction:
+            return
+        try:
+            raw.rollback()
+        except Exception:  # a connection that cannot roll back is not kept
+            log.exception("rolling back SQLite's kept connection failed: opening another")
+            sync_connection.invalidate()
+
+    def _kept_connection(self) -> SyncConnection:
+        """SQLite's kept connection; a new one if it was closed or invalidated (a lost file)."""
+        kept = self._kept
+        if kept is None or kept.closed or kept.invalidated:
+            if kept is not None:
+                kept.close()
+            assert isinstance(self.engine, Engine)
+            kept = self._kept = self.engine.connect()
+        return kept
 
     async def run_sync(self, fn: Callable[[SyncConnection], T]) -> T:
         """Run ``fn`` with a plain sync connection (schema inspection, tests)."""
@@ -283,6 +314,9 @@ class Store:
     async def close(self) -> None:
         if self.checkpoints is not None:
             await self.checkpoints.stop()
+        if self._kept is not None:
+            self._kept.close()
+            self._kept = None
         await _dispose(self.engine)
 
 
