@@ -71,8 +71,9 @@ class Shape:
             [column.keyname for column in columns]
         )
 
-    def bound(self, parameters: dict[str, Any]) -> tuple[str, list[Any]]:
-        """The SQL and its positional values for ``parameters``."""
+    def bound(self, parameters: dict[str, Any] | None) -> tuple[str, list[Any]]:
+        """The SQL and its positional values for ``parameters`` (None: none)."""
+        parameters = parameters or {}
         binders: Mapping[str, Any]
         if self.expanding:
             expanded = self.compiled.construct_expanded_state(parameters)
@@ -193,6 +194,8 @@ def marked(statement: Executable) -> bool:
 
 def direct_shape(statement: Executable, parameters: Any, dialect: Dialect) -> Shape | None:
     """``statement``'s shape for these parameters if it may run on the driver directly."""
+    if parameters is None:  # a statement of no parameters: the empty set of them
+        parameters = {}
     if id(statement) not in _ONCE or not isinstance(parameters, dict):
         return None
     key = (id(statement), tuple(sorted(parameters)), dialect.name)
