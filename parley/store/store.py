@@ -284,16 +284,16 @@ class Store:
 
     def _settle(self, sync_connection: SyncConnection) -> None:
         """No transaction left open on the kept connection: a commit SQLite refused (a deferred
-        foreign key) leaves its transaction open, which the pool's return used to roll back."""
+        foreign key) leaves its transaction open, which the pool's return used to roll back.
+        A connection that cannot even say so (closed under us) is not kept."""
         if sync_connection.closed or sync_connection.invalidated:
             return  # opened again at the next transaction
-        raw = sync_connection.connection.dbapi_connection
-        if raw is None or not raw.in_transaction:
-            return
         try:
-            raw.rollback()
-        except Exception:  # a connection that cannot roll back is not kept
-            log.exception("rolling back SQLite's kept connection failed: opening another")
+            raw = sync_connection.connection.dbapi_connection
+            if raw is not None and raw.in_transaction:
+                raw.rollback()
+        except Exception:
+            log.warning("SQLite's kept connection is unusable: opening another", exc_info=True)
             sync_connection.invalidate()
 
     def _kept_connection(self) -> SyncConnection:
@@ -314,7 +314,8 @@ class Store:
     async def close(self) -> None:
         if self.checkpoints is not None:
             await self.checkpoints.stop()
-        if self._kept is not None:
+        held = self._inline_lock is not None and self._inline_lock.locked()
+        if self._kept is not None and not held:  # one in a transaction is left to end with it
             self._kept.close()
             self._kept = None
         await _dispose(self.engine)

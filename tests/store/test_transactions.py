@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
+from parley.errors import Conflict
 from parley.people.model import Role
 from parley.store import Store
 
@@ -65,5 +66,48 @@ async def test_a_single_read_leaves_the_next_transaction_on_its_connection_whole
                 raise RuntimeError("undone")
         async with store.single_read() as tx:
             assert await tx.people.by_token_hash("hash-bob") is None
+    finally:
+        await store.close()
+
+
+async def test_a_commit_sqlite_refused_leaves_the_kept_connection_ready(tmp_path: Path) -> None:
+    """SQLite's transactions take turns on one kept connection. A deferred rule broken at
+    COMMIT leaves SQLite's transaction open there: it is rolled back, nothing of it kept, and
+    the next transaction begins as any other."""
+    store = await Store.open(f"sqlite:///{tmp_path}/refused.db")
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    orphan = "INSERT INTO agent_memory (agent_id, note, written_at) VALUES (9999, 'orphan', :at)"
+    try:
+        with pytest.raises(Conflict):
+            async with store.transaction() as tx:
+                await tx.people.add("ann", Role.OWNER, "hash-ann", now)
+                await tx.connection.execute(text("PRAGMA defer_foreign_keys = ON"))
+                await tx.connection.execute(text(orphan), {"at": now})
+        async with store.transaction() as tx:
+            assert await tx.people.by_token_hash("hash-ann") is None
+            await tx.people.add("bob", Role.OWNER, "hash-bob", now)
+        async with store.transaction() as tx:
+            assert await tx.people.by_token_hash("hash-bob") is not None
+    finally:
+        await store.close()
+
+
+async def test_a_lost_sqlite_connection_is_opened_again(tmp_path: Path) -> None:
+    """The kept connection closed under the store (as a lost file handle would leave it): the
+    transaction on it fails as the store's failure, and the next one opens another."""
+    store = await Store.open(f"sqlite:///{tmp_path}/lost.db")
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    try:
+        async with store.transaction() as tx:
+            await tx.people.add("ann", Role.OWNER, "hash-ann", now)
+            driver = await tx.connection.run_sync(lambda sync: sync.connection.dbapi_connection)
+        assert driver is not None
+        driver.close()
+        with pytest.raises(Exception, match="closed database"):
+            async with store.transaction() as tx:
+                await tx.people.by_token_hash("hash-ann")
+        async with store.transaction() as tx:
+            ann = await tx.people.by_token_hash("hash-ann")
+        assert ann is not None and ann.name == "ann"
     finally:
         await store.close()
