@@ -44,12 +44,14 @@ async def send(
 ) -> Sent:
     """Queue ``text`` in the client's context with the agent (opened now if new)."""
     check_text(text)
-    topic, worker = await _open_or_start(tx, clock, client, agent, context or uuid.uuid4().hex)
+    context = context or uuid.uuid4().hex
+    topic, worker = await _open_or_start(tx, clock, client, agent, context)
     if worker is None:
         worker = await pick_for_held_topic(tx, topic.agent_name)
-    queued = await queue_text(tx, clock.now(), topic, worker, text, author_role=author(client))
-    task = await tx.a2a.task_of_client(client.id, agent.agent_id, queued.message_id)
-    assert task is not None
+    now = clock.now()
+    queued = await queue_text(tx, now, topic, worker, text, author_role=author(client))
+    # As the store reads it (``task_of_client``): a new text is a task of its own, on its run.
+    task = TaskRow(queued.message_id, context, topic.id, queued.run_id, text, now)
     return Sent(task, topic)
 
 
@@ -85,5 +87,4 @@ async def _open_or_start(
 
 
 async def _context_topic(tx: Tx, client: A2AClient, agent: Exposed, context: str) -> Topic | None:
-    topic_id = await tx.a2a.context_topic_id(client.id, agent.agent_id, context)
-    return None if topic_id is None else await tx.topics.by_id(topic_id)
+    return await tx.topics.a2a_context(client.id, agent.agent_id, context)

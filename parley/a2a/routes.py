@@ -176,10 +176,9 @@ async def gate(context: Context, path: str, token: str | None) -> tuple[A2AClien
     token_hash = a2a_token_hash(token)
     name = path[len(PREFIX) + 1 :].split("/", 1)[0]
     async with context.store.single_read() as tx:
-        client = await tx.a2a.client_by_token_hash(token_hash)
-        if client is None:
-            raise Unauthorized("this A2A client token is not known here (or was removed)")
-        agent = await tx.a2a.exposed_by_name(name)
+        client, agent = await tx.a2a.caller(token_hash, name)
+    if client is None:
+        raise Unauthorized("this A2A client token is not known here (or was removed)")
     if agent is None:
         raise NotFound(f"no agent named {name!r} is exposed over A2A here")
     return client, agent

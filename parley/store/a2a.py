@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, delete, func, insert, select, update
+from sqlalchemy import bindparam, delete, func, insert, select, true, update
 from sqlalchemy.exc import IntegrityError
 
 from parley.a2a.model import A2AClient, Exposed, PushConfig, TaskFilter
@@ -42,19 +42,20 @@ _EXPOSED = select(
 ).join(agents, agents.c.id == a2a_exposures.c.agent_id)
 
 
-# Read on every A2A call: built once (see shapes.py).
-_CLIENT_BY_TOKEN = once(
-    _CLIENTS.where(
-        a2a_clients.c.token_hash == bindparam("token_hash"), a2a_clients.c.removed_at.is_(None)
-    )
-)
+# Read on every card's fetch: built once (see shapes.py).
 _EXPOSED_BY_NAME = once(_EXPOSED.where(agents.c.name == bindparam("name")))
-_CONTEXT_TOPIC = once(
-    select(topics.c.id).where(
-        topics.c.a2a_client_id == bindparam("client_id"),
-        topics.c.addressed_agent_id == bindparam("agent_id"),
-        topics.c.a2a_context == bindparam("context"),
+# Who calls and what it calls, in one read (every A2A call's first): the client holding the
+# token, and beside it the agent exposed under the name (NULLs when none is).
+_NAMED = _EXPOSED.where(agents.c.name == bindparam("name")).subquery("named")
+_CALLER = once(
+    _CLIENTS.add_columns(
+        _NAMED.c.agent_id.label("exposed_agent_id"),
+        _NAMED.c.name.label("exposed_name"),
+        _NAMED.c.engram.label("exposed_engram"),
+        _NAMED.c.exposed_at,
     )
+    .outerjoin(_NAMED, true())
+    .where(a2a_clients.c.token_hash == bindparam("token_hash"), a2a_clients.c.removed_at.is_(None))
 )
 
 
@@ -100,10 +101,19 @@ class A2ARepo:
         row = (await self._c.execute(_CLIENTS.where(a2a_clients.c.name == name))).first()
         return _client(row) if row else None
 
-    async def client_by_token_hash(self, token_hash: str) -> A2AClient | None:
-        """The active client holding this token."""
-        row = (await self._c.execute(_CLIENT_BY_TOKEN, {"token_hash": token_hash})).first()
-        return _client(row) if row else None
+    async def caller(self, token_hash: str, name: str) -> tuple[A2AClient | None, Exposed | None]:
+        """The active client holding this token, and the agent exposed as ``name`` (neither
+        read without the other: no client, no agent either)."""
+        parameters = {"token_hash": token_hash, "name": name}
+        row = (await self._c.execute(_CALLER, parameters)).first()
+        if row is None:
+            return None, None
+        if row.exposed_agent_id is None:
+            return _client(row), None
+        exposed = Exposed(
+            row.exposed_agent_id, row.exposed_name, row.exposed_engram, row.exposed_at
+        )
+        return _client(row), exposed
 
     async def clients(self) -> list[A2AClient]:
         rows = await self._c.execute(_CLIENTS.order_by(a2a_clients.c.name))
@@ -141,11 +151,6 @@ class A2ARepo:
     async def exposed_by_name(self, name: str) -> Exposed | None:
         row = (await self._c.execute(_EXPOSED_BY_NAME, {"name": name})).first()
         return _exposed(row) if row else None
-
-    async def context_topic_id(self, client_id: int, agent_id: int, context: str) -> int | None:
-        parameters = {"client_id": client_id, "agent_id": agent_id, "context": context}
-        row = (await self._c.execute(_CONTEXT_TOPIC, parameters)).first()
-        return None if row is None else int(row.id)
 
     async def open_contexts_of(self, client_id: int) -> list[int]:
         query = select(topics.c.id).where(

@@ -58,6 +58,13 @@ _OPEN_AGENT_CONVERSATION = once(
     )
 )
 _BY_IDS = once(_query().where(topics.c.id.in_(bindparam("topic_ids", expanding=True))))
+_A2A_CONTEXT = once(
+    _query().where(
+        topics.c.a2a_client_id == bindparam("client_id"),
+        topics.c.addressed_agent_id == bindparam("agent_id"),
+        topics.c.a2a_context == bindparam("context"),
+    )
+)
 _of = topics.alias("of")
 _WITH_ROOTS = once(
     _query()
@@ -199,6 +206,12 @@ class TopicsRepo:
 
     async def by_id(self, topic_id: int) -> Topic | None:
         row = (await self._c.execute(_BY_ID, {"topic_id": topic_id})).first()
+        return _topic(row) if row else None
+
+    async def a2a_context(self, client_id: int, agent_id: int, context: str) -> Topic | None:
+        """The conversation that is an A2A client's context ``context`` with the agent."""
+        parameters = {"client_id": client_id, "agent_id": agent_id, "context": context}
+        row = (await self._c.execute(_A2A_CONTEXT, parameters)).first()
         return _topic(row) if row else None
 
     async def by_ids(self, topic_ids: Iterable[int]) -> dict[int, Topic]:

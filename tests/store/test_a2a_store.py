@@ -32,8 +32,10 @@ async def test_clients_contexts_tasks_and_pushes(parley: Harness) -> None:
         theirs = await add_client(tx, ctx.clock, owner, "theirs")
         agent = await expose(tx, ctx.clock, owner, "scribe")
     async with ctx.store.transaction() as tx:
-        found = await tx.a2a.client_by_token_hash(hash_token(mine.token))
-        assert found is not None and found.name == "mine"
+        found, named = await tx.a2a.caller(hash_token(mine.token), "scribe")
+        assert found is not None and found.name == "mine" and named == agent
+        assert await tx.a2a.caller(hash_token(mine.token), "nobody") == (found, None)
+        assert await tx.a2a.caller(hash_token("pac_unknown"), "scribe") == (None, None)
         assert await tx.a2a.exposed_by_name("scribe") == agent
         first = await send(tx, ctx.clock, mine.client, agent, "ctx-1", "one")
         second = await send(tx, ctx.clock, mine.client, agent, "ctx-2", "two")
@@ -58,6 +60,10 @@ async def test_clients_contexts_tasks_and_pushes(parley: Harness) -> None:
         not_mine = await tx.a2a.task_of_client(
             mine.client.id, agent.agent_id, other.task.message_id
         )
+        read = [
+            await tx.a2a.task_of_client(mine.client.id, agent.agent_id, sent.task.message_id)
+            for sent in (first, second, again)
+        ]
         push = await tx.a2a.set_push(
             mine.client.id, first.task.message_id, "p1", now, url="https://x.example/h"
         )
@@ -67,13 +73,14 @@ async def test_clients_contexts_tasks_and_pushes(parley: Harness) -> None:
     assert [t.body for t in paged] == ["two", "one"]
     assert counted == 3 and by_state == [3, 0, 0]
     assert not_mine is None
+    assert read == [first.task, second.task, again.task]  # a task as sent, as the store reads it
     assert [(p.id, t.message_id) for p, t in due] == [(push.id, first.task.message_id)]
     async with ctx.store.transaction() as tx:
         await tx.a2a.push_done(push.id, now)
         assert await tx.a2a.pushes_due() == []
         assert await tx.a2a.delete_push(mine.client.id, first.task.message_id, "p1")
         await remove_client(tx, ctx.clock, owner, "mine")
-        assert await tx.a2a.client_by_token_hash(hash_token(mine.token)) is None
+        assert await tx.a2a.caller(hash_token(mine.token), "scribe") == (None, None)
         closed = await tx.topics.by_id(first.topic.id)
     assert closed is not None and closed.is_closed
 

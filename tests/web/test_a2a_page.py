@@ -28,7 +28,7 @@ async def test_an_owner_exposes_lets_a_client_in_hides_and_removes(parley: Harne
         token = re.search(r'value="(pac_[^"]+)"', added.text)
         assert token is not None
         async with parley.context.store.transaction() as tx:
-            client = await tx.a2a.client_by_token_hash(hash_token(token.group(1)))
+            client, _ = await tx.a2a.caller(hash_token(token.group(1)), "scribe")
         assert client is not None and client.name == "planner"
         page = await browser.get("/a2a-access")
         assert token.group(1) not in page.text  # shown once, on the answer that made it
@@ -41,7 +41,7 @@ async def test_an_owner_exposes_lets_a_client_in_hides_and_removes(parley: Harne
         page = await browser.get("/a2a-access")
         assert "No agent is exposed over A2A yet." in page.text and "removed" in page.text
     async with parley.context.store.transaction() as tx:
-        assert await tx.a2a.client_by_token_hash(hash_token(token.group(1))) is None
+        assert await tx.a2a.caller(hash_token(token.group(1)), "scribe") == (None, None)
         assert await tx.a2a.exposed() == []
 
 
