@@ -6,8 +6,8 @@ listed, cancelled (Parley's stop), followed as it goes, and its push configs."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator
-from contextlib import aclosing, asynccontextmanager, contextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import ExitStack, aclosing, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
@@ -50,7 +50,7 @@ from parley.errors import Invalid, ParleyError, Unavailable
 from parley.hub.following import Following, following_read
 from parley.runs.model import Run
 from parley.store import Tx
-from parley.store.a2a_tasks import TaskRow
+from parley.store.a2a_tasks import TaskRow, TaskText
 
 DEFAULT_PAGE = 50
 MAX_PAGE = 100
@@ -66,6 +66,21 @@ class Call:
         # The task as events ended (its end, or its wait for input)
         self.ended: Now | None = None
         self._asked: Now | None = None  # the task asking, as a run's events ended
+        # While ``sending``: where a new task's run is followed from, and that follow.
+        self._early: ExitStack | None = None
+        self._first: Following[Followed] | None = None
+
+    @asynccontextmanager
+    async def sending(self, params: SendMessageRequest) -> AsyncIterator[TaskRow]:
+        """``sent``, a new task's run followed from inside the transaction that queues its
+        text: nothing of the run can happen before its text commits, so ``events`` starts from
+        what that transaction knows, without a read of its own."""
+        with ExitStack() as early:
+            self._early = early
+            try:
+                yield await self.sent(params)
+            finally:
+                self._early = self._first = None
 
     async def sent(self, params: SendMessageRequest) -> TaskRow:
         """The client's text queued; with a push config in the request, that config set (its
@@ -88,6 +103,8 @@ class Call:
             async with self._transaction() as tx:
                 context = message.context_id or None
                 done = await send(tx, self.ctx.clock, self.client, self.agent, context, text)
+                if self._early is not None:
+                    self._first = await self._followed_from_here(tx, self._early, done.task)
             return done.task
         earlier = await self.find(message.task_id)
         if message.context_id and message.context_id != earlier.context:
@@ -289,21 +306,37 @@ class Call:
 
     @asynccontextmanager
     async def _following(self, task: TaskRow, run_id: int) -> AsyncIterator[Following[Followed]]:
-        """Run ``run_id`` of ``task`` followed, the task read with it each time."""
-
-        async def read(tx: Tx) -> Followed:
-            now = await now_of(tx, task)
-            run = next((run for run in now.runs if run.id == run_id), None)
-            if run is None:  # its text moved on to another run: the task no longer has it
-                run = await tx.runs.by_id(run_id)
-                assert run is not None  # runs are never deleted
-            return Followed(now, run)
-
+        """Run ``run_id`` of ``task`` followed, the task read with it each time (the first
+        time by ``sending``, if it follows this run already)."""
+        first, self._first = self._first, None
+        if first is not None and first.run.id == run_id:
+            yield first
+            return
         with _in_a2a_words():
             async with following_read(
-                self.ctx.store, self.ctx.runtime.watch, run_id, read, _followed_run
+                self.ctx.store,
+                self.ctx.runtime.watch,
+                run_id,
+                _reader(task, run_id),
+                _followed_run,
             ) as follow:
                 yield follow
+
+    async def _followed_from_here(
+        self, tx: Tx, early: ExitStack, task: TaskRow
+    ) -> Following[Followed] | None:
+        """The new ``task``'s run followed from inside the transaction queueing its text: its
+        watch subscribed to before the commit, the task as this transaction made it (one text,
+        on a run that waits: nothing asks yet)."""
+        if task.run_id is None:
+            return None
+        queue = early.enter_context(self.ctx.runtime.watch.watching(task.run_id))
+        run = await tx.runs.by_id(task.run_id)
+        assert run is not None
+        text = TaskText(task.message_id, task.body, task.run_id)
+        seen = Followed(Now(task, (text,), (run,)), run)
+        read = _reader(task, task.run_id)
+        return Following(self.ctx.store, queue, read, _followed_run, seen)
 
     async def _now(self, task: TaskRow) -> Now:
         async with self._transaction() as tx:
@@ -335,6 +368,20 @@ class Followed:
 
 def _followed_run(followed: Followed) -> Run:
     return followed.run
+
+
+def _reader(task: TaskRow, run_id: int) -> Callable[[Tx], Awaitable[Followed]]:
+    """What a follow of ``task``'s run ``run_id`` reads: the task, and that run."""
+
+    async def read(tx: Tx) -> Followed:
+        now = await now_of(tx, task)
+        run = next((run for run in now.runs if run.id == run_id), None)
+        if run is None:  # its text moved on to another run: the task no longer has it
+            run = await tx.runs.by_id(run_id)
+            assert run is not None  # runs are never deleted
+        return Followed(now, run)
+
+    return read
 
 
 def _push_out(push: PushConfig, task: str) -> TaskPushNotificationConfig:

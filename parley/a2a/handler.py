@@ -43,11 +43,11 @@ class ParleyHandler(RequestHandler):
     ) -> Task | Message:
         call = _call(context)
         length = history_length(params.configuration)  # checked before anything is queued
-        task = await call.sent(params)
         if params.configuration.return_immediately:
-            return await call.task(task, length)
-        async for _ in call.events(task):
-            pass
+            return await call.task(await call.sent(params), length)
+        async with call.sending(params) as task:
+            async for _ in call.events(task):
+                pass
         if call.ended is None:  # its text has no run (it never does, once queued)
             return await call.task(task, length)
         return as_task(call.ended, length)
@@ -56,9 +56,9 @@ class ParleyHandler(RequestHandler):
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> AsyncGenerator[Event]:
         call = _call(context)
-        task = await call.sent(params)
-        async for event in call.events(task, first=True):
-            yield event
+        async with call.sending(params) as task:
+            async for event in call.events(task, first=True):
+                yield event
 
     async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Task | None:
         call = _call(context)
