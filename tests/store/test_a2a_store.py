@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
+from a2a.types.a2a_pb2 import TaskState
 from sqlalchemy import text
 
 from parley.a2a.clients import add_client, expose, remove_client
@@ -45,6 +46,8 @@ async def test_clients_contexts_tasks_and_pushes(parley: Harness) -> None:
         await say(tx, ctx.clock, owner, "scribe", "hello")
     assert first.topic.id == again.topic.id != second.topic.id != other.topic.id
     async with ctx.store.transaction() as tx:
+        if ctx.store.dialect == "postgresql":  # each statement sees its own moment: hold them
+            await tx.connection.execute(text("SELECT id FROM runs ORDER BY id FOR UPDATE"))
         every, in_one = TaskFilter(), TaskFilter(context="ctx-1")
         listed = await tx.a2a.tasks_of_client(mine.client.id, agent.agent_id, every, 0, 10)
         in_first = await tx.a2a.tasks_of_client(mine.client.id, agent.agent_id, in_one, 0, 10)
@@ -57,6 +60,9 @@ async def test_clients_contexts_tasks_and_pushes(parley: Harness) -> None:
             await tx.a2a.count_tasks_of_client(mine.client.id, agent.agent_id, f)
             for f in (queued, finished, later)
         ]
+        # The agent's turns may have started: the counts are those of the tasks' states, read in
+        # the same transaction, with their runs held as they are.
+        states = [(await now_of(tx, task)).state for task in listed]
         not_mine = await tx.a2a.task_of_client(
             mine.client.id, agent.agent_id, other.task.message_id
         )
@@ -71,7 +77,8 @@ async def test_clients_contexts_tasks_and_pushes(parley: Harness) -> None:
     assert [t.body for t in listed] == ["three", "two", "one"]
     assert [t.body for t in in_first] == ["three", "one"]
     assert [t.body for t in paged] == ["two", "one"]
-    assert counted == 3 and by_state == [3, 0, 0]
+    submitted, completed = TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_COMPLETED
+    assert counted == 3 and by_state == [states.count(submitted), states.count(completed), 0]
     assert not_mine is None
     assert read == [first.task, second.task, again.task]  # a task as sent, as the store reads it
     assert [(p.id, t.message_id) for p, t in due] == [(push.id, first.task.message_id)]
