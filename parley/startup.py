@@ -9,14 +9,10 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import httpx
-
-from parley.a2a.pushes import PushNotice, PushNotices, PushSender
 from parley.agents.sweeper import AgentSweeper
 from parley.agents.workspaces import provision_waiting
-from parley.brains.cache import BrainCache
-from parley.brains.factory import brain_for
 from parley.brains.groups import end_leftovers
 from parley.brains.keys import model_endpoints
 from parley.broker.local import LocalBroker
@@ -25,7 +21,7 @@ from parley.channels.connected import ConnectedAccounts
 from parley.channels.kinds import KINDS, ChannelKind
 from parley.channels.registry import ChannelAdapter
 from parley.channels.sweeper import BindingSweeper
-from parley.clock import Clock, SystemClock
+from parley.clock import Clock
 from parley.context import Context
 from parley.conversations.model import HopBudget
 from parley.datafolder import DataFolder
@@ -38,8 +34,7 @@ from parley.mesh.claims import Holder
 from parley.mesh.credentials import broker_revoker, tell_broker
 from parley.mesh.registry import MeshRegistry
 from parley.node.brain_checks import BrainChecks
-from parley.node.http_actions import HttpActions
-from parley.node.http_approvals import HttpApprovals
+from parley.node.joining import brains_for
 from parley.node.keys import NodeKey
 from parley.node.runner import NodeRunner, new_instance
 from parley.node.turn_host import TurnHost
@@ -48,10 +43,10 @@ from parley.people.bootstrap import ensure_owner, owner_token_path
 from parley.settings import Settings
 from parley.store import Store
 
-log = logging.getLogger("parley")
+if TYPE_CHECKING:
+    from parley.a2a.pushes import PushNotices
 
-# How long a node waits for the hub's answer to one action of a turn.
-HUB_TIMEOUT = 60.0
+log = logging.getLogger("parley")
 
 
 @asynccontextmanager
@@ -131,7 +126,10 @@ async def running(
 
 def _a2a_pushes(stack: contextlib.AsyncExitStack, context: Context) -> PushNotices:
     """A2A push notices: their deliverer registered before deliveries start (one left pending
-    by the last stop is due at once), their queue subscribed to the store's commits."""
+    by the last stop is due at once), their queue subscribed to the store's commits. Imported
+    here, by the hub alone: a joining node has no use for a2a-sdk's half second of imports."""
+    from parley.a2a.pushes import PushNotice, PushNotices, PushSender
+
     sender = PushSender(context.settings.push_allowed_hosts)
     context.runtime.deliverers.add_remote(PushNotice, sender)
     stack.push_async_callback(sender.close)
@@ -177,57 +175,6 @@ async def _tell_broker_revoked(settings: Settings, store: Store) -> None:
         log.warning("the broker was not told the revoked node credentials: %s", exc.message)
 
 
-@asynccontextmanager
-async def joining(
-    settings: Settings,
-    broker: Broker,
-    key: NodeKey,
-    workspaces: Path,
-    hub: httpx.AsyncClient | None = None,
-    instance: str | None = None,
-    replace: bool = False,
-) -> AsyncIterator[NodeRunner]:
-    """A node on a machine of its own, with no store: it registers with the hub across
-    ``broker`` (signed with ``key``, its credentials'), keeps a heartbeat, makes its agents'
-    workspaces under ``workspaces`` and runs their turns here; what a turn does goes to the
-    hub's HTTP API under the run's token (with ``hub``, a client the caller owns; else one of
-    the node's own). ``instance``: this process's life as the node (one for every try to join);
-    ``replace``: take the name from another instance online under it."""
-    folder = DataFolder(settings.data_dir)  # where its command brains' process groups are noted
-    folder.prepare(default_store=False)
-    end_leftovers(folder.brain_groups)  # what a killed life of this node left running
-    folder.clear_run_temp()
-    async with contextlib.AsyncExitStack() as stack:
-        client = hub
-        if client is None:
-            client = httpx.AsyncClient(timeout=HUB_TIMEOUT)  # one pool for every turn's actions
-            stack.push_async_callback(client.aclose)
-        turns = TurnHost(
-            settings.node_name,
-            broker,
-            _brains(settings, SystemClock()),
-            lambda token, url: HttpActions(client, url, token),
-            lambda token, url: HttpApprovals(client, url, token),
-            *tools_on_this_node(settings),
-        )
-        node = NodeRunner(
-            settings.node_name,
-            broker,
-            key,
-            workspaces,
-            settings.heartbeat_seconds,
-            turns,
-            BrainChecks(settings.node_name, broker, settings),
-            instance,
-            replace,
-        )
-        stack.push_async_callback(node.stop)  # also after a refused start: it undoes the rest
-        await node.start()
-        log.info("node %r joined the mesh; workspaces in %s", settings.node_name, workspaces)
-        log.info(model_endpoints(settings))
-        yield node
-
-
 def _local_node(
     settings: Settings, context: Context, key: NodeKey, workspaces: Path, instance: str
 ) -> NodeRunner:
@@ -237,7 +184,7 @@ def _local_node(
     turns = TurnHost(
         settings.node_name,
         context.broker,
-        _brains(settings, clock),
+        brains_for(settings, clock),
         lambda token, _url: LocalActions(store, clock, token, runtime.budget),
         lambda token, _url: LocalApprovals(store, clock, runtime.watch, token, approval_timeout),
         *tools_on_this_node(settings),
@@ -251,15 +198,6 @@ def _local_node(
         turns,
         BrainChecks(settings.node_name, context.broker, settings),
         instance,
-    )
-
-
-def _brains(settings: Settings, clock: Clock) -> BrainCache:
-    return BrainCache(
-        lambda spec: brain_for(spec, settings),
-        clock,
-        settings.brain_idle_seconds,
-        settings.max_brains,
     )
 
 

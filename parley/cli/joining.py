@@ -15,10 +15,10 @@ from parley.broker.port import Broker
 from parley.cli.event_loop import run_long_lived
 from parley.errors import Conflict, Invalid, Unavailable
 from parley.mesh.broker_auth import node_inbox_prefix, node_named_in
+from parley.node.joining import joining
 from parley.node.keys import NodeKey
 from parley.node.runner import NodeRunner, new_instance
 from parley.settings import Settings
-from parley.startup import joining
 
 log = logging.getLogger("parley")
 

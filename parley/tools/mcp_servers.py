@@ -17,18 +17,20 @@ import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
-from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from parley.brains.confinement import ProcessPolicy
 from parley.brains.tail import Tail
 from parley.errors import Invalid, Unavailable
 from parley.redact import redact
-from parley.tools.mcp_client import McpClient, http_connect, stdio_connect
 from parley.tools.mcp_spec import McpServerSpec, McpTool, header_values, result_text
+
+if TYPE_CHECKING:
+    from parley.tools.mcp_client import McpClient
 
 __all__ = ["McpServerSpec", "McpServers", "McpTool"]
 
@@ -185,12 +187,14 @@ class McpServers:
     def _start(
         self, spec: McpServerSpec, workspace: Path, env: Mapping[str, str], headers: dict[str, str]
     ) -> _Running:
-        stderr = None
+        stderr, clients = None, _clients()
         if spec.url is not None:
-            connect = http_connect(spec.url, headers, self._start_seconds, self._call_seconds)
+            connect = clients.http_connect(
+                spec.url, headers, self._start_seconds, self._call_seconds
+            )
         else:
             stderr = Tail("stderr", STDERR_KEPT)
-            connect = stdio_connect(
+            connect = clients.stdio_connect(
                 spec.argv,
                 policy=self._policy,
                 server_environment=self._environment,
@@ -198,7 +202,9 @@ class McpServers:
                 env=env,
                 stderr=stderr,
             )
-        client = McpClient(spec.name, connect, start_seconds=self._start_seconds, stderr=stderr)
+        client = clients.McpClient(
+            spec.name, connect, start_seconds=self._start_seconds, stderr=stderr
+        )
         return _Running(spec, client, headers, env)
 
     async def _listed(
@@ -236,7 +242,7 @@ class McpServers:
                     listed += page.tools
                     if not (cursor := page.next_cursor):
                         break
-        except (TimeoutError, MCPError, ValidationError) as error:
+        except (TimeoutError, _clients().MCPError, ValidationError) as error:
             server.client.broken = True
             raise server.client.failure(_why(error, self._start_seconds), server.secrets) from None
         return [_tool(server.spec.name, tool) for tool in listed]
@@ -255,8 +261,8 @@ class McpServers:
                 return await session.call_tool(
                     tool, arguments, read_timeout_seconds=self._call_seconds
                 )
-        except (TimeoutError, MCPError) as error:
-            if isinstance(error, MCPError) and error.code not in _GONE:
+        except (TimeoutError, _clients().MCPError) as error:
+            if isinstance(error, _clients().MCPError) and error.code not in _GONE:
                 # The server answered with an error: the model's call was refused.
                 raise Invalid(redact(f"{name}.{tool}: {error.message}", server.secrets)) from None
             server.client.broken = True
@@ -271,12 +277,21 @@ class McpServers:
 _GONE = (types.REQUEST_TIMEOUT, types.CONNECTION_CLOSED)
 
 
+def _clients() -> ModuleType:
+    """``mcp_client.py``, which brings the MCP library: half a second of imports, made at the
+    first server a node starts rather than by every node and every ``parley serve``."""
+    from parley.tools import mcp_client
+
+    return mcp_client
+
+
 def _why(error: Exception, seconds: float) -> str:
+    mcp_error = _clients().MCPError
     if isinstance(error, TimeoutError) or (
-        isinstance(error, MCPError) and error.code == types.REQUEST_TIMEOUT
+        isinstance(error, mcp_error) and error.code == types.REQUEST_TIMEOUT
     ):
         return f"did not answer within {seconds:g} s"
-    if isinstance(error, MCPError) and error.code == types.CONNECTION_CLOSED:
+    if isinstance(error, mcp_error) and error.code == types.CONNECTION_CLOSED:
         return "has stopped"
     return f"answered wrongly: {error}"
 

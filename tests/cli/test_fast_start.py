@@ -110,3 +110,21 @@ def test_version_prints_the_package_version() -> None:
         [sys.executable, "-m", "parley", "--version"], capture_output=True, text=True, timeout=60
     )
     assert (shown.returncode, shown.stdout) == (0, f"parley {parley.__version__}\n")
+
+
+# What a node on a machine of its own does without: the hub's store and API, and the libraries
+# only the hub serves with (A2A's server, MCP's), each up to a second of a node's start.
+NODE_SPARES = ("sqlalchemy", "alembic", "asyncpg", "fastapi", "uvicorn", "parley.store",
+               "parley.app", "parley.api", "parley.hub", "parley.startup", "a2a", "mcp",
+               "parley.a2a")  # fmt: skip
+
+
+def test_a_joining_node_loads_nothing_of_the_hub() -> None:
+    probe = "import json, sys, parley.cli.joining; print(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    loaded = set(json.loads(done.stdout.splitlines()[-1]))
+    assert "parley.node.turn_host" in loaded  # the probe did load the node
+    assert sorted(m for m in loaded if m.split(".")[0] in NODE_SPARES or m in NODE_SPARES) == []
+    assert sorted(m for m in loaded if m.startswith(tuple(f"{s}." for s in NODE_SPARES))) == []

@@ -18,10 +18,10 @@ import pytest
 from parley.cli.following import node_lost_notice
 from parley.errors import Unauthorized
 from parley.hub.reconciliation import reconcile
+from parley.node.joining import joining
 from parley.node.keys import NodeKey
 from parley.node.runner import NodeRunner
 from parley.settings import Settings
-from parley.startup import joining
 from tests.approvals.support import decide, waiting
 from tests.brains.fake_openai import openai_app
 from tests.brains.fakes import Reply, Script, ToolCall, serving
