@@ -9,7 +9,7 @@ from fastapi import Depends, FastAPI
 from starlette.routing import Route
 
 from parley import __version__
-from parley.a2a.routes import a2a_routes
+from parley.a2a.edge import A2ARoutes, load_if_exposed
 from parley.api import (
     a2a,
     actions,
@@ -54,6 +54,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if context is not None:
             app.state.context = context
+            await load_if_exposed(context, served_a2a)
             stop_web = start_web(app, context)
             async with mcp.running():
                 yield
@@ -61,6 +62,7 @@ def create_app(
             return
         async with running(settings, clock or SystemClock()) as started:
             app.state.context = started
+            await load_if_exposed(started, served_a2a)
             stop_web = start_web(app, started)
             async with mcp.running():
                 yield
@@ -92,7 +94,8 @@ def create_app(
     mcp = McpEndpoint(app.state)
     app.router.routes.append(Route(MCP_PATH, endpoint=mcp, methods=["GET", "POST", "DELETE"]))
     # A2A: each exposed agent's card and its JSON-RPC and HTTP+JSON endpoints (parley/a2a/).
-    app.router.routes.extend(a2a_routes())
+    served_a2a = A2ARoutes()
+    app.router.routes.append(served_a2a)
     install_docs(app)
     install_web(app)
     for module in (

@@ -21,17 +21,11 @@ from a2a.types.a2a_pb2 import (
 from a2a.utils.constants import PROTOCOL_VERSION_1_0, TransportProtocol
 
 from parley import __version__
+from parley.a2a.edge import REST, agent_url
 from parley.a2a.model import Exposed
 
-PREFIX = "/a2a"
-CARD_PATH = "/.well-known/agent-card.json"
-REST = "/rest"
 SCHEME = "bearer"
 MAX_DESCRIPTION = 2000
-
-
-def agent_url(base_url: str, agent: str) -> str:
-    return f"{base_url.rstrip('/')}{PREFIX}/{agent}"
 
 
 def card_of(agent: Exposed, base_url: str) -> AgentCard:

@@ -22,16 +22,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route, Router
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from parley.a2a.card import CARD_PATH, PREFIX, REST, card_of
+from parley.a2a.card import card_of
+from parley.a2a.edge import CARD_PATH, INVALID_PARAMS, PREFIX, REST, rpc_error
 from parley.a2a.handler import ParleyHandler
-from parley.a2a.model import A2AClient, Exposed
 from parley.context import Context
-from parley.errors import NotFound, Unauthorized
-from parley.tokens import a2a_token_hash
+from parley.errors import NotFound
 
 AGENT = PREFIX + "/{agent}"
-INVALID_REQUEST = -32600
-INVALID_PARAMS = -32602
 _STATE_NAMES = frozenset(TaskState.keys())
 _STATE_NUMBERS = frozenset(TaskState.values())
 
@@ -147,41 +144,6 @@ def _is_task_state(state: object) -> bool:
     if isinstance(state, str):
         return state in _STATE_NAMES
     return isinstance(state, int) and not isinstance(state, bool) and state in _STATE_NUMBERS
-
-
-def rpc_error(code: int, message: str, status: int = 200, request_id: object = None) -> Response:
-    """A JSON-RPC error (to a request whose id could not be read, unless given)."""
-    if not isinstance(request_id, str | int) or isinstance(request_id, bool):
-        request_id = None
-    body = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
-    return JSONResponse(body, status_code=status)
-
-
-def is_a2a(path: str) -> bool:
-    return path.startswith(PREFIX + "/")
-
-
-def is_a2a_rpc(path: str) -> bool:
-    """``/a2a/<agent>``: an agent's JSON-RPC endpoint."""
-    return is_a2a(path) and path.count("/") == 2
-
-
-def is_card(path: str) -> bool:
-    return path.endswith(CARD_PATH)
-
-
-async def gate(context: Context, path: str, token: str | None) -> tuple[A2AClient, Exposed]:
-    """The client behind ``token`` and the exposed agent ``path`` names; Unauthorized, or
-    NotFound for an agent not exposed (whoever asks)."""
-    token_hash = a2a_token_hash(token)
-    name = path[len(PREFIX) + 1 :].split("/", 1)[0]
-    async with context.store.single_read() as tx:
-        client, agent = await tx.a2a.caller(token_hash, name)
-    if client is None:
-        raise Unauthorized("this A2A client token is not known here (or was removed)")
-    if agent is None:
-        raise NotFound(f"no agent named {name!r} is exposed over A2A here")
-    return client, agent
 
 
 async def _card(request: Request) -> Response:

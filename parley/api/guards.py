@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from parley.a2a.routes import INVALID_REQUEST, gate, is_a2a, is_a2a_rpc, is_card, rpc_error
+from parley.a2a.edge import INVALID_REQUEST, gate, is_a2a, is_a2a_rpc, is_card, rpc_error
 from parley.api.errors import error_response
 from parley.api.failures import FailureLimit, client_address
 from parley.context import Context

@@ -3,32 +3,30 @@ turn's own actions, as ``/api/v1/act/…`` offers them: the same table, the same
 authority, the run's token as a bearer and nothing else. A node session gets its narrower list.
 
 Stateless, with JSON answers: each request stands alone, as a run's token does; the ``mcp``
-library's session manager speaks the protocol. A request without a running turn's token is
-refused before the protocol is read (401, in the API's error shape)."""
+library's session manager speaks the protocol (``mcp_tools.py``, loaded at the first call). A
+request without a running turn's token is refused before the protocol is read (401, in the
+API's error shape)."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import mcp_types as types
-from mcp.server.lowlevel import Server
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
-from parley.actions.table import ACTIONS, AGENT_TOOLS, NODE_SESSION_TOOLS
 from parley.api.errors import error_response
 from parley.api.guards import bearer_token
 from parley.context import Context
-from parley.errors import ParleyError, Unauthorized
+from parley.errors import ParleyError, Unavailable
 from parley.hub.actions import running_run
-from parley.hub.local_actions import LocalActions
+
+if TYPE_CHECKING:
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 PATH = "/mcp"
-MAX_BODY = 1024 * 1024  # a text is at most 100 000 characters; a request carries one action
 
 
 class McpEndpoint:
@@ -36,43 +34,62 @@ class McpEndpoint:
 
     def __init__(self, context_of: Any) -> None:
         self._context_of = context_of  # the app's state: its context exists once it started
-        server: Server[Any] = Server(
-            "parley", on_list_tools=self._list_tools, on_call_tool=self._call_tool
-        )
-        self._manager = StreamableHTTPSessionManager(
-            app=server, stateless=True, json_response=True, max_request_body_size=MAX_BODY
-        )
+        self._manager: StreamableHTTPSessionManager | None = None
+        self._starting = asyncio.Lock()
+        self._stop = asyncio.Event()
+        self._owner: asyncio.Task[None] | None = None
+        self._open = False
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        """The session manager runs in a task of its own: its anyio task group is entered and
-        left in one task, whichever tasks start and stop the app."""
-        started, stop = asyncio.Event(), asyncio.Event()
-
-        async def run() -> None:
-            async with self._manager.run():
-                started.set()
-                await stop.wait()
-
-        owner = asyncio.create_task(run())
-        waiting = asyncio.create_task(started.wait())
-        await asyncio.wait([owner, waiting], return_when=asyncio.FIRST_COMPLETED)
-        waiting.cancel()
-        if owner.done():
-            owner.result()  # it failed to start: say why
+        """While the app runs: the session manager, once started by the first call, is stopped
+        when it stops."""
+        self._open, self._stop = True, asyncio.Event()
         try:
             yield
         finally:
-            stop.set()
-            await owner
+            self._open = False
+            self._stop.set()
+            if self._owner is not None:
+                await self._owner
+            self._owner = self._manager = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             await self._running_run(bearer_token(Request(scope)))
+            manager = await self._started()
         except ParleyError as refused:
             await error_response(refused)(scope, receive, send)
             return
-        await self._manager.handle_request(scope, receive, send)
+        await manager.handle_request(scope, receive, send)
+
+    async def _started(self) -> StreamableHTTPSessionManager:
+        """The session manager, started at the first call in a task of its own: its anyio task
+        group is entered and left in one task, whichever tasks start and stop the app."""
+        async with self._starting:
+            if self._manager is not None:
+                return self._manager
+            if not self._open:
+                raise Unavailable("Parley is stopping")
+            from parley.api.mcp_tools import session_manager
+
+            manager = session_manager(self._context)
+            started = asyncio.Event()
+            stop = self._stop
+
+            async def run() -> None:
+                async with manager.run():
+                    started.set()
+                    await stop.wait()
+
+            owner = asyncio.create_task(run())
+            waiting = asyncio.create_task(started.wait())
+            await asyncio.wait([owner, waiting], return_when=asyncio.FIRST_COMPLETED)
+            waiting.cancel()
+            if owner.done():
+                owner.result()  # it failed to start: say why
+            self._owner, self._manager = owner, manager
+            return manager
 
     def _context(self) -> Context:
         context: Context = self._context_of.context
@@ -81,39 +98,3 @@ class McpEndpoint:
     async def _running_run(self, token: str | None) -> Any:
         async with self._context().store.transaction() as tx:
             return await running_run(tx, token)
-
-    async def _list_tools(
-        self, ctx: Any, params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
-        run = await self._running_run(_token_of(ctx))
-        names = NODE_SESSION_TOOLS if run.by_node_session else AGENT_TOOLS
-        return types.ListToolsResult(tools=[_tool(name) for name in names])
-
-    async def _call_tool(
-        self, ctx: Any, params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
-        context = self._context()
-        token = _token_of(ctx) or ""
-        actions = LocalActions(context.store, context.clock, token, context.runtime.budget)
-        try:
-            acted = await actions.acted(params.name, params.arguments or {})
-        except ParleyError as refused:
-            return _text(refused.message, error=True)
-        return _text(acted.result)
-
-
-def _tool(name: str) -> types.Tool:
-    action = ACTIONS[name]
-    return types.Tool(name=name, description=action.help, input_schema=action.json_schema())
-
-
-def _text(text: str, error: bool = False) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=error)
-
-
-def _token_of(ctx: Any) -> str | None:
-    """The bearer of the HTTP request this protocol request came in (checked on arrival)."""
-    request = getattr(ctx, "request", None)
-    if not isinstance(request, Request):
-        raise Unauthorized("this request came without its run token")
-    return bearer_token(request)

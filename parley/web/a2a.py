@@ -8,8 +8,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
-from parley.a2a.card import CARD_PATH, agent_url
 from parley.a2a.clients import add_client, clients, expose, exposed, hide, remove_client
+from parley.a2a.edge import CARD_PATH, agent_url
 from parley.errors import Invalid, NotFound
 from parley.web.render import back_to
 from parley.web.routing import Ctx, Post, Viewer, WebParts, as_page

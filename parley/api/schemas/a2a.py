@@ -7,7 +7,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from parley.a2a.card import CARD_PATH, agent_url
+from parley.a2a.edge import CARD_PATH, agent_url
 from parley.a2a.model import A2AClient, Exposed, NewA2AClient
 from parley.api.schemas.base import NAME, Body, example
 
