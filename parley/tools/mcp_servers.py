@@ -20,16 +20,17 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-import mcp_types as types
 from pydantic import ValidationError
 
 from parley.brains.confinement import ProcessPolicy
 from parley.brains.tail import Tail
 from parley.errors import Invalid, Unavailable
 from parley.redact import redact
-from parley.tools.mcp_spec import McpServerSpec, McpTool, header_values, result_text
+from parley.tools.mcp_spec import McpServerSpec, McpTool, header_values
 
 if TYPE_CHECKING:
+    import mcp_types as types
+
     from parley.tools.mcp_client import McpClient
 
 __all__ = ["McpServerSpec", "McpServers", "McpTool"]
@@ -125,6 +126,8 @@ class McpServers:
         finally:
             running.busy -= 1
             running.used = time.monotonic()
+        from parley.tools.mcp_results import result_text
+
         text = redact(result_text(result, self._max_result_bytes), running.header_values)
         if result.is_error:
             raise Invalid(redact(f"{server}.{tool}: {text}", running.secrets))
@@ -231,13 +234,15 @@ class McpServers:
     async def _tools_of(self, server: _Running) -> list[McpTool]:
         session = await server.client.session()
         server.used = time.monotonic()
+        import mcp_types
+
         listed: list[types.Tool] = []
         cursor = None
         try:
             async with asyncio.timeout(self._start_seconds):
                 for _ in range(MAX_PAGES):
                     page = await session.list_tools(
-                        params=types.PaginatedRequestParams(cursor=cursor) if cursor else None
+                        params=mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
                     )
                     listed += page.tools
                     if not (cursor := page.next_cursor):
@@ -262,7 +267,7 @@ class McpServers:
                     tool, arguments, read_timeout_seconds=self._call_seconds
                 )
         except (TimeoutError, _clients().MCPError) as error:
-            if isinstance(error, _clients().MCPError) and error.code not in _GONE:
+            if isinstance(error, _clients().MCPError) and error.code not in _gone():
                 # The server answered with an error: the model's call was refused.
                 raise Invalid(redact(f"{name}.{tool}: {error.message}", server.secrets)) from None
             server.client.broken = True
@@ -274,7 +279,11 @@ class McpServers:
             ) from None
 
 
-_GONE = (types.REQUEST_TIMEOUT, types.CONNECTION_CLOSED)
+def _gone() -> tuple[int, ...]:
+    """The errors of a server gone (it timed out, or closed), not of a call refused."""
+    from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+    return (REQUEST_TIMEOUT, CONNECTION_CLOSED)
 
 
 def _clients() -> ModuleType:
@@ -286,12 +295,14 @@ def _clients() -> ModuleType:
 
 
 def _why(error: Exception, seconds: float) -> str:
+    from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
     mcp_error = _clients().MCPError
     if isinstance(error, TimeoutError) or (
-        isinstance(error, mcp_error) and error.code == types.REQUEST_TIMEOUT
+        isinstance(error, mcp_error) and error.code == REQUEST_TIMEOUT
     ):
         return f"did not answer within {seconds:g} s"
-    if isinstance(error, mcp_error) and error.code == types.CONNECTION_CLOSED:
+    if isinstance(error, mcp_error) and error.code == CONNECTION_CLOSED:
         return "has stopped"
     return f"answered wrongly: {error}"
 

@@ -116,7 +116,7 @@ def test_version_prints_the_package_version() -> None:
 # only the hub serves with (A2A's server, MCP's), each up to a second of a node's start.
 NODE_SPARES = ("sqlalchemy", "alembic", "asyncpg", "fastapi", "uvicorn", "parley.store",
                "parley.app", "parley.api", "parley.hub", "parley.startup", "a2a", "mcp",
-               "parley.a2a")  # fmt: skip
+               "parley.a2a", "mcp_types")  # fmt: skip
 
 
 def test_a_joining_node_loads_nothing_of_the_hub() -> None:

@@ -8,7 +8,8 @@ import mcp_types as types
 import pytest
 
 from parley.errors import Invalid
-from parley.tools.mcp_spec import McpServerSpec, header_values, result_text
+from parley.tools.mcp_results import result_text
+from parley.tools.mcp_spec import McpServerSpec, header_values
 
 
 def test_a_spec_is_checked() -> None:
