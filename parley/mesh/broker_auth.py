@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from parley.broker import nats_durable, nats_jwt
+from parley.broker import nats_jwt
 from parley.datafolder import PRIVATE_MODE, DataFolder, write_secret
 from parley.errors import Invalid, Unavailable
 from parley.naming import check_name
@@ -33,7 +33,9 @@ from parley.node.messages import (
     run_outcomes_subject,
 )
 
-STREAM = nats_durable.STREAM  # where JetStream stores a node's ends
+# Where JetStream stores a node's ends: nats_durable.STREAM, written again here so that reading
+# keys and issuing credentials (every hub's start) loads no NATS client; a test keeps them equal.
+STREAM = "PARLEY_DURABLE"
 NODE_USER = "node "  # a node's user is named "node NAME" in its JWT
 OPERATOR_NAME, SYSTEM_ACCOUNT_NAME, ACCOUNT_NAME = "parley", "SYS", "PARLEY"
 # The JWTs the server is configured with are dated at the start of time, so that any account

@@ -128,3 +128,11 @@ def test_the_configuration_s_tls_and_stores(tmp_path: Path, keys: BrokerKeys) ->
     assert f'cert_file: "{tmp_path / "c.pem"}"' in text and "verify: true" in text
     with pytest.raises(Invalid, match="does not exist"):
         TlsFiles(tmp_path / "c.pem", tmp_path / "missing.pem").check()
+
+
+def test_the_stream_credentials_name_is_the_durable_stream() -> None:
+    """broker_auth writes the stream's name again, to load no NATS client: the same name."""
+    from parley.broker import nats_durable
+    from parley.mesh import broker_auth
+
+    assert broker_auth.STREAM == nats_durable.STREAM
