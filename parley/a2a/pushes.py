@@ -28,6 +28,7 @@ from parley.redact import redact
 from parley.store import Store, Tx
 from parley.store.a2a_tasks import TaskRow
 from parley.store.effects import Effects
+from parley.tls import trusted
 from parley.worker import Worker
 
 log = logging.getLogger(__name__)
@@ -73,7 +74,7 @@ class PushSender:
         self, allowed_hosts: Sequence[str], transport: httpx.AsyncBaseTransport | None = None
     ) -> None:
         self._allowed = [host.lower() for host in allowed_hosts]
-        self._http = httpx.AsyncClient(timeout=self.timeout, transport=transport)
+        self._http = httpx.AsyncClient(timeout=self.timeout, transport=transport, verify=trusted())
 
     async def send(self, payload: PushNotice, idempotency_key: str) -> None:
         await check_push_url(payload.url, self._allowed)

@@ -6,6 +6,7 @@ from parley.brains.brain import Brain
 from parley.brains.model_brain import ModelBrain
 from parley.errors import Unavailable
 from parley.extras import install_command
+from parley.tls import trusted
 
 # Anthropic requires a reply budget on every request; this one fits the current models.
 MAX_TOKENS = 8192
@@ -27,7 +28,7 @@ def anthropic_brain(
     """
     try:
         # Imported here so an installation without the extra still starts and says what is missing.
-        from anthropic import AsyncAnthropic
+        from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient
         from pydantic_ai.models.anthropic import AnthropicModel, AnthropicModelSettings
         from pydantic_ai.providers.anthropic import AnthropicProvider
     except ImportError as error:
@@ -36,7 +37,11 @@ def anthropic_brain(
         ) from error
     # A proxy or local server may need no key; the SDK refuses to send a request without one.
     client = AsyncAnthropic(
-        base_url=base_url, api_key=api_key or NO_KEY, max_retries=max_retries, timeout=timeout
+        base_url=base_url,
+        api_key=api_key or NO_KEY,
+        max_retries=max_retries,
+        timeout=timeout,
+        http_client=DefaultAsyncHttpxClient(verify=trusted()),  # the SDK's, the CAs read once
     )
     model = AnthropicModel(model_name, provider=AnthropicProvider(anthropic_client=client))
     return ModelBrain(

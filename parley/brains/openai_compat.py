@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from openai import AsyncOpenAI
+from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 
 from parley.brains.brain import Brain
 from parley.brains.model_brain import ModelBrain
+from parley.tls import trusted
 
 # Local servers ignore the key, but the SDK refuses to start without one.
 NO_KEY = "not-needed"
@@ -26,7 +27,11 @@ def openai_brain(
     ``max_retries`` is the SDK's own retry of connection errors, 429 and 5xx, with backoff.
     """
     client = AsyncOpenAI(
-        base_url=base_url, api_key=api_key or NO_KEY, max_retries=max_retries, timeout=timeout
+        base_url=base_url,
+        api_key=api_key or NO_KEY,
+        max_retries=max_retries,
+        timeout=timeout,
+        http_client=DefaultAsyncHttpxClient(verify=trusted()),  # the SDK's, the CAs read once
     )
     model = OpenAIChatModel(model_name, provider=OpenAIProvider(openai_client=client))
     return ModelBrain(model, secrets=(api_key,), close=client.close)

@@ -22,6 +22,7 @@ from parley.errors import Invalid, ParleyError, Unavailable
 from parley.federation.model import PeerEndpoint
 from parley.naming import is_name
 from parley.redact import redact
+from parley.tls import trusted
 
 TIMEOUT = httpx.Timeout(30.0, connect=5.0)
 
@@ -104,7 +105,10 @@ class A2AAgents:
                 if old[1:3] != key[1:3]:  # its card or token changed: closed when Parley stops
                     self._stale.append(self._clients.pop(old))
             http = httpx.AsyncClient(
-                timeout=TIMEOUT, transport=self._transport, headers=_bearer(peer.token)
+                timeout=TIMEOUT,
+                transport=self._transport,
+                headers=_bearer(peer.token),
+                verify=trusted(),
             )
             config = ClientConfig(streaming=streaming, httpx_client=http)
             made = (http, ClientFactory(config).create(card_of(peer.card or "{}")))
@@ -114,7 +118,7 @@ class A2AAgents:
     @asynccontextmanager
     async def _http(self, token: str | None) -> AsyncIterator[httpx.AsyncClient]:
         async with httpx.AsyncClient(
-            timeout=TIMEOUT, transport=self._transport, headers=_bearer(token)
+            timeout=TIMEOUT, transport=self._transport, headers=_bearer(token), verify=trusted()
         ) as http:
             yield http
 

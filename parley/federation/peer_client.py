@@ -15,6 +15,7 @@ from parley.errors import ERRORS_BY_CODE, Invalid, ParleyError, Unauthorized, Un
 from parley.federation.frames import FrameVerdict, Verdicts, WireFrame
 from parley.federation.model import REVOKED, PeerEndpoint
 from parley.redact import redact
+from parley.tls import trusted
 
 HANDSHAKE = "/federation/v1/handshake"
 FRAMES = "/federation/v1/frames"
@@ -24,7 +25,7 @@ TIMEOUT = httpx.Timeout(30.0, connect=5.0)
 class PeerClient:
     def __init__(self, transport: httpx.AsyncBaseTransport | None = None) -> None:
         # Few requests in flight per connection (one batch at a time): httpx keeps up there.
-        self._http = httpx.AsyncClient(timeout=TIMEOUT, transport=transport)
+        self._http = httpx.AsyncClient(timeout=TIMEOUT, transport=transport, verify=trusted())
 
     async def close(self) -> None:
         await self._http.aclose()

@@ -26,6 +26,7 @@ from parley.node.runner import NodeRunner
 from parley.node.turn_host import TurnHost
 from parley.node.workspace_acting import tools_on_this_node
 from parley.settings import Settings
+from parley.tls import trusted
 
 log = logging.getLogger("parley")
 
@@ -56,7 +57,8 @@ async def joining(
     async with contextlib.AsyncExitStack() as stack:
         client = hub
         if client is None:
-            client = httpx.AsyncClient(timeout=HUB_TIMEOUT)  # one pool for every turn's actions
+            # One pool for every turn's actions.
+            client = httpx.AsyncClient(timeout=HUB_TIMEOUT, verify=trusted())
             stack.push_async_callback(client.aclose)
         turns = TurnHost(
             settings.node_name,
