@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import Depends, FastAPI
+from fastapi import FastAPI
 from starlette.routing import Route
 
 from parley import __version__
@@ -29,11 +29,11 @@ from parley.api import (
     tasks,
     topics,
 )
-from parley.api.deps import refuse_nul_in_url
 from parley.api.docs_ui import install_docs
 from parley.api.errors import install_error_handlers
 from parley.api.failures import FailureLimit
 from parley.api.guards import install_guards
+from parley.api.included import APP_DEPENDENCIES, included
 from parley.api.mcp_endpoint import PATH as MCP_PATH
 from parley.api.mcp_endpoint import McpEndpoint
 from parley.api.openapi import install_openapi
@@ -75,7 +75,7 @@ def create_app(
         lifespan=lifespan,
         docs_url=None,  # served from the installed package by install_docs, not from a CDN
         redoc_url=None,
-        dependencies=[Depends(refuse_nul_in_url)],
+        dependencies=APP_DEPENDENCIES,
     )
     install_error_handlers(app)
     # Failed sign-ins and unknown tokens, per address: the API's guard and the page's sign-in.
@@ -88,8 +88,7 @@ def create_app(
     install_guards(app, settings.max_body_bytes, settings.federation_max_body_bytes, failures)
     install_openapi(app)
     # Routes are matched in order: a peer's batches, the busiest route, are found first.
-    app.include_router(federation.router)
-    app.include_router(health.router)
+    app.router.routes.extend(included((federation.router, health.router)))
     # Command brains' MCP server: the run's actions, under its token (api/mcp_endpoint.py).
     mcp = McpEndpoint(app.state)
     app.router.routes.append(Route(MCP_PATH, endpoint=mcp, methods=["GET", "POST", "DELETE"]))
@@ -98,6 +97,13 @@ def create_app(
     app.router.routes.append(served_a2a)
     install_docs(app)
     install_web(app)
+    app.router.routes.extend(included(API_ROUTERS, prefix="/api/v1"))
+    return app
+
+
+# The API's routers, under /api/v1, in the order their routes are matched.
+API_ROUTERS = tuple(
+    module.router
     for module in (
         people,
         approvals,
@@ -114,6 +120,5 @@ def create_app(
         connections,
         channels,
         a2a,
-    ):
-        app.include_router(module.router, prefix="/api/v1")
-    return app
+    )
+)

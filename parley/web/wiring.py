@@ -9,6 +9,7 @@ from pathlib import Path
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
+from parley.api.included import included
 from parley.context import Context
 from parley.web import a2a, chat, directory, editing, links, roots, runs, signin, team, work
 from parley.web.errors import install_page_errors
@@ -26,8 +27,8 @@ def install_web(app: FastAPI) -> None:
     install_page_errors(app)
     app.add_middleware(SecurityHeaders)  # outermost: on every answer, the guards' own too
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    for module in (signin, chat, work, roots, runs, team, editing, directory, links, a2a):
-        app.include_router(module.router)
+    pages = (signin, chat, work, roots, runs, team, editing, directory, links, a2a)
+    app.router.routes.extend(included(tuple(module.router for module in pages)))
 
 
 def start_web(app: FastAPI, context: Context) -> Callable[[], None]:
