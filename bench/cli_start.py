@@ -8,7 +8,8 @@ same interpreter (its tree first on ``PYTHONPATH``), so that both versions meet 
 libraries and the same machine load: their runs alternate. A real server (this tree's) answers
 ``agent list``. Each time is followed by what it costs above the bare interpreter (the floor,
 measured alongside); the target is at most 150 ms above it for every client command. The CPU
-time (user and system) says the same more steadily on a machine busy with other work.
+time (user and system) says the same more steadily on a machine busy with other work. The last
+two lines are what ``parley serve`` and ``parley node join`` load before they start.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ COMMANDS = {
     "parley say --help": ["-m", "parley", "say", "--help"],
     "parley agent list (real server)": ["-m", "parley", "agent", "list"],
     "parley delivery list (real server)": ["-m", "parley", "delivery", "list"],
+    # What a server and a node on a machine of their own load before they do anything.
+    "parley serve's modules": ["-c", "import parley.cli.serving, parley.app"],
+    "parley node join's modules": ["-c", "import parley.cli.joining"],
 }
 
 
