@@ -73,7 +73,7 @@ class McpEndpoint:
                 raise Unavailable("Parley is stopping")
             from parley.api.mcp_tools import session_manager
 
-            manager = session_manager(self._context)
+            manager = session_manager(self._context, self._running_run)
             started = asyncio.Event()
             stop = self._stop
 

@@ -6,7 +6,7 @@ start)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
@@ -18,19 +18,19 @@ from parley.actions.table import ACTIONS, AGENT_TOOLS, NODE_SESSION_TOOLS
 from parley.api.guards import bearer_token
 from parley.context import Context
 from parley.errors import ParleyError, Unauthorized
-from parley.hub.actions import running_run
 from parley.hub.local_actions import LocalActions
 
 MAX_BODY = 1024 * 1024  # a text is at most 100 000 characters; a request carries one action
 
 
-def session_manager(context_of: Callable[[], Context]) -> StreamableHTTPSessionManager:
-    """The protocol's server for the running app's context (``context_of``)."""
+def session_manager(
+    context_of: Callable[[], Context], running_run: Callable[[str | None], Awaitable[Any]]
+) -> StreamableHTTPSessionManager:
+    """The protocol's server for the running app's context (``context_of``); ``running_run``
+    reads the run a token is for, as the endpoint checked it on arrival."""
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> Any:
-        context = context_of()
-        async with context.store.transaction() as tx:
-            run = await running_run(tx, _token_of(ctx))
+        run = await running_run(_token_of(ctx))
         names = NODE_SESSION_TOOLS if run.by_node_session else AGENT_TOOLS
         return types.ListToolsResult(tools=[_tool(name) for name in names])
 
