@@ -12,13 +12,15 @@ from sqlalchemy import text
 
 from parley.a2a.clients import add_client, expose, remove_client
 from parley.a2a.contexts import Sent, send
-from parley.a2a.model import TaskFilter
+from parley.a2a.model import Exposed, NewA2AClient, TaskFilter
 from parley.a2a.tasks import now_of
+from parley.clock import Clock
 from parley.conversations.model import TopicKind
 from parley.conversations.person import say
 from parley.federation.model import OutboundText
+from parley.people.model import Person
 from parley.runs.model import RunState
-from parley.store import Store
+from parley.store import Store, Tx
 from parley.tokens import hash_token
 from tests.support import Harness, eventually
 
@@ -27,11 +29,7 @@ async def test_clients_contexts_tasks_and_pushes(parley: Harness) -> None:
     await parley.hire("scribe")
     ctx, now = parley.context, parley.clock.now()
     async with ctx.store.transaction() as tx:
-        owner = await tx.people.by_name("owner")
-        assert owner is not None
-        mine = await add_client(tx, ctx.clock, owner, "mine")
-        theirs = await add_client(tx, ctx.clock, owner, "theirs")
-        agent = await expose(tx, ctx.clock, owner, "scribe")
+        owner, (mine, theirs), agent = await _let_in(tx, ctx.clock, "mine", "theirs")
     async with ctx.store.transaction() as tx:
         found, named = await tx.a2a.caller(hash_token(mine.token), "scribe")
         assert found is not None and found.name == "mine" and named == agent
@@ -129,10 +127,7 @@ async def test_two_first_texts_racing_for_one_context_share_its_conversation(
     await parley.hire("scribe")
     ctx = parley.context
     async with ctx.store.transaction() as tx:
-        owner = await tx.people.by_name("owner")
-        assert owner is not None
-        mine = await add_client(tx, ctx.clock, owner, "mine")
-        agent = await expose(tx, ctx.clock, owner, "scribe")
+        _, (mine,), agent = await _let_in(tx, ctx.clock, "mine")
     inside, release = asyncio.Event(), asyncio.Event()
 
     async def first() -> Sent:
@@ -177,10 +172,7 @@ async def test_a_continued_task_follows_its_earliest_open_run_then_its_newest(
     await parley.hire("scribe")
     ctx, now = parley.context, parley.clock.now()
     async with ctx.store.transaction() as tx:
-        owner = await tx.people.by_name("owner")
-        assert owner is not None
-        mine = await add_client(tx, ctx.clock, owner, "mine")
-        agent = await expose(tx, ctx.clock, owner, "scribe")
+        _, (mine,), agent = await _let_in(tx, ctx.clock, "mine")
         first = await send(tx, ctx.clock, mine.client, agent, "ctx", "one")
         first_run = first.task.run_id
         assert first_run is not None and await tx.runs.start_many({first_run: "hash"}, now)
@@ -219,3 +211,13 @@ async def test_a_continued_task_follows_its_earliest_open_run_then_its_newest(
         ("two", more.task.run_id),
     ]
     assert follow_up is None
+
+
+async def _let_in(
+    tx: Tx, clock: Clock, *clients: str
+) -> tuple[Person, list[NewA2AClient], Exposed]:
+    """The owner, the A2A clients it lets in under ``clients``, and scribe exposed."""
+    owner = await tx.people.by_name("owner")
+    assert owner is not None
+    let_in = [await add_client(tx, clock, owner, name) for name in clients]
+    return owner, let_in, await expose(tx, clock, owner, "scribe")
