@@ -43,10 +43,12 @@ rules:
 otherwise: []
 """
 # A command brain whose turn waits for the test: it leaves its run token for the test to act
-# with, and ends (saying all went well) once the test writes ``go`` into its workspace.
+# with (written whole, then renamed: a test that sees the file reads all of it), and ends
+# (saying all went well) once the test writes ``go`` into its workspace.
 HOLDING = (
     "import os, pathlib, time\n"
-    "pathlib.Path('token').write_text(os.environ['PARLEY_RUN_TOKEN'])\n"
+    "pathlib.Path('token.part').write_text(os.environ['PARLEY_RUN_TOKEN'])\n"
+    "pathlib.Path('token.part').rename('token')\n"
     "while not pathlib.Path('go').exists():\n"
     "    time.sleep(0.02)\n"
     "print('sent to listener@two')\n"
