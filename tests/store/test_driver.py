@@ -5,6 +5,7 @@ SQLAlchemy reads them, failing as it fails."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta, timezone
@@ -148,6 +149,39 @@ async def test_a_lost_connection_is_unavailable_and_the_next_transaction_works(
     async with store.transaction() as tx:
         await tx.connection.execute(_ADD, person("cy"))
         assert (await tx.connection.execute(_COUNT)).scalar_one() == 1
+
+
+async def test_a_transaction_cancelled_at_any_step_loses_no_later_commit(
+    store: Store, database_url: str
+) -> None:
+    """A task cancelled mid-transaction (a request whose client left, a timeout) may stop
+    inside BEGIN or a statement on the driver: every transaction after it still commits, seen
+    from another store's connection. The direct path once returned such a connection to the
+    pool with asyncpg holding a BEGIN SQLAlchemy did not know, and each later "commit" on it
+    released a savepoint inside that transaction, never committed."""
+
+    async def reading() -> None:
+        async with store.transaction() as tx:
+            for _ in range(3):
+                await tx.connection.execute(_NAMED, {"names": ["nobody"]})
+
+    written = [f"p{steps}" for steps in range(40)]
+    for name, steps in zip(written, range(40), strict=True):
+        reader = asyncio.create_task(reading())
+        for _ in range(steps):  # cancelled one more step of the loop into it each time
+            await asyncio.sleep(0)
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reader
+        async with store.transaction() as tx:
+            await tx.connection.execute(_ADD, person(name))
+    other = await Store.open(database_url)
+    try:
+        async with other.transaction() as tx:
+            rows = (await tx.connection.execute(_NAMED, {"names": written})).all()
+    finally:
+        await other.close()
+    assert [row.who for row in rows] == written
 
 
 async def test_a_marked_statement_runs_once_per_row_of_a_list(store: Store) -> None:
