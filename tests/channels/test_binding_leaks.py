@@ -57,6 +57,11 @@ class Channels:
         self.web: dict[int, int] = {}  # web conversation → its person
         self.in_room: dict[str, set[int]] = defaultdict(set)
         self.messages = count(1)
+        # Pairs (person, topic) the API was seen to let read. Nothing in these worlds takes a
+        # reader's right away (a deleted root is left out, its replies ended): a pair is read
+        # through the API when it first shows and again at the end of each example, not after
+        # every step (the API's reads were most of this test's time).
+        self.confirmed: set[tuple[int, int]] = set()
 
     @property
     def world(self) -> World:
@@ -139,8 +144,9 @@ class Channels:
 
     # what each person reads through the channels, against the API
 
-    async def check(self) -> int:
-        """Every session a person reads through a channel, read through the API; how many."""
+    async def check(self, again: bool = False) -> int:
+        """Every session a person reads through a channel, read through the API (those read so
+        already, only ``again``); how many."""
         shown: set[tuple[int, int]] = set()  # (person, topic)
         async with self.parley.context.store.transaction() as tx:
             for binding in await tx.bindings.active():
@@ -165,8 +171,9 @@ class Channels:
                 if root.kind.value == CONVERSATION and root.person_id == row.author_person_id:
                     people = {row.author_person_id}  # answered where its person chose
                 shown |= {(p, topic.id) for p in people}
-        for person, topic_id in sorted(shown):
+        for person, topic_id in sorted(shown if again else shown - self.confirmed):
             assert await self._reads(person, topic_id), f"person {person} reads topic {topic_id}"
+        self.confirmed |= shown
         return len(shown)
 
     async def web_lists(self) -> None:
@@ -257,4 +264,5 @@ async def test_no_channel_shows_a_person_what_the_api_does_not(
             await channels.builder.run(step)
             await channels._new_topics()
         await channels.check()
+    await channels.check(again=True)
     await channels.web_lists()
