@@ -235,7 +235,7 @@ async def _start_channels(stack: contextlib.AsyncExitStack, context: Context) ->
                 log.error(kind.install_hint())
             continue
         service = _service_of(kind, context)
-        await service.start_configured()  # each configured account's adapter registered now
+        await service.start_configured(accounts)  # each account's adapter registered now
         await service.start()
         stack.push_async_callback(service.stop)
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Protocol
 
+from parley.channels.model import ChannelAccount
 from parley.channels.registry import AdapterRegistry, ChannelAdapter
 from parley.clock import Clock
 from parley.store import Store
@@ -124,7 +125,8 @@ class ConnectedAccounts(Worker):
         connect: Callable[[str], AccountConnection],
         every: float,
     ) -> None:
-        super().__init__(f"the {channel} accounts' poll", every=every)
+        # Its first pass after ``every``: the start connects the accounts there are already.
+        super().__init__(f"the {channel} accounts' poll", every=every, at_start=False)
         self.channel = channel
         self._store, self._registry, self._connect = store, registry, connect
         self._connections: dict[str, AccountConnection] = {}
@@ -138,10 +140,12 @@ class ConnectedAccounts(Worker):
             self._registry.register(self.channel, found.adapter, account_id)
         return found
 
-    async def start_configured(self) -> None:
-        """Connect every account of the channel with a secret that is not running yet."""
-        async with self._store.transaction() as tx:
-            accounts = await tx.channels.accounts()
+    async def start_configured(self, accounts: Sequence[ChannelAccount] | None = None) -> None:
+        """Connect every account of the channel with a secret that is not running yet, of
+        ``accounts`` if given (every channel's, read once by a start), else as stored now."""
+        if accounts is None:
+            async with self._store.transaction() as tx:
+                accounts = await tx.channels.accounts()
         for account in accounts:
             if account.channel == self.channel and account.has_token:
                 self._start(account.account_id)
