@@ -55,16 +55,34 @@ def answers(machines: Machines, tasks: dict[int, str]) -> tuple[int, int]:
     """(lost, duplicated) of the tasks' relayed answers, as things stand."""
     lost = duplicated = 0
     for task, text in tasks.items():
-        detail = machines.api.get(f"/tasks/{task}").json()
-        bodies = [m["body"] for m in detail["messages"]["items"]]
-        found = bodies.count(f"back pong ping {text}")
+        found = _answered(machines, task, text)
         lost += found == 0
         duplicated += max(found - 1, 0)
     return lost, duplicated
 
 
 def all_answered(machines: Machines, tasks: dict[int, str]) -> Callable[[], bool]:
-    return lambda: answers(machines, tasks)[0] == 0
+    """Whether every task has its answer yet. An answer stays, so each look reads only the
+    tasks not seen answered, and stops at the first still waiting: reading all 200 at every
+    look (ten a second) kept the hub busy answering the reads rather than relaying."""
+    waiting = list(tasks.items())
+
+    def check() -> bool:
+        while waiting:
+            task, text = waiting[0]
+            if not _answered(machines, task, text):
+                return False
+            waiting.pop(0)
+        return True
+
+    return check
+
+
+def _answered(machines: Machines, task: int, text: str) -> int:
+    """How many times the task's relayed answer is there."""
+    detail = machines.api.get(f"/tasks/{task}").json()
+    bodies = [m["body"] for m in detail["messages"]["items"]]
+    return bodies.count(f"back pong ping {text}")
 
 
 @contextlib.contextmanager
