@@ -23,7 +23,7 @@ from parley.conversations.model import LOCAL, HopBudget, TopicKind, pair_key
 from parley.hub.outcomes import Outcome
 from parley.hub.recorder import OutcomeRecorder
 from parley.runs.queueing import queue_text
-from parley.store.tables import hop_counts, messages, outbox, runs, sessions, topics
+from parley.store.tables import agents, hop_counts, messages, outbox, runs, sessions, topics
 from parley.tokens import hash_token
 from tests.support import Harness
 
@@ -67,9 +67,18 @@ _ends = st.builds(
     brain_session=st.sampled_from([None, "s-1"]),
     stderr=st.sampled_from([None, "warned"]),
 )
+# One end for each of some pairs, so that a batch holds plain replies of several runs (the
+# batched path takes two or more), then a few more: a copy of one (changes nothing) or another
+# end of a pair (its run goes one by one). Ten ends drawn freely over four pairs gave most runs
+# two different ends, and the batched path ran in one example of 25.
+_ENDS = st.lists(_ends, min_size=1, max_size=PAIRS, unique_by=lambda end: end.pair).flatmap(
+    lambda firsts: st.lists(st.sampled_from(firsts) | _ends, max_size=3).map(
+        lambda more: firsts + more
+    )
+)
 EXAMPLES = st.builds(
     Example,
-    ends=st.lists(_ends, min_size=1, max_size=10),
+    ends=_ENDS.flatmap(st.permutations),
     closed=st.sets(st.integers(0, PAIRS - 1), max_size=1),
     hops=st.integers(1, 6),
 )
@@ -132,15 +141,23 @@ async def _rows(parley: Harness, prefix: str) -> dict[str, list[Any]]:
     """Every row of the world's runs, sessions, messages, hops and topics, and the outbox's
     rows about them, with each id replaced by what it names within the world."""
     async with parley.context.store.transaction() as tx:
+        # The world's rows alone: the store holds every earlier example's worlds too.
+        named_here = [f"{prefix}{role}{n}" for role in ("asker", "holder") for n in range(PAIRS)]
+        agents_here = await tx.connection.execute(
+            select(agents.c.id, agents.c.name).where(agents.c.name.in_(named_here))
+        )
+        names = {row.id: row.name for row in agents_here}
 
-        async def read(table: Table) -> list[Any]:
-            return [row._asdict() for row in await tx.connection.execute(select(table))]
+        async def read(table: Table, *where: Any) -> list[Any]:
+            rows = await tx.connection.execute(select(table).where(*where))
+            return [row._asdict() for row in rows]
 
-        every = {t.name: await read(t) for t in (topics, sessions, runs, messages, hop_counts)}
+        every = {t.name: await read(t, t.c.agent_id.in_(names)) for t in (topics, sessions, runs)}
+        world = [row["id"] for row in every["topics"]]
+        every["messages"] = await read(messages, messages.c.topic_id.in_(world))
+        every["hop_counts"] = await read(hop_counts, hop_counts.c.origin_topic_id.in_(world))
         every["outbox"] = await read(outbox)
-        used = {row["agent_id"] for row in every["topics"] + every["sessions"] + every["runs"]}
-        names = {i: agent.name for i, agent in (await tx.agents.by_ids(used)).items()}
-    mine = {i for i, name in names.items() if name.startswith(prefix)}
+    mine = set(names)
     agent = {i: names[i].removeprefix(prefix) for i in mine}
     world_topics = sorted(r["id"] for r in every["topics"] if r["agent_id"] in mine)
     topic = {t: f"topic{n}" for n, t in enumerate(world_topics)}
