@@ -157,19 +157,12 @@ async def _rows(parley: Harness, prefix: str) -> dict[str, list[Any]]:
         every["messages"] = await read(messages, messages.c.topic_id.in_(world))
         every["hop_counts"] = await read(hop_counts, hop_counts.c.origin_topic_id.in_(world))
         every["outbox"] = await read(outbox)
-    mine = set(names)
-    agent = {i: names[i].removeprefix(prefix) for i in mine}
-    world_topics = sorted(r["id"] for r in every["topics"] if r["agent_id"] in mine)
-    topic = {t: f"topic{n}" for n, t in enumerate(world_topics)}
-    session = {
-        r["id"]: (agent[r["agent_id"]], topic[r["topic_id"]])
-        for r in every["sessions"]
-        if r["agent_id"] in mine
-    }
-    world_runs = sorted(r["id"] for r in every["runs"] if r["agent_id"] in mine)
+    agent = {i: name.removeprefix(prefix) for i, name in names.items()}
+    topic = {t: f"topic{n}" for n, t in enumerate(sorted(world))}
+    session = {r["id"]: (agent[r["agent_id"]], topic[r["topic_id"]]) for r in every["sessions"]}
     by_session: dict[Any, int] = {}
     run = {}
-    for r in sorted((r for r in every["runs"] if r["id"] in world_runs), key=lambda r: r["id"]):
+    for r in sorted(every["runs"], key=lambda r: r["id"]):
         key = session[r["session_id"]]
         run[r["id"]] = (*key, by_session.setdefault(key, 0))
         by_session[key] += 1
@@ -190,15 +183,11 @@ async def _rows(parley: Harness, prefix: str) -> dict[str, list[Any]]:
         return tuple(sorted(fields.items(), key=lambda kv: kv[0]))
 
     found = {
-        "topics": [named(r, topic) for r in every["topics"] if r["id"] in topic],
-        "sessions": [named(r, session) for r in every["sessions"] if r["id"] in session],
-        "runs": [named(r, run) for r in every["runs"] if r["id"] in run],
-        "messages": [named(r, None) for r in every["messages"] if r["topic_id"] in topic],
-        "hop_counts": [
-            named({**r, "id": None}, None)
-            for r in every["hop_counts"]
-            if r["origin_topic_id"] in topic
-        ],
+        "topics": [named(r, topic) for r in every["topics"]],
+        "sessions": [named(r, session) for r in every["sessions"]],
+        "runs": [named(r, run) for r in every["runs"]],
+        "messages": [named(r, None) for r in every["messages"]],
+        "hop_counts": [named({**r, "id": None}, None) for r in every["hop_counts"]],
         "outbox": [
             (r["kind"], r["state"])
             for r in every["outbox"]
