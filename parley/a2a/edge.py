@@ -51,8 +51,13 @@ async def gate(context: Context, path: str, token: str | None) -> tuple[A2AClien
     if client is None:
         raise Unauthorized("this A2A client token is not known here (or was removed)")
     if agent is None:
-        raise NotFound(f"no agent named {name!r} is exposed over A2A here")
+        raise not_exposed(name)
     return client, agent
+
+
+def not_exposed(name: str) -> NotFound:
+    """What a card or a call of an agent not exposed is answered, whoever asks."""
+    return NotFound(f"no agent named {name!r} is exposed over A2A here")
 
 
 def rpc_error(code: int, message: str, status: int = 200, request_id: object = None) -> Response:

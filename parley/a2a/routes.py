@@ -23,10 +23,9 @@ from starlette.routing import BaseRoute, Mount, Route, Router
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from parley.a2a.card import card_of
-from parley.a2a.edge import CARD_PATH, INVALID_PARAMS, PREFIX, REST, rpc_error
+from parley.a2a.edge import CARD_PATH, INVALID_PARAMS, PREFIX, REST, not_exposed, rpc_error
 from parley.a2a.handler import ParleyHandler
 from parley.context import Context
-from parley.errors import NotFound
 
 AGENT = PREFIX + "/{agent}"
 _STATE_NAMES = frozenset(TaskState.keys())
@@ -152,7 +151,7 @@ async def _card(request: Request) -> Response:
     async with context.store.single_read() as tx:
         agent = await tx.a2a.exposed_by_name(name)
     if agent is None:
-        raise NotFound(f"no agent named {name!r} is exposed over A2A here")
+        raise not_exposed(name)
     return JSONResponse(agent_card_to_dict(card_of(agent, context.settings.base_url)))
 
 
