@@ -3,9 +3,13 @@ second, by a connection of its own. Left to SQLite, the commit that takes the lo
 pages runs the checkpoint and its fsync itself, and our commits run on the event loop: at 256
 federation lanes that cost the receiving side 10-20% of its messages/s (bench/federation.py).
 A passive checkpoint waits for no one: it copies what no reader still needs, and the log
-starts over once all of it is copied. The store's own connections never checkpoint
-(``wal_autocheckpoint=0``, see engine.py); the last connection to close a database still does,
-as SQLite always does, so a command that opens the store briefly leaves no log behind."""
+starts over once all of it is copied. Under steady writes it never is: a commit lands while the
+copy runs, and the log grew by ~130 KB per A2A message for as long as they came (73 MB after
+550). Past ``restart_pages`` the checkpoint that follows the passive one waits for the writer
+and empties the log; the passive one has just copied nearly all of it, so the writer waits a
+few milliseconds. The store's own connections never checkpoint (``wal_autocheckpoint=0``, see
+engine.py); the last connection to close a database still does, as SQLite always does, so a
+command that opens the store briefly leaves no log behind."""
 
 from __future__ import annotations
 
@@ -19,13 +23,16 @@ from parley.worker import Worker
 log = logging.getLogger(__name__)
 
 EVERY_SECONDS = 1.0
+RESTART_PAGES = 4096  # 16 MB of 4 KB pages: what the log may hold before it is made to start over
 BUSY_TIMEOUT_SECONDS = 30.0
 
 
 class Checkpointer(Worker):
-    def __init__(self, database: Path, every: float = EVERY_SECONDS) -> None:
+    def __init__(
+        self, database: Path, every: float = EVERY_SECONDS, restart_pages: int = RESTART_PAGES
+    ) -> None:
         super().__init__("sqlite-checkpoints", every=every, logger=log)
-        self._database = database
+        self._database, self._restart_pages = database, restart_pages
         self._connection: sqlite3.Connection | None = None
         # The checkpoint on its thread: a thread cannot be cancelled, so stopping waits for it.
         self._under_way: asyncio.Future[tuple[int, int]] | None = None
@@ -43,7 +50,8 @@ class Checkpointer(Worker):
             self._connection = None
 
     async def checkpoint(self) -> tuple[int, int]:
-        """One passive checkpoint now: the log's pages, and how many of them are copied."""
+        """One passive checkpoint now (and one that empties the log, if it is past
+        ``restart_pages``): the log's pages, and how many of them are copied."""
         return await asyncio.to_thread(self._checkpoint)
 
     async def one_pass(self) -> float | None:
@@ -65,4 +73,8 @@ class Checkpointer(Worker):
                 self._database, timeout=BUSY_TIMEOUT_SECONDS, check_same_thread=False
             )
         _busy, pages, copied = self._connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        if pages > self._restart_pages:
+            _busy, pages, copied = self._connection.execute(
+                "PRAGMA wal_checkpoint(TRUNCATE)"
+            ).fetchone()
         return int(pages), int(copied)

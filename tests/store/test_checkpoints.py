@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from parley.store.checkpoints import Checkpointer
 from tests.support import eventually
 
 ROWS = 2000  # of ~2 KB: about 1000 pages of 4 KB, where SQLite would checkpoint by itself
+LIMIT = 300  # pages of log past which the checkpoint empties it, in the steady writes' test
 
 
 async def _write(store: Store, rows: int) -> None:
@@ -90,3 +92,31 @@ async def test_the_store_checkpoints_by_itself_while_open(tmp_path: Path) -> Non
 
 async def _past(checkpoints: Checkpointer, passes: int) -> bool:
     return checkpoints.passes >= passes
+
+
+async def test_under_steady_writes_the_log_is_made_to_start_over(tmp_path: Path) -> None:
+    """Commits that never pause land during each passive copy, so the log never starts over by
+    itself: past its limit, the checkpoint empties it (the writer waits for that one)."""
+    database = tmp_path / "store.db"
+    store = await Store.open(f"sqlite:///{database}")
+    assert store.checkpoints is not None
+    await store.checkpoints.stop()
+    checkpoints = store.checkpoints = Checkpointer(database, every=0.01, restart_pages=LIMIT)
+    await checkpoints.start()
+    try:
+        async with store.transaction() as tx:
+            await tx.connection.execute(text("CREATE TABLE scratch (body TEXT)"))
+        written = emptied = 0
+        while written < 8 * LIMIT or checkpoints.passes < 20:
+            before = _log_pages(database)
+            async with store.transaction() as tx:
+                await tx.connection.execute(
+                    text("INSERT INTO scratch (body) VALUES (:body)"), {"body": "x" * 6000}
+                )
+            written += 2  # a row of two pages, no fewer
+            emptied += _log_pages(database) < before
+            await asyncio.sleep(0)  # the checkpointer's pass ends on the loop
+        assert emptied > 0
+        assert _log_pages(database) < written / 2
+    finally:
+        await store.close()
