@@ -333,19 +333,27 @@ _NEWEST_IN_TOPICS = once(newest_of_each(_query(), runs.c.topic_id, runs.c.id))
 
 
 class RunsRepo:
-    def __init__(self, connection: Connection) -> None:
+    def __init__(self, connection: Connection, new_topics: set[int] | None = None) -> None:
         self._c = connection
+        # Topics this transaction made (``TopicsRepo``'s): none has a session it did not make.
+        self._new_topics = set() if new_topics is None else new_topics
+        # Sessions this transaction made and queued no run in yet: none has a waiting run.
+        self._runless: set[int] = set()
 
     # sessions
 
     async def session(self, agent_id: int, topic_id: int, now: datetime) -> Session:
         """The agent's session for the topic, made on first use."""
         key = {"agent_id": agent_id, "topic_id": topic_id}
-        row = (await self._c.execute(_SESSION, key)).first()
+        row = None
+        if topic_id not in self._new_topics:
+            row = (await self._c.execute(_SESSION, key)).first()
         if row is None:  # a concurrent first text may make the same session: that one stands
             statement = _INSERT_SESSION[self._c.dialect.name]
-            row = (await self._c.execute(statement, {**key, "created_at": now})).first()
-            row = row or (await self._c.execute(_SESSION, key)).one()
+            made = (await self._c.execute(statement, {**key, "created_at": now})).first()
+            if made is not None:
+                self._runless.add(made.id)
+            row = made or (await self._c.execute(_SESSION, key)).one()
         return _session(row)
 
     async def sessions_of(
@@ -380,6 +388,8 @@ class RunsRepo:
     async def queued_in_session(self, session_id: int) -> int | None:
         """The session's waiting run, locked until commit so that the scheduler cannot start
         it (and read its input) before text joining it is written. SQLite has one writer."""
+        if session_id in self._runless:
+            return None
         found = await self._c.execute(_QUEUED_IN_SESSION, {"session_id": session_id})
         return found.scalar_one_or_none()
 
@@ -387,7 +397,7 @@ class RunsRepo:
         """The run that takes text for the agent in the topic: its session's waiting run, else
         a new one (the session made on first use). On PostgreSQL one statement once the
         session exists."""
-        if self._c.dialect.name == "postgresql":
+        if self._c.dialect.name == "postgresql" and topic_id not in self._new_topics:
             values = {"agent_id": agent_id, "topic_id": topic_id, "now": now}
             found = (await self._c.execute(_RUN_FOR_TEXT, values)).scalar_one_or_none()
             if found is not None:
@@ -400,6 +410,8 @@ class RunsRepo:
     ) -> int:
         """The session's waiting run, locked as ``queued_in_session`` locks it, else a new one:
         text for the session joins it. One statement on PostgreSQL, where each is a round trip."""
+        if session_id in self._runless:
+            return await self.enqueue(agent_id, topic_id, session_id, now)
         if self._c.dialect.name == "postgresql":
             values = {"agent_id": agent_id, "topic_id": topic_id, "session_id": session_id,
                       "now": now}  # fmt: skip
@@ -413,7 +425,7 @@ class RunsRepo:
 
     async def queued_in_sessions(self, session_ids: Iterable[int]) -> dict[int, int]:
         """``queued_in_session`` for several sessions in one statement: session → run."""
-        wanted = sorted(set(session_ids))
+        wanted = sorted(set(session_ids) - self._runless)
         if not wanted:
             return {}
         found: dict[int, int] = {}
@@ -433,9 +445,11 @@ class RunsRepo:
              "state": RunState.QUEUED.value, "created_at": now}
             for agent_id, topic_id, session_id in waiting
         ]  # fmt: skip
+        self._runless.difference_update(session_id for _, _, session_id in waiting)
         return [int(row.id) for row in await self._c.execute(_ENQUEUE_MANY, rows)]
 
     async def enqueue(self, agent_id: int, topic_id: int, session_id: int, now: datetime) -> int:
+        self._runless.discard(session_id)
         values = {
             "agent_id": agent_id,
             "topic_id": topic_id,

@@ -64,6 +64,8 @@ class Tx:
         self.connection = connection
         # What this transaction set in motion; the store's subscribers act on it after commit.
         self.effects = Effects()
+        # The topics it made: no session of theirs, nor any run in one, but those it makes.
+        self._made_topics: set[int] = set()
 
     @cached_property
     def people(self) -> PeopleRepo:
@@ -91,7 +93,7 @@ class Tx:
 
     @cached_property
     def runs(self) -> RunsRepo:
-        return RunsRepo(self.connection)
+        return RunsRepo(self.connection, self._made_topics)
 
     @cached_property
     def tool_calls(self) -> ToolCallsRepo:
@@ -111,7 +113,7 @@ class Tx:
 
     @cached_property
     def topics(self) -> TopicsRepo:
-        return TopicsRepo(self.connection)
+        return TopicsRepo(self.connection, self._made_topics)
 
     @cached_property
     def messages(self) -> MessagesRepo:

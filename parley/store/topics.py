@@ -148,18 +148,20 @@ _LOCK_ROOTS_OF_RUNS = once(
 
 
 class TopicsRepo:
-    def __init__(self, connection: Connection) -> None:
+    def __init__(self, connection: Connection, made: set[int] | None = None) -> None:
         self._c = connection
         # Topics this transaction holds locked, with why each is closed (None: open). Nobody
         # else can close them until commit, so what a later check asks is known: a hop's check
         # of its root, locked already by the run acting under it, costs no statement.
         self._held: dict[int, str | None] = {}
+        # Topics this transaction made (shared with its runs' repository, see ``Tx``).
+        self._made = set() if made is None else made
 
     async def insert(self, kind: TopicKind, agent_id: int, now: datetime, **values: Any) -> Topic:
         result = await self._c.execute(
             _INSERT, {"kind": kind.value, "agent_id": agent_id, "created_at": now, **values}
         )
-        topic = await self.by_id(int(result.scalar_one()))
+        topic = await self.by_id(self._made_here(int(result.scalar_one())))
         assert topic is not None
         return topic
 
@@ -172,7 +174,14 @@ class TopicsRepo:
         statement = _INSERT_UNLESS_TAKEN[self._c.dialect.name]
         values = {"kind": kind.value, "agent_id": agent_id, "created_at": now, **values}
         topic_id = (await self._c.execute(statement, values)).scalar_one_or_none()
-        return None if topic_id is None else await self.by_id(int(topic_id))
+        return None if topic_id is None else await self.by_id(self._made_here(int(topic_id)))
+
+    def _made_here(self, topic_id: int) -> int:
+        """A topic this transaction made is held by it, and open: nobody else sees it before
+        commit, so text joining it needs no check of its own (``closed_reason_locked``)."""
+        self._held[topic_id] = None
+        self._made.add(topic_id)
+        return topic_id
 
     async def closed_reason_locked(self, topic_id: int) -> str | None:
         """Lock the topic's row until commit and say why it is closed (None: open). Text joins
