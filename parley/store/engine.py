@@ -13,6 +13,7 @@ from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from parley.errors import Invalid
+from parley.store.compiled import SHARED
 
 SUPPORTED_DRIVERS = ("sqlite+pysqlite", "postgresql+asyncpg")
 
@@ -39,14 +40,24 @@ def create_engine(url: str) -> AsyncEngine | Engine:
     url = normalise_url(url)
     if url.startswith("sqlite"):
         return _sqlite_engine(url)
-    return create_async_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=False)
+    return create_async_engine(
+        url,
+        pool_size=10,
+        max_overflow=10,
+        pool_pre_ping=False,
+        execution_options={"compiled_cache": SHARED},
+    )
 
 
 def _sqlite_engine(url: str) -> Engine:
     database = make_url(url).database
     if database and database != ":memory:":
         Path(database).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_sync_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+    engine = create_sync_engine(
+        url,
+        connect_args={"timeout": 30, "check_same_thread": False},
+        execution_options={"compiled_cache": SHARED},
+    )
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
