@@ -18,9 +18,12 @@ from parley.channels.model import (
     SessionBindingRecord,
 )
 from parley.store.connection import Connection
+from parley.store.shapes import once
 from parley.store.tables import channel_bindings as b
 
 _LIVE = b.c.status != BindingStatus.ENDED.value
+# Read by the channels' sweeper at each pass: built once (see shapes.py).
+_ACTIVE = once(select(b).where(b.c.status == BindingStatus.ACTIVE.value).order_by(b.c.id))
 
 
 def _seconds(value: int | None) -> timedelta | None:
@@ -102,8 +105,7 @@ class BindingsRepo:
         return _record(row) if row else None
 
     async def active(self) -> list[SessionBindingRecord]:
-        query = select(b).where(b.c.status == BindingStatus.ACTIVE.value).order_by(b.c.id)
-        return [_record(row) for row in await self._c.execute(query)]
+        return [_record(row) for row in await self._c.execute(_ACTIVE)]
 
     async def listed(
         self, statuses: Sequence[BindingStatus], session: str | None, before_id: int | None,

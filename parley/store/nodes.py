@@ -6,12 +6,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, insert, select, text, update
+from sqlalchemy import bindparam, func, insert, select, text, update
 
 from parley.mesh.model import Node, Workload
 from parley.reads.model import Slice, Window
 from parley.store.connection import Connection
 from parley.store.keyset import sliced
+from parley.store.shapes import once
 from parley.store.tables import agents, nodes, runs
 
 
@@ -28,12 +29,16 @@ def _node(row: Any) -> Node:
     )
 
 
+# Read at each start, each node's registration and each node session's turn: built once.
+_BY_NAME = once(select(nodes).where(nodes.c.name == bindparam("name")))
+
+
 class NodesRepo:
     def __init__(self, connection: Connection) -> None:
         self._c = connection
 
     async def by_name(self, name: str) -> Node | None:
-        row = (await self._c.execute(select(nodes).where(nodes.c.name == name))).first()
+        row = (await self._c.execute(_BY_NAME, {"name": name})).first()
         return _node(row) if row else None
 
     async def all(self) -> list[Node]:
