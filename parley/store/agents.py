@@ -161,6 +161,23 @@ _RECEIVABLE_NAMED = once(
         agents.c.is_template.is_(False),
     )
 )
+# The sweepers' reads at every pass (and at every start): built once.
+_AWAITING_WORKSPACE = once(
+    _agent_query().where(
+        agents.c.node_id == bindparam("node_id"),
+        agents.c.kind == "agent",
+        agents.c.lifecycle.in_(bindparam("states", expanding=True)),
+        agents.c.workspace.is_(None),
+    )
+)
+_EXPIRED_CLONES = once(
+    _agent_query().where(
+        agents.c.template_id.is_not(None),
+        agents.c.expires_at <= bindparam("now"),
+        agents.c.lifecycle.in_(bindparam("states", expanding=True)),
+    )
+)
+_DRAINED = once(_agent_query().where(agents.c.lifecycle == Lifecycle.DRAINING.value, ~_open_runs))
 _MEMORY_OF = (
     select(
         agent_memory,
@@ -203,6 +220,9 @@ def _warning(row: Any) -> AgentWarning:
         given_by=row.author,
         given_at=row.given_at,
     )
+
+
+_WORKING = (Lifecycle.HIRED, Lifecycle.ACTIVE)
 
 
 def _states(states: Iterable[Lifecycle]) -> list[str]:
@@ -319,26 +339,16 @@ class AgentsRepo:
         )
 
     async def awaiting_workspace(self, node_id: int) -> list[Agent]:
-        query = _agent_query().where(
-            agents.c.node_id == node_id,
-            agents.c.kind == "agent",
-            agents.c.lifecycle.in_(_states((Lifecycle.HIRED, Lifecycle.ACTIVE))),
-            agents.c.workspace.is_(None),
-        )
-        return [_agent(row) for row in await self._c.execute(query)]
+        parameters = {"node_id": node_id, "states": _states(_WORKING)}
+        return [_agent(row) for row in await self._c.execute(_AWAITING_WORKSPACE, parameters)]
 
     async def expired_clones(self, now: datetime) -> list[Agent]:
-        query = _agent_query().where(
-            agents.c.template_id.is_not(None),
-            agents.c.expires_at <= now,
-            agents.c.lifecycle.in_(_states((Lifecycle.HIRED, Lifecycle.ACTIVE))),
-        )
-        return [_agent(row) for row in await self._c.execute(query)]
+        parameters = {"now": now, "states": _states(_WORKING)}
+        return [_agent(row) for row in await self._c.execute(_EXPIRED_CLONES, parameters)]
 
     async def drained(self) -> list[Agent]:
         """Draining agents with nothing left queued or running: ready to be retired."""
-        query = _agent_query().where(agents.c.lifecycle == Lifecycle.DRAINING.value, ~_open_runs)
-        return [_agent(row) for row in await self._c.execute(query)]
+        return [_agent(row) for row in await self._c.execute(_DRAINED)]
 
     async def count_clones(self, template_id: int) -> int:
         query = select(func.count()).where(agents.c.template_id == template_id)
