@@ -7,7 +7,6 @@ what it learned from its server at first connect."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, MutableMapping
 from typing import Any
 
 from sqlalchemy.util import LRUCache
@@ -15,9 +14,9 @@ from sqlalchemy.util import LRUCache
 SIZE = 2000  # statements kept, of every dialect (SQLAlchemy's own default is 500 per engine)
 
 
-class SharedCompiled(MutableMapping[Any, Any]):
+class SharedCompiled:
     """SQLAlchemy's ``compiled_cache`` execution option: its keys with the dialect instance
-    replaced by what makes two dialects compile alike."""
+    replaced by what makes two dialects compile alike. SQLAlchemy only gets and sets in it."""
 
     def __init__(self, size: int = SIZE) -> None:
         self._cache: LRUCache[Any, Any] = LRUCache(size)
@@ -25,20 +24,8 @@ class SharedCompiled(MutableMapping[Any, Any]):
     def get(self, key: Any, default: Any = None) -> Any:
         return self._cache.get(_alike(key), default)
 
-    def __getitem__(self, key: Any) -> Any:
-        return self._cache[_alike(key)]
-
     def __setitem__(self, key: Any, value: Any) -> None:
         self._cache[_alike(key)] = value
-
-    def __delitem__(self, key: Any) -> None:
-        del self._cache[_alike(key)]
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self._cache)
-
-    def __len__(self) -> int:
-        return len(self._cache)
 
 
 def _alike(key: Any) -> Any:

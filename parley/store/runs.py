@@ -388,8 +388,6 @@ class RunsRepo:
     async def queued_in_session(self, session_id: int) -> int | None:
         """The session's waiting run, locked until commit so that the scheduler cannot start
         it (and read its input) before text joining it is written. SQLite has one writer."""
-        if session_id in self._runless:
-            return None
         found = await self._c.execute(_QUEUED_IN_SESSION, {"session_id": session_id})
         return found.scalar_one_or_none()
 
