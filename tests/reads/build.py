@@ -1,7 +1,7 @@
 """Building random worlds through the library — people, conversations, tasks, subtasks, agent
 conversations, runs and deletions — and recording their shape in the pure model.
 
-Its agents have no workspace, so no run ever starts: what the tests compare stays still."""
+No run ever starts (the scheduler is stopped), so what the tests compare stays still."""
 
 from __future__ import annotations
 
@@ -40,7 +40,11 @@ class Step:
 
 
 async def hire_idle_agents(parley: Harness) -> None:
-    """Agents that take work but never run it: active, on the local node, with no workspace."""
+    """Agents that take work but never run it: active, on the local node, with no workspace;
+    and the scheduler stopped. Having no workspace is not enough: when the local node registers
+    again (a heartbeat late on a busy machine), the runtime provisions agents awaiting one, and
+    their queued runs would start while a test reads them."""
+    await parley.context.runtime.scheduler.stop()
     async with parley.context.store.transaction() as tx:
         node = await tx.nodes.by_name("local")
         assert node is not None
