@@ -81,6 +81,13 @@ class DiscordSettings(ServiceSettings):
     gateway_url: str = Field(
         "wss://gateway.discord.gg/", description="Discord's gateway (a compatible server's)"
     )
+    guild_ready_seconds: float = Field(
+        2.0,
+        ge=0,
+        le=60,
+        description="after connecting, how long the bot waits for more servers' data before"
+        " it counts as ready and syncs its commands (discord.py's guild_ready_timeout)",
+    )
 
 
 class TelegramSettings(ServiceSettings):

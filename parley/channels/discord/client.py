@@ -29,7 +29,7 @@ class ParleyBot(discord.Client):
         self,
         manager: DiscordAccountManager,
         clock: Clock,
-        guild_ready_timeout: float = 2.0,
+        guild_ready_timeout: float,
     ) -> None:
         super().__init__(intents=INTENTS, guild_ready_timeout=guild_ready_timeout)
         self.manager, self.clock = manager, clock

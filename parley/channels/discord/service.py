@@ -48,12 +48,11 @@ def connected_accounts(
     settings: DiscordSettings,
     registry: AdapterRegistry,
     states: AccountStates,
-    guild_ready_timeout: float = 2.0,
 ) -> ConnectedAccounts:
     point_at(settings)
 
     def make_client(manager: DiscordAccountManager) -> discord.Client:
-        return ParleyBot(manager, clock, guild_ready_timeout)
+        return ParleyBot(manager, clock, settings.guild_ready_seconds)
 
     def connect(account_id: str) -> DiscordConnection:
         manager = DiscordAccountManager(store, account_id, settings, make_client, states)

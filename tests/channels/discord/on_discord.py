@@ -39,6 +39,7 @@ def on_discord(settings: Settings, spawn_threads: bool, fake: FakeDiscord) -> Se
         avatar_url=AVATAR,
         api_base_url=fake.url + API,
         gateway_url=fake.gateway.url,
+        guild_ready_seconds=0.05,  # the fake sends all its servers at once
     )
     return settings.model_copy(update={"channels": ChannelsSettings(discord=discord)})
 

@@ -22,6 +22,7 @@ def test_a_served_parley_speaks_to_the_discord_its_settings_name(tmp_path: Path)
             f'api_base_url = "{fake.url}{API}"\n'
             f'gateway_url = "{fake.gateway.url}"\n'
             "accounts_poll_seconds = 0.2\n"
+            "guild_ready_seconds = 0.05\n"
         )
         (tmp_path / "bot-token").write_text(fake.token + "\n")
         with server(tmp_path) as served:
