@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import threading
@@ -20,6 +21,7 @@ from typer.testing import CliRunner, Result
 
 from parley.app import create_app
 from parley.cli.main import app as cli_app
+from parley.cli.serving import ParleyServer
 from parley.clock import Clock
 from parley.people.bootstrap import owner_token_path
 from parley.settings import Settings
@@ -66,23 +68,20 @@ def serving(
     try:
         yield Served(url, owner_token_path(settings.data_dir).read_text().strip())
     finally:
-        server.should_exit = True
+        server.handle_exit(signal.SIGTERM, None)  # as parley serve stops: open streams end first
         thread.join(timeout=10)
 
 
 def _start(
     settings: Settings, clock: Clock | None, port: int
-) -> tuple[uvicorn.Server, threading.Thread, str]:
+) -> tuple[ParleyServer, threading.Thread, str]:
     # The settings' port is the URL a command brain's `parley act` is given: the real one.
     settings = settings.model_copy(update={"port": port, **_lasting_nodes(settings)})
+    app = create_app(settings, clock)
     config = uvicorn.Config(
-        create_app(settings, clock),
-        host="127.0.0.1",
-        port=port,
-        log_level="warning",
-        timeout_graceful_shutdown=2,
+        app, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=2
     )
-    server = uvicorn.Server(config)
+    server = ParleyServer(config, app)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{port}"

@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 SHUTDOWN_GRACE_SECONDS = 2
 # uvicorn's own list (uvicorn.server.HANDLED_SIGNALS, not promised to stay), else its value.
 HANDLED_SIGNALS = getattr(uvicorn.server, "HANDLED_SIGNALS", (signal.SIGINT, signal.SIGTERM))
-# What _Server overrides of uvicorn's Server: a uvicorn without them would not call Parley's.
+# What ParleyServer overrides of uvicorn's Server: a uvicorn without them would not call Parley's.
 OVERRIDDEN = ("handle_exit", "capture_signals")
 
 
@@ -114,21 +114,26 @@ async def _serve_on(settings: Settings, listener: socket.socket, broker: Broker 
         with announcing_url(DataFolder(settings.data_dir), url):
             print(f"Parley listens on {url} (the page: {url}/, API docs: {url}/docs)", flush=True)
             _say_what_uvicorn_lacks()
-            await _Server(config, app).serve(sockets=[listener])
+            await ParleyServer(config, app).serve(sockets=[listener])
 
 
-class _Server(uvicorn.Server):
-    """Told to stop, it first ends the page's event streams, which would otherwise hold the
-    server until its graceful shutdown's timeout; and once stopped, it lets Parley shut down."""
+class ParleyServer(uvicorn.Server):
+    """Told to stop (from any thread), it first ends the page's event streams, which would
+    otherwise hold the server until its graceful shutdown's timeout; and once stopped, it lets
+    Parley shut down."""
 
     def __init__(self, config: uvicorn.Config, app: FastAPI) -> None:
         super().__init__(config)
         self._app = app
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None:
         self._loop = asyncio.get_running_loop()
+        await super().serve(sockets=sockets)
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         web = getattr(self._app.state, "web", None)
-        if web is not None:
+        if web is not None and self._loop is not None:
             self._loop.call_soon_threadsafe(web.pulse.close)
         super().handle_exit(sig, frame)
 
@@ -150,7 +155,7 @@ class _Server(uvicorn.Server):
 
 
 def _say_what_uvicorn_lacks() -> None:
-    """A uvicorn without a method _Server overrides serves all the same, but uvicorn's own
+    """A uvicorn without a method ParleyServer overrides serves all the same, but uvicorn's own
     stop (raising SIGTERM again) may end the process before Parley shut down: said once."""
     for name in OVERRIDDEN:
         if not hasattr(uvicorn.Server, name):
