@@ -7,8 +7,11 @@ per hop against 1.74-2.38. Client commands, short-lived, keep asyncio's."""
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
+import sys
 from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import uvloop
 
@@ -19,3 +22,14 @@ def run_long_lived(main: Coroutine[Any, Any, Result]) -> Result:
     """``asyncio.run(main)``, on uvloop."""
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         return runner.run(main)
+
+
+def leave_at_once() -> NoReturn:
+    """Exit 0 once a long-running process has shut down (its store closed, its broker told, its
+    brains stopped), without the interpreter's own finalization: freeing every object of the
+    server's modules one by one took a third of a second more at each stop, for no one. What
+    is written is flushed first."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

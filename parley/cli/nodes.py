@@ -64,6 +64,7 @@ def join(
     # Loaded here only: every other command starts without the node's machinery.
     from parley.brains.confinement import hiding_from_brains
     from parley.cli.creds_file import CREDENTIALS_ENV, read_creds
+    from parley.cli.event_loop import leave_at_once
     from parley.cli.joining import run_node
     from parley.datafolder import DataFolder
     from parley.errors import Invalid
@@ -84,6 +85,7 @@ def join(
             settings = hiding_from_brains(settings, credentials)
         place = workspaces or DataFolder(settings.data_dir).workspaces
         run_node(settings, broker, creds, place, replace)
+    leave_at_once()
 
 
 @app.command("add")

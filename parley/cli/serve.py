@@ -56,6 +56,7 @@ def serve(
     data folder: a second one on the same folder refuses to start."""
     # The server (FastAPI, SQLAlchemy, uvicorn…) is loaded here only, so that every other
     # command starts without it.
+    from parley.cli.event_loop import leave_at_once
     from parley.cli.serving import run_server
     from parley.settings import load_settings
 
@@ -73,3 +74,4 @@ def serve(
             local_node=local_node,
         )
         run_server(settings)
+    leave_at_once()
