@@ -7,10 +7,12 @@ per hop against 1.74-2.38. Client commands, short-lived, keep asyncio's."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import logging
 import os
 import sys
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from typing import Any, NoReturn, TypeVar
 
 import uvloop
@@ -22,6 +24,20 @@ def run_long_lived(main: Coroutine[Any, Any, Result]) -> Result:
     """``asyncio.run(main)``, on uvloop."""
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         return runner.run(main)
+
+
+@contextlib.contextmanager
+def loading_for_good() -> Iterator[None]:
+    """A long-running process's modules loaded with the cyclic garbage collector off, then
+    frozen. Loading makes next to no garbage, yet the collector made full passes over the
+    growing heap: 0.15 s of the server's 0.95 s of imports. Frozen, those 270,000 objects are
+    left out of every later full pass, for the process's life."""
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.enable()
 
 
 def leave_at_once() -> NoReturn:

@@ -62,14 +62,16 @@ def join(
     this machine's settings (PARLEY_OPENAI_API_KEY, …). A name online already is refused, naming
     the one that has it, unless --replace; the hub's own node's name never is given."""
     # Loaded here only: every other command starts without the node's machinery.
-    from parley.brains.confinement import hiding_from_brains
-    from parley.cli.creds_file import CREDENTIALS_ENV, read_creds
-    from parley.cli.event_loop import leave_at_once
-    from parley.cli.joining import run_node
-    from parley.datafolder import DataFolder
-    from parley.errors import Invalid
-    from parley.process_secrets import protect_process, take_env_secret
-    from parley.settings import load_settings
+    from parley.cli.event_loop import leave_at_once, loading_for_good
+
+    with loading_for_good():
+        from parley.brains.confinement import hiding_from_brains
+        from parley.cli.creds_file import CREDENTIALS_ENV, read_creds
+        from parley.cli.joining import run_node
+        from parley.datafolder import DataFolder
+        from parley.errors import Invalid
+        from parley.process_secrets import protect_process, take_env_secret
+        from parley.settings import load_settings
 
     protect_process()  # before any secret is in memory: no brain reads it from /proc
     from_env = take_env_secret(CREDENTIALS_ENV)

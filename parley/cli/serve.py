@@ -56,9 +56,11 @@ def serve(
     data folder: a second one on the same folder refuses to start."""
     # The server (FastAPI, SQLAlchemy, uvicorn…) is loaded here only, so that every other
     # command starts without it.
-    from parley.cli.event_loop import leave_at_once
-    from parley.cli.serving import run_server
-    from parley.settings import load_settings
+    from parley.cli.event_loop import leave_at_once, loading_for_good
+
+    with loading_for_good():
+        from parley.cli.serving import run_server
+        from parley.settings import load_settings
 
     with reporting_errors():
         settings = load_settings(
