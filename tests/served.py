@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import threading
@@ -68,7 +67,10 @@ def serving(
     try:
         yield Served(url, owner_token_path(settings.data_dir).read_text().strip())
     finally:
-        server.handle_exit(signal.SIGTERM, None)  # as parley serve stops: open streams end first
+        # As parley serve stops, open page streams ending first; not through handle_exit, which
+        # sse-starlette patches to end every later event stream of the process (A2A's too).
+        server.end_streams()
+        server.should_exit = True
         thread.join(timeout=10)
 
 

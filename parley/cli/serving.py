@@ -131,10 +131,14 @@ class ParleyServer(uvicorn.Server):
         self._loop = asyncio.get_running_loop()
         await super().serve(sockets=sockets)
 
-    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+    def end_streams(self) -> None:
+        """End the page's event streams, from any thread."""
         web = getattr(self._app.state, "web", None)
         if web is not None and self._loop is not None:
             self._loop.call_soon_threadsafe(web.pulse.close)
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self.end_streams()
         super().handle_exit(sig, frame)
 
     @contextlib.contextmanager
