@@ -231,6 +231,7 @@ class FakeMatrix:
             filter=request.query.get("filter"),
         )
         self.calls.append(call)
+        await self._notify()  # a call asked is news: a long-polling sync answers only when it ends
         if route != "versions" and token not in self.valid_tokens:
             return call, _error(401, "Unknown access token")
         failure = next((f for f in self.failures if f.route == route), None)

@@ -152,6 +152,7 @@ class FakeTelegram:
         method, token = request.match_info["method"], request.match_info["token"]
         call = Call(method, token, await _body(request))
         self.state.calls.append(call)
+        await self._notify()  # a call asked is news: a long poll answers only when it ends
         try:
             response = await self._answer(request, call)
         finally:
