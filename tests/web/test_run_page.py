@@ -20,8 +20,12 @@ from tests.web.support import signed_in
 from tests.web.test_work import give
 
 SLOW = "otherwise:\n  - reply: thinking\n  - sleep: 30\n"
+# The helper completes its part; the boss, told so, ends its task. Told so, it used to spawn again,
+# and again at each result (50 subtasks within a second): a test that read the first one late
+# found others beside it.
 BOSS = (
-    "rules: [{when: {text: '^part of'}, do: [{complete: 'all done'}]}]\n"
+    "rules: [{when: {text: '^part of'}, do: [{complete: 'all done'}]},"
+    " {when: {text: '^subtask '}, do: [{complete: 'the job is done'}]}]\n"
     "otherwise: [{spawn: {agent: helper, text: 'part of {text}'}}]\n"
 )
 
