@@ -266,7 +266,7 @@ class _Consumer:
         pulling, self._pulling = self._pulling, None
         if pulling is None:
             return
-        if not pulling.done():
+        if not pulling.done() and not await self._pull_brings_nothing():
             await asyncio.wait({pulling}, timeout=GIVE_BACK_GRACE)
         if not pulling.done():
             pulling.cancel()
@@ -274,6 +274,20 @@ class _Consumer:
         elif not pulling.cancelled() and pulling.exception() is None:
             known = {id(msg) for msg in self._unhandled}
             self._unhandled += [msg for msg in pulling.result() if id(msg) not in known]
+
+    async def _pull_brings_nothing(self) -> bool:
+        """Whether the server has nothing for this consumer's pull under way: nothing waiting
+        to be delivered, and nothing delivered but what this consumer holds. Then a stop need not
+        wait for it (a consumer idle at a stop, as most are, waited the whole grace). Anything
+        else, or no answer within the grace, counts as something on its way. A message stored in
+        the moment after the answer comes back after ACK_WAIT, as one to a cancelled pull."""
+        js, stream = self._subjects.js, self._subjects.stream
+        try:
+            async with asyncio.timeout(GIVE_BACK_GRACE):
+                info = await js.consumer_info(stream, self._name)
+        except (TimeoutError, nats.errors.Error):
+            return False
+        return (info.num_pending, info.num_ack_pending) == (0, len(self._unhandled))
 
     async def _work(self) -> None:
         """Hands what was fetched to the handler, what waits together as one batch (and what

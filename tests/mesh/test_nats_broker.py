@@ -256,6 +256,34 @@ async def test_a_stopped_consumer_gives_back_what_it_fetched_at_once(
         await again.close()
 
 
+async def test_an_idle_consumer_stops_without_waiting_for_its_pull(
+    nats_server: NatsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stopping consumer waits for the pull under way only when the server has something on
+    its way to it: an idle one (every message handled) stops at once, where it sat out the
+    grace or waited until its pull's own wait ended (both made longer than this test's hang guard
+    here), and what it handled stays handled once."""
+    monkeypatch.setattr(nats_durable, "GIVE_BACK_GRACE", 10 * WAIT)
+    monkeypatch.setattr(nats_durable, "FETCH_WAIT", 10 * WAIT)
+    broker = await NatsBroker.connect(nats_server.url)
+    applied: list[bytes] = []
+    try:
+        await broker.consume("d.idle", "hub", recorder(applied))
+        await broker.send_durable("d.idle", b"m", "m")
+        await holds(lambda: applied == [b"m"], "the message handled")
+        await asyncio.wait_for(broker.close(), WAIT)
+    finally:
+        await broker.close()
+    again = await NatsBroker.connect(nats_server.url)
+    try:
+        await again.consume("d.idle", "hub", recorder(applied))
+        await again.send_durable("d.idle", b"marker", "marker")
+        await holds(lambda: applied[-1:] == [b"marker"], "the marker handled")
+        assert applied == [b"m", b"marker"]
+    finally:
+        await again.close()
+
+
 def test_a_nats_py_without_server_info_is_said_once_and_its_connection_kept(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
