@@ -266,8 +266,11 @@ class _Consumer:
         pulling, self._pulling = self._pulling, None
         if pulling is None:
             return
+        # One grace in all: the question to the server is taken out of it, not added to it.
+        grace_ends = asyncio.get_running_loop().time() + GIVE_BACK_GRACE
         if not pulling.done() and not await self._pull_brings_nothing():
-            await asyncio.wait({pulling}, timeout=GIVE_BACK_GRACE)
+            left = grace_ends - asyncio.get_running_loop().time()
+            await asyncio.wait({pulling}, timeout=max(left, 0))
         if not pulling.done():
             pulling.cancel()
             await asyncio.gather(pulling, return_exceptions=True)
