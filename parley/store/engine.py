@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import Engine, event
 from sqlalchemy import create_engine as create_sync_engine
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from parley.errors import Invalid
@@ -49,6 +49,10 @@ def create_engine(url: str) -> AsyncEngine | Engine:
     )
 
 
+# Set in a SQLite connection's ``info`` while a statement runs there outside any transaction.
+ALONE = "parley.alone"
+
+
 def _sqlite_engine(url: str) -> Engine:
     database = make_url(url).database
     if database and database != ":memory:":
@@ -79,6 +83,12 @@ def _sqlite_engine(url: str) -> Engine:
         # Take the write lock up front: no deadlock between two readers upgrading to writers.
         # On the driver's connection itself: SQLAlchemy's execution path around one fixed
         # statement cost a quarter of a short transaction.
-        connection.connection.dbapi_connection.execute("BEGIN IMMEDIATE")
+        if connection.info.get(ALONE):
+            return  # a statement alone (Store.single_read): sqlite3 reads in autocommit
+        dbapi = connection.dialect.loaded_dbapi
+        try:
+            connection.connection.dbapi_connection.execute("BEGIN IMMEDIATE")
+        except dbapi.Error as error:  # wrapped as SQLAlchemy wraps a statement's: the store maps it
+            raise DBAPIError.instance("BEGIN IMMEDIATE", (), error, dbapi.Error) from error
 
     return engine

@@ -34,7 +34,7 @@ from parley.store.connection import Connection, InlineConnection
 from parley.store.connections import ConnectionsRepo
 from parley.store.driver import DriverConnection
 from parley.store.effects import AfterCommit, Effects
-from parley.store.engine import create_engine
+from parley.store.engine import ALONE, create_engine
 from parley.store.frames import FramesRepo
 from parley.store.hops import HopsRepo
 from parley.store.internals import DirectDriver
@@ -217,13 +217,17 @@ class Store:
 
     @asynccontextmanager
     async def single_read(self) -> AsyncIterator[Tx]:
-        """For one statement that only reads (the person behind a token): on PostgreSQL outside
-        any transaction, one round trip where BEGIN, the read and COMMIT take three (every API
-        call's answer waited for them, behind whatever else the hub's loop did meanwhile);
-        elsewhere a transaction. Each statement sees its own moment: use it for one only."""
+        """For one statement that only reads (the person behind a token), outside any
+        transaction. On PostgreSQL one round trip where BEGIN, the read and COMMIT take three
+        (every API call's answer waited for them, behind whatever else the hub's loop did
+        meanwhile); on SQLite no BEGIN IMMEDIATE and no COMMIT, which cost the writer's lock
+        and a turn at the log for nothing written. Each statement sees its own moment: use it
+        for one only."""
         if not isinstance(self.engine, AsyncEngine):
-            async with self.transaction() as tx:
-                yield tx
+            with self._said_plainly():
+                async with self._inline_turn() as sync:
+                    with _alone(sync):
+                        yield Tx(InlineConnection(sync, self.direct))
             return
         with self._said_plainly():
             async with self.engine.connect() as connection:
@@ -267,6 +271,14 @@ class Store:
             async with self.engine.begin() as connection:
                 yield DriverConnection(connection, self.direct)
             return
+        async with self._inline_turn() as sync_connection:
+            with sync_connection.begin():
+                yield InlineConnection(sync_connection, self.direct)
+
+    @asynccontextmanager
+    async def _inline_turn(self) -> AsyncIterator[SyncConnection]:
+        """SQLite's kept connection, this task's alone until it is given back with no
+        transaction left open on it."""
         assert self._inline_lock is not None
         task = asyncio.current_task()
         if task is not None and task is self._holder:
@@ -277,8 +289,7 @@ class Store:
             try:
                 sync_connection = self._kept_connection()
                 try:
-                    with sync_connection.begin():
-                        yield InlineConnection(sync_connection, self.direct)
+                    yield sync_connection
                 finally:
                     self._settle(sync_connection)
             finally:
@@ -334,10 +345,17 @@ def _unstorable(exc: Exception) -> Invalid:
 # PostgreSQL's deadlock_detected and serialization_failure: the transaction was rolled back to
 # let another through, and the same one tried again may well pass.
 GIVEN_UP = {"40P01", "40001"}
+SQLITE_BUSY = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED
 
 
 def _given_up(error: DBAPIError) -> bool:
-    return getattr(error.orig, "sqlstate", None) in GIVEN_UP
+    """PostgreSQL's deadlock or serialization failure; SQLite's lock still held by another
+    connection once its busy timeout ran out."""
+    orig = error.orig
+    return (
+        getattr(orig, "sqlstate", None) in GIVEN_UP
+        or getattr(orig, "sqlite_errorcode", None) in SQLITE_BUSY
+    )
 
 
 def _unreachable(error: DBAPIError, dialect: str) -> bool:
@@ -356,6 +374,25 @@ def _checkpointer(engine: AsyncEngine | Engine) -> Checkpointer | None:
     if not database or database == ":memory:" or database.startswith("file:"):
         return None
     return Checkpointer(Path(database))
+
+
+@contextmanager
+def _alone(sync: SyncConnection) -> Iterator[None]:
+    """A statement on SQLite's kept connection outside any transaction: sqlite3 (in autocommit,
+    see engine.py) reads in one of its own. Through SQLAlchemy rather than the driver it
+    begins SQLAlchemy's transaction, as ever, but not SQLite's (no BEGIN IMMEDIATE): that
+    transaction, empty, is ended here."""
+    sync.info[ALONE] = True
+    try:
+        yield
+    except BaseException:
+        if sync.in_transaction():
+            sync.rollback()
+        raise
+    finally:
+        sync.info[ALONE] = False
+    if sync.in_transaction():
+        sync.commit()
 
 
 async def _dispose(engine: AsyncEngine | Engine) -> None:

@@ -4,13 +4,14 @@ single read (outside any transaction on PostgreSQL) leaves its connection as it 
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from sqlalchemy import text
 
-from parley.errors import Conflict
+from parley.errors import Conflict, Contended
 from parley.people.model import Role
 from parley.store import Store
 
@@ -110,4 +111,32 @@ async def test_a_lost_sqlite_connection_is_opened_again(tmp_path: Path) -> None:
             ann = await tx.people.by_token_hash("hash-ann")
         assert ann is not None and ann.name == "ann"
     finally:
+        await store.close()
+
+
+@pytest.mark.parametrize("direct", [True, False], ids=["driver", "sqlalchemy"])
+async def test_a_single_read_on_sqlite_takes_no_write_lock(tmp_path: Path, direct: bool) -> None:
+    """A single read on SQLite is one statement outside any transaction: it answers while
+    another connection holds SQLite's write lock, where a transaction (BEGIN IMMEDIATE) waits
+    for it, through the driver or through SQLAlchemy alike."""
+    path = tmp_path / "alone.db"
+    store = await Store.open(f"sqlite:///{path}", direct_driver=direct)
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    writer = sqlite3.connect(path, isolation_level=None)
+    try:
+        async with store.transaction() as tx:
+            await tx.people.add("ann", Role.OWNER, "hash-ann", now)
+        await store.run_sync(lambda sync: sync.exec_driver_sql("PRAGMA busy_timeout = 50"))
+        writer.execute("BEGIN IMMEDIATE")
+        async with store.single_read() as tx:
+            ann = await tx.people.by_token_hash("hash-ann")
+        assert ann is not None and ann.name == "ann"
+        with pytest.raises(Contended, match="locked"):
+            async with store.transaction() as tx:
+                await tx.people.by_token_hash("hash-ann")
+        writer.execute("ROLLBACK")
+        async with store.transaction() as tx:  # the kept connection is whole after both
+            assert await tx.people.by_token_hash("hash-ann") is not None
+    finally:
+        writer.close()
         await store.close()
