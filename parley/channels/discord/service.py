@@ -5,6 +5,7 @@ loopback, stands in for Discord."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import discord
@@ -12,12 +13,10 @@ import yarl
 from discord.gateway import DiscordWebSocket
 from discord.http import Route
 
-from parley.channels.connected import AccountStates, ConnectedAccounts
+from parley.channels.connected import AccountStates
 from parley.channels.discord.adapter import DiscordAdapter
 from parley.channels.discord.client import ParleyBot
 from parley.channels.discord.manager import DiscordAccountManager
-from parley.channels.discord.refs import DISCORD
-from parley.channels.registry import AdapterRegistry
 from parley.clock import Clock
 from parley.settings import DiscordSettings
 from parley.store import Store
@@ -42,13 +41,10 @@ def point_at(settings: DiscordSettings) -> None:
     DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(settings.gateway_url)
 
 
-def connected_accounts(
-    store: Store,
-    clock: Clock,
-    settings: DiscordSettings,
-    registry: AdapterRegistry,
-    states: AccountStates,
-) -> ConnectedAccounts:
+def connector(
+    store: Store, clock: Clock, settings: DiscordSettings, states: AccountStates
+) -> Callable[[str], DiscordConnection]:
+    """What connects one account (``ConnectedAccounts``' ``connect``)."""
     point_at(settings)
 
     def make_client(manager: DiscordAccountManager) -> discord.Client:
@@ -58,4 +54,4 @@ def connected_accounts(
         manager = DiscordAccountManager(store, account_id, settings, make_client, states)
         return DiscordConnection(manager, DiscordAdapter(manager, clock))
 
-    return ConnectedAccounts(DISCORD, store, registry, connect, settings.accounts_poll_seconds)
+    return connect

@@ -5,14 +5,13 @@ self-hosted homeserver, or a fake on loopback, is reached as well as matrix.org.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from parley.channels.connected import AccountStates, ConnectedAccounts
+from parley.channels.connected import AccountStates
 from parley.channels.matrix.account import MatrixAccount
 from parley.channels.matrix.adapter import MatrixAdapter
 from parley.channels.matrix.listener import Listener
-from parley.channels.matrix.refs import MATRIX
-from parley.channels.registry import AdapterRegistry
 from parley.clock import Clock
 from parley.settings import MatrixSettings
 from parley.store import Store
@@ -31,15 +30,13 @@ class MatrixConnection:
         await self.account.close()
 
 
-def connected_accounts(
-    store: Store,
-    clock: Clock,
-    settings: MatrixSettings,
-    registry: AdapterRegistry,
-    states: AccountStates,
-) -> ConnectedAccounts:
+def connector(
+    store: Store, clock: Clock, settings: MatrixSettings, states: AccountStates
+) -> Callable[[str], MatrixConnection]:
+    """What connects one account (``ConnectedAccounts``' ``connect``)."""
+
     def connect(account_id: str) -> MatrixConnection:
         account = MatrixAccount(store, clock, account_id, settings, states)
         return MatrixConnection(account, Listener(account), MatrixAdapter(account))
 
-    return ConnectedAccounts(MATRIX, store, registry, connect, settings.accounts_poll_seconds)
+    return connect

@@ -8,18 +8,17 @@ answer as the acknowledgement's payload."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from slack_sdk.socket_mode.request import SocketModeRequest
 
 from parley.channels import hearing
-from parley.channels.connected import AccountStates, ConnectedAccounts
+from parley.channels.connected import AccountStates
 from parley.channels.model import ConversationRef
-from parley.channels.registry import AdapterRegistry
 from parley.channels.slack import commands, inbound
 from parley.channels.slack.adapter import SlackAdapter
 from parley.channels.slack.manager import SlackAccountManager
-from parley.channels.slack.refs import SLACK
 from parley.channels.slack.socket import ParleySocket
 from parley.clock import Clock
 from parley.settings import SlackSettings
@@ -78,16 +77,14 @@ async def said(
     await commands.tell_only(manager, ref, user, words)
 
 
-def connected_accounts(
-    store: Store,
-    clock: Clock,
-    settings: SlackSettings,
-    registry: AdapterRegistry,
-    states: AccountStates,
-) -> ConnectedAccounts:
+def connector(
+    store: Store, clock: Clock, settings: SlackSettings, states: AccountStates
+) -> Callable[[str], SlackConnection]:
+    """What connects one account (``ConnectedAccounts``' ``connect``)."""
+
     def connect(account_id: str) -> SlackConnection:
         manager = SlackAccountManager(store, clock, account_id, settings, states)
         envelopes(manager, clock)
         return SlackConnection(manager, SlackAdapter(manager, clock))
 
-    return ConnectedAccounts(SLACK, store, registry, connect, settings.accounts_poll_seconds)
+    return connect

@@ -6,14 +6,13 @@ loopback, stands in for Telegram."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from parley.channels.connected import AccountStates, ConnectedAccounts
-from parley.channels.registry import AdapterRegistry
+from parley.channels.connected import AccountStates
 from parley.channels.telegram.adapter import TelegramAdapter
 from parley.channels.telegram.listener import Listener
 from parley.channels.telegram.manager import TelegramAccountManager
-from parley.channels.telegram.refs import TELEGRAM
 from parley.clock import Clock
 from parley.settings import TelegramSettings
 from parley.store import Store
@@ -31,16 +30,14 @@ class TelegramConnection:
         await self.manager.close()
 
 
-def connected_accounts(
-    store: Store,
-    clock: Clock,
-    settings: TelegramSettings,
-    registry: AdapterRegistry,
-    states: AccountStates,
-) -> ConnectedAccounts:
+def connector(
+    store: Store, clock: Clock, settings: TelegramSettings, states: AccountStates
+) -> Callable[[str], TelegramConnection]:
+    """What connects one account (``ConnectedAccounts``' ``connect``)."""
+
     def connect(account_id: str) -> TelegramConnection:
         manager = TelegramAccountManager(store, clock, account_id, settings, states)
         manager.listener = Listener(manager).update
         return TelegramConnection(manager, TelegramAdapter(manager, clock))
 
-    return ConnectedAccounts(TELEGRAM, store, registry, connect, settings.accounts_poll_seconds)
+    return connect
