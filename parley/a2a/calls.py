@@ -136,19 +136,29 @@ class Call:
 
     async def find(self, given: str) -> TaskRow:
         """The client's task ``given``; another client's, or none, is not found alike."""
-        message_id = _task_number(given)
         async with self._transaction() as tx:
-            found = (
-                None
-                if message_id is None
-                else await tx.a2a.task_of_client(self.client.id, self.agent.agent_id, message_id)
-            )
+            return await self._found(tx, given)
+
+    async def _found(self, tx: Tx, given: str) -> TaskRow:
+        message_id = _task_number(given)
+        found = (
+            None
+            if message_id is None
+            else await tx.a2a.task_of_client(self.client.id, self.agent.agent_id, message_id)
+        )
         if found is None:
             raise TaskNotFoundError(message=f"no task {given!r} of yours with {self.agent.name}")
         return found
 
+    async def read(self, given: str, history_length: int | None = None) -> Task:
+        """The client's task ``given`` as it stands now, found and read in one transaction."""
+        async with self._transaction() as tx:
+            return as_task(await now_of(tx, await self._found(tx, given)), history_length)
+
     async def task(self, task: TaskRow, history_length: int | None = None) -> Task:
-        return as_task(await self._now(await self.find(task_id(task))), history_length)
+        """A task found before, as it stands now: its texts and their runs read again (what
+        else the row holds never changes)."""
+        return as_task(await self._now(task), history_length)
 
     async def listed(self, params: ListTasksRequest) -> ListTasksResponse:
         """A page of the client's tasks with the agent, last updated first, filtered as asked."""

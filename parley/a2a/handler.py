@@ -61,8 +61,7 @@ class ParleyHandler(RequestHandler):
                 yield event
 
     async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Task | None:
-        call = _call(context)
-        return await call.task(await call.find(params.id), history_length(params))
+        return await _call(context).read(params.id, history_length(params))
 
     async def on_list_tasks(
         self, params: ListTasksRequest, context: ServerCallContext
