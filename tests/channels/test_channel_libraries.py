@@ -29,7 +29,8 @@ async def main(folder, telegram_account):
     if telegram_account:  # an account with a token, stored before the start
         async with running(settings, SystemClock()) as context:
             async with context.store.transaction() as tx:
-                account = await tx.channels.add_account("telegram", "bot", None, context.clock.now())
+                now = context.clock.now()
+                account = await tx.channels.add_account("telegram", "bot", None, now)
                 await tx.channels.set_token(account.id, "123:secret")
     async with running(settings, SystemClock()):
         loaded = sorted(sys.modules)
