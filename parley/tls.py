@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import ssl
+from typing import Any
 
 import httpx
 
@@ -15,3 +16,22 @@ import httpx
 @functools.cache
 def trusted() -> ssl.SSLContext:
     return httpx.create_ssl_context()
+
+
+class ClientOnFirstUse:
+    """An ``httpx.AsyncClient`` with this trust, made at its first request: a server that never
+    speaks to a peer installation or pushes to an A2A client reads no CAs at its start."""
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._client: httpx.AsyncClient | None = None
+
+    @property
+    def http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(verify=trusted(), **self._options)
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()

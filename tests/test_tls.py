@@ -6,7 +6,11 @@ from __future__ import annotations
 import ssl
 
 import httpx
+import pytest
 
+from parley.a2a.pushes import PushSender
+from parley.errors import Unavailable
+from parley.federation.peer_client import PeerClient
 from parley.tls import trusted
 
 
@@ -16,3 +20,16 @@ def test_one_context_shared_that_verifies_as_httpx_default_does() -> None:
     assert shared.verify_mode == ssl.CERT_REQUIRED and shared.check_hostname
     assert shared.verify_mode == default.verify_mode
     assert shared.cert_store_stats() == default.cert_store_stats()  # the same CAs
+
+
+async def test_a_client_reads_the_cas_at_its_first_request_not_before() -> None:
+    """The peer client and the push sender are made at every start; what they send through is
+    made, and the CAs read, when they first send (here to a port nothing listens on)."""
+    trusted.cache_clear()
+    peers, pushes = PeerClient(), PushSender(allowed_hosts=["127.0.0.1"])
+    assert trusted.cache_info().currsize == 0
+    await pushes.close()  # closing one that never sent is nothing to do
+    with pytest.raises(Unavailable):
+        await peers.handshake("http://127.0.0.1:9", "secret", "http://127.0.0.1:8", "token")
+    assert trusted.cache_info().currsize == 1
+    await peers.close()

@@ -28,7 +28,7 @@ from parley.redact import redact
 from parley.store import Store, Tx
 from parley.store.a2a_tasks import TaskRow
 from parley.store.effects import Effects
-from parley.tls import trusted
+from parley.tls import ClientOnFirstUse
 from parley.worker import Worker
 
 log = logging.getLogger(__name__)
@@ -74,7 +74,7 @@ class PushSender:
         self, allowed_hosts: Sequence[str], transport: httpx.AsyncBaseTransport | None = None
     ) -> None:
         self._allowed = [host.lower() for host in allowed_hosts]
-        self._http = httpx.AsyncClient(timeout=self.timeout, transport=transport, verify=trusted())
+        self._http = ClientOnFirstUse(timeout=self.timeout, transport=transport)
 
     async def send(self, payload: PushNotice, idempotency_key: str) -> None:
         await check_push_url(payload.url, self._allowed)
@@ -84,7 +84,9 @@ class PushSender:
         if payload.auth_scheme and payload.auth_credentials:
             headers["Authorization"] = f"{payload.auth_scheme} {payload.auth_credentials}"
         try:
-            response = await self._http.post(payload.url, content=payload.body, headers=headers)
+            response = await self._http.http.post(
+                payload.url, content=payload.body, headers=headers
+            )
         except httpx.HTTPError as exc:
             raise Unavailable(f"cannot reach {payload.url}: {exc or type(exc).__name__}") from exc
         if response.is_success:

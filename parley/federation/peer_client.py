@@ -15,7 +15,7 @@ from parley.errors import ERRORS_BY_CODE, Invalid, ParleyError, Unauthorized, Un
 from parley.federation.frames import FrameVerdict, Verdicts, WireFrame
 from parley.federation.model import REVOKED, PeerEndpoint
 from parley.redact import redact
-from parley.tls import trusted
+from parley.tls import ClientOnFirstUse
 
 HANDSHAKE = "/federation/v1/handshake"
 FRAMES = "/federation/v1/frames"
@@ -25,7 +25,7 @@ TIMEOUT = httpx.Timeout(30.0, connect=5.0)
 class PeerClient:
     def __init__(self, transport: httpx.AsyncBaseTransport | None = None) -> None:
         # Few requests in flight per connection (one batch at a time): httpx keeps up there.
-        self._http = httpx.AsyncClient(timeout=TIMEOUT, transport=transport, verify=trusted())
+        self._http = ClientOnFirstUse(timeout=TIMEOUT, transport=transport)
 
     async def close(self) -> None:
         await self._http.aclose()
@@ -56,7 +56,7 @@ class PeerClient:
     async def _post(self, url: str, body: dict[str, Any], token: str | None) -> Any:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         try:
-            response = await self._http.post(url, json=body, headers=headers)
+            response = await self._http.http.post(url, json=body, headers=headers)
         except httpx.HTTPError as exc:
             raise Unavailable(
                 f"cannot reach the peer at {url}: {exc or type(exc).__name__}"
