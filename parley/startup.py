@@ -40,7 +40,7 @@ from parley.node.runner import NodeRunner, new_instance
 from parley.node.turn_host import TurnHost
 from parley.node.workspace_acting import tools_on_this_node
 from parley.people.bootstrap import ensure_owner, owner_token_path
-from parley.settings import Settings
+from parley.settings import ServiceSettings, Settings
 from parley.store import Store
 
 if TYPE_CHECKING:
@@ -241,28 +241,29 @@ async def _start_channels(stack: contextlib.AsyncExitStack, context: Context) ->
 
 
 def _service_of(kind: ChannelKind, context: Context) -> ConnectedAccounts:
-    settings = getattr(context.settings.channels, kind.name)
-    channels = context.runtime.channels
+    settings: ServiceSettings = getattr(context.settings.channels, kind.name)
     connect = _connect_when_needed(kind, context, settings)
+    registry = context.runtime.channels.registry
     return ConnectedAccounts(
-        kind.name, context.store, channels.registry, connect, settings.accounts_poll_seconds
+        kind.name, context.store, registry, connect, settings.accounts_poll_seconds
     )
 
 
 def _connect_when_needed(
-    kind: ChannelKind, context: Context, settings: object
+    kind: ChannelKind, context: Context, settings: ServiceSettings
 ) -> Callable[[str], AccountConnection]:
     """What connects one account of ``kind``. The optional library's edge, its package, is
     imported when the first account connects: a server with no account there does not load
     the library at every start (0.03 to 0.2 s of CPU each, 0.4 s for the four). An account
     added while the server runs loads it then, once."""
-    made: list[Callable[[str], AccountConnection]] = []
+    connector: Callable[[str], AccountConnection] | None = None
 
     def connect(account_id: str) -> AccountConnection:
-        if not made:
+        nonlocal connector
+        if connector is None:
             module = importlib.import_module(f"parley.channels.{kind.name}.service")
             states = context.runtime.channels.states
-            made.append(module.connector(context.store, context.clock, settings, states))
-        return made[0](account_id)
+            connector = module.connector(context.store, context.clock, settings, states)
+        return connector(account_id)
 
     return connect
