@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import sqlite3
+import subprocess
+import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, text
 
 from parley.agents.model import Agent
 from parley.conversations.model import TopicKind
 from parley.store import Store
-from parley.store.migrate import migrate
+from parley.store.migrate import VERSIONS, alembic_config, migrate, newest_revision
 from parley.store.tables import metadata
 
 
@@ -112,3 +119,51 @@ async def _session_down_and_up(database_url: str, revision: str) -> Agent | None
             return await tx.agents.by_id(node.session_agent_id)
     finally:
         await store.close()
+
+
+def test_the_newest_revision_read_from_the_file_names_is_alembic_s_head() -> None:
+    """A start on a current store reads the newest revision from the files' names, without
+    Alembic: each file must be named after its revision, in the order Alembic chains them."""
+    scripts = ScriptDirectory.from_config(alembic_config())
+    chain = list(reversed(list(scripts.walk_revisions())))  # oldest first
+    named = sorted(path.name for path in VERSIONS.glob("[0-9]*_*.py"))
+    assert [Path(script.path).name for script in chain] == named
+    assert [script.revision for script in chain] == [name.partition("_")[0] for name in named]
+    assert newest_revision() == scripts.get_current_head()
+
+
+OPEN_AND_LIST_LIBRARIES = """
+import asyncio, json, sys
+from parley.store import Store
+
+async def main():
+    store = await Store.open(sys.argv[1])
+    await store.close()
+
+asyncio.run(main())
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def _libraries_after_opening(url: str) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", OPEN_AND_LIST_LIBRARIES, url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+def test_opening_a_current_store_does_without_alembic_and_a_new_one_is_migrated(
+    database_url: str, tmp_path: Path
+) -> None:
+    """Alembic (a tenth of ``parley serve``'s start) is imported only when there is migrating
+    to do: not for a store already at the newest revision, on either database."""
+    assert "alembic" not in _libraries_after_opening(database_url)
+    new = f"sqlite:///{tmp_path / 'new.db'}"
+    assert "alembic" in _libraries_after_opening(new)
+    with contextlib.closing(sqlite3.connect(tmp_path / "new.db")) as connection:
+        (version,) = connection.execute("SELECT version_num FROM alembic_version").fetchone()
+    assert version == newest_revision()
