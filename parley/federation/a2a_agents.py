@@ -1,7 +1,9 @@
 """The one client to A2A agents: their cards (read when an owner adds one), and a2a-sdk's client
 per connection over its own HTTP pool, its token as bearer. Whatever an agent answers is turned
 into the error tree here: it cannot be reached, or it answers garbage or an HTTP error, is
-``Unavailable`` (retried); a JSON-RPC error it answers on purpose is ``A2ARefused``, final."""
+``Unavailable`` (retried); a JSON-RPC error it answers on purpose is ``A2ARefused``, final.
+a2a-sdk's client is imported at first use: some 50-70 ms of CPU at every start, for a server
+that may never call an A2A agent."""
 
 from __future__ import annotations
 
@@ -9,11 +11,9 @@ import functools
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 import httpx
-from a2a.client import Client, ClientConfig, ClientFactory
-from a2a.client.card_resolver import A2ACardResolver
-from a2a.client.errors import A2AClientError
 from a2a.types.a2a_pb2 import AgentCard
 from a2a.utils.errors import A2AError
 from google.protobuf import json_format
@@ -23,6 +23,9 @@ from parley.federation.model import PeerEndpoint
 from parley.naming import is_name
 from parley.redact import redact
 from parley.tls import trusted
+
+if TYPE_CHECKING:
+    from a2a.client import Client
 
 TIMEOUT = httpx.Timeout(30.0, connect=5.0)
 
@@ -68,6 +71,8 @@ class A2AAgents:
 
     async def read_card(self, url: str, token: str | None) -> AgentCard:
         """The card at ``url`` (its base: the well-known path is added)."""
+        from a2a.client import A2ACardResolver, A2AClientError
+
         async with self._http(token) as http:
             try:
                 return await A2ACardResolver(http, url).get_agent_card()
@@ -80,6 +85,8 @@ class A2AAgents:
     async def calling(self, peer: PeerEndpoint, streaming: bool = False) -> AsyncIterator[Client]:
         """The agent's client (``streaming``: the one that subscribes to a task's stream; the
         other sends without waiting, even to an agent that streams); its failures in our tree."""
+        from a2a.client import A2AClientError
+
         try:
             yield self._client(peer, streaming)
         except A2AClientError as exc:
@@ -110,6 +117,8 @@ class A2AAgents:
                 headers=_bearer(peer.token),
                 verify=trusted(),
             )
+            from a2a.client import ClientConfig, ClientFactory
+
             config = ClientConfig(streaming=streaming, httpx_client=http)
             made = (http, ClientFactory(config).create(card_of(peer.card or "{}")))
             self._clients[key] = made

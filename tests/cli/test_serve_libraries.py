@@ -1,7 +1,8 @@
 """What `parley serve` loads to start: Alembic only when the store has migrating to do (a first
-start), and never httpx's command-line tool (rich and pygments), which httpx imports with
-itself whenever those are installed. Checked by what the server's own interpreter holds once it
-answers, not by a clock (the closing notes give the times)."""
+start); never httpx's command-line tool (rich and pygments), which httpx imports with itself
+whenever those are installed; a2a-sdk's client only once an A2A agent is called. Checked by what
+the server's own interpreter holds once it answers, not by a clock (the closing notes give the
+times)."""
 
 from __future__ import annotations
 
@@ -48,7 +49,8 @@ def _loaded_by_serving(workdir: Path) -> set[str]:
         said, _ = process.communicate(timeout=30)
     lines = [line for line in said.splitlines() if line.startswith("LOADED ")]
     assert lines, said
-    return {name.split(".")[0] for name in json.loads(lines[-1].removeprefix("LOADED "))}
+    loaded = json.loads(lines[-1].removeprefix("LOADED "))
+    return set(loaded) | {name.split(".")[0] for name in loaded}
 
 
 def test_a_start_on_a_current_store_loads_neither_alembic_nor_httpx_s_tool(
@@ -60,3 +62,4 @@ def test_a_start_on_a_current_store_loads_neither_alembic_nor_httpx_s_tool(
     again = _loaded_by_serving(tmp_path)
     assert "alembic" not in again
     assert again.isdisjoint(HTTPX_TOOL), sorted(again & set(HTTPX_TOOL))
+    assert "a2a.client" not in again and "a2a.client" not in first
