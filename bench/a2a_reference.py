@@ -49,6 +49,7 @@ from a2a.types.a2a_pb2 import (
 )
 from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH, TransportProtocol
 
+from bench.cpu_use import process_seconds
 from bench.figures import Figures
 
 START_SECONDS = 60.0
@@ -99,8 +100,8 @@ def serve(port: int) -> None:
 
 
 @contextlib.contextmanager
-def reference_server() -> Iterator[str]:
-    """The reference server in a subprocess of its own; its URL while it runs."""
+def reference_server() -> Iterator[tuple[str, int]]:
+    """The reference server in a subprocess of its own; its URL and pid while it runs."""
     port = _free_port()
     root = str(Path(__file__).resolve().parent.parent)
     paths = [root, *filter(None, [os.environ.get("PYTHONPATH")])]
@@ -114,7 +115,7 @@ def reference_server() -> Iterator[str]:
     try:
         url = f"http://127.0.0.1:{port}"
         _wait_until_up(server, url)
-        yield url
+        yield url, server.pid
     finally:
         server.send_signal(signal.SIGTERM)
         try:
@@ -186,9 +187,11 @@ async def drive(
     messages: int,
     concurrency: int,
     one: Callable[[Client, str], Awaitable[float]] | None = None,
+    server_pid: int | None = None,
 ) -> Figures:
     """``messages`` sends from ``concurrency`` senders, each waiting for its answer in turn
-    (``one``: how one is sent and checked; the reference's echo by default)."""
+    (``one``: how one is sent and checked; the reference's echo by default; ``server_pid``:
+    the server process whose CPU meanwhile is read, if given)."""
     numbers = iter(range(messages))
     latencies: list[float] = []
     sending = one or send_one
@@ -197,9 +200,12 @@ async def drive(
         for n in numbers:
             latencies.append(await sending(client, f"message {n}"))
 
+    cpu_before = None if server_pid is None else process_seconds(server_pid)
     started = time.perf_counter()
     await asyncio.gather(*(sender() for _ in range(concurrency)))
-    return Figures.of(latencies, time.perf_counter() - started, concurrency)
+    seconds = time.perf_counter() - started
+    cpu = None if cpu_before is None else process_seconds(server_pid or 0) - cpu_before
+    return Figures.of(latencies, seconds, concurrency, cpu)
 
 
 async def measure_reference(messages: int, concurrency: int, warmup: int = 50) -> Figures:
@@ -207,11 +213,11 @@ async def measure_reference(messages: int, concurrency: int, warmup: int = 50) -
     unmeasured ones (connections opened, code paths warm)."""
     if messages < 1 or concurrency < 1 or warmup < 0:
         raise ValueError("messages and concurrency are at least 1, warmup at least 0")
-    with reference_server() as url:
+    with reference_server() as (url, pid):
         async with reference_client(url, concurrency) as client:
             if warmup:
                 await drive(client, warmup, min(concurrency, warmup))
-            return await drive(client, messages, concurrency)
+            return await drive(client, messages, concurrency, server_pid=pid)
 
 
 def _arguments() -> argparse.Namespace:

@@ -39,8 +39,8 @@ SESSIONS = 64  # the agent's cap: every sender's context has its turn at once
 
 
 @contextlib.contextmanager
-def parley_a2a() -> Iterator[tuple[str, str]]:
-    """A ``parley serve`` with one exposed agent; its A2A URL and a client's token."""
+def parley_a2a() -> Iterator[tuple[str, str, int]]:
+    """A ``parley serve`` with one exposed agent; its A2A URL, a client's token, its pid."""
     with tempfile.TemporaryDirectory(prefix="parley-a2a-bench-") as folder:
         server = Receiver(Path(folder))
         server.start()
@@ -48,7 +48,8 @@ def parley_a2a() -> Iterator[tuple[str, str]]:
             server.cli("agent", "hire", AGENT, "--node", "local", "--max-sessions", str(SESSIONS))
             server.cli("a2a", "expose", AGENT)
             token = json.loads(server.cli("a2a", "client", "add", "bench", "--json"))["token"]
-            yield f"http://127.0.0.1:{server.port}/a2a/{AGENT}", token
+            assert server.process is not None  # started above
+            yield f"http://127.0.0.1:{server.port}/a2a/{AGENT}", token, server.process.pid
         finally:
             server.stop()
 
@@ -73,18 +74,21 @@ async def send_one(client: Client, text: str) -> float:
 
 
 async def measure_parley(
-    messages: int, concurrency: int, warmup: int = 50, served: tuple[str, str] | None = None
+    messages: int,
+    concurrency: int,
+    warmup: int = 50,
+    served: tuple[str, str, int] | None = None,
 ) -> Figures:
     """Figures of ``messages`` sends to a Parley (``served``: one already running), after
     ``warmup`` unmeasured ones."""
     if served is None:
         with parley_a2a() as started:
             return await measure_parley(messages, concurrency, warmup, started)
-    url, token = served
+    url, token, pid = served
     async with reference_client(url, concurrency, token) as client:
         if warmup:
             await drive(client, warmup, min(concurrency, warmup), send_one)
-        return await drive(client, messages, concurrency, send_one)
+        return await drive(client, messages, concurrency, send_one, server_pid=pid)
 
 
 async def main(args: argparse.Namespace) -> int:
@@ -106,8 +110,8 @@ async def main(args: argparse.Namespace) -> int:
 
 def report(rows: list[tuple[str, Figures]], messages: int) -> None:
     print(f"\n## SendMessage on loopback, {messages} measured messages per line\n")
-    print("| server | concurrency | msgs/s | p50 ms | p99 ms | vs reference |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| server | concurrency | msgs/s | p50 ms | p99 ms | server CPU ms/msg | vs reference |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     reference = {f.concurrency: f for name, f in rows if name == REFERENCE}
     for name, figures in rows:
         base = reference.get(figures.concurrency)
@@ -115,9 +119,12 @@ def report(rows: list[tuple[str, Figures]], messages: int) -> None:
         if name == PARLEY and base:
             rate, p50 = figures.per_second / base.per_second, figures.p50_ms / base.p50_ms
             ratio = f"{rate:.2f}x, p50 {p50:.2f}x"
+            if figures.server_cpu_ms and base.server_cpu_ms:
+                ratio += f", CPU {figures.server_cpu_ms / base.server_cpu_ms:.2f}x"
+        cpu = "" if figures.server_cpu_ms is None else f"{figures.server_cpu_ms:.2f}"
         print(
             f"| {name} | {figures.concurrency} | {figures.per_second:.0f} |"
-            f" {figures.p50_ms:.2f} | {figures.p99_ms:.2f} | {ratio} |"
+            f" {figures.p50_ms:.2f} | {figures.p99_ms:.2f} | {cpu} | {ratio} |"
         )
     best = {
         side: max((f for name, f in rows if name == side), key=lambda f: f.per_second)

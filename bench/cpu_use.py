@@ -15,12 +15,13 @@ POSTGRES = "postgres"  # every process of the PostgreSQL server, whoever it serv
 def cpu_seconds(pids: Mapping[str, list[int]]) -> dict[str, float]:
     """CPU seconds (user + system) so far of each kind's processes, and of the PostgreSQL
     server's (``POSTGRES``); a process gone counts nothing."""
-    used = {kind: sum(_seconds(pid) for pid in kind_pids) for kind, kind_pids in pids.items()}
-    used[POSTGRES] = sum(_seconds(pid) for pid in _postgres_pids())
+    used = {kind: sum(map(process_seconds, kind_pids)) for kind, kind_pids in pids.items()}
+    used[POSTGRES] = sum(process_seconds(pid) for pid in _postgres_pids())
     return used
 
 
-def _seconds(pid: int) -> float:
+def process_seconds(pid: int) -> float:
+    """CPU seconds (user + system) so far of one process; 0 once it is gone."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:

@@ -1,6 +1,6 @@
 """bench/a2a_served.py's smoke test, small and without timing thresholds: it runs as a script,
 really sending through Parley's A2A endpoint and a2a-sdk's sample server, and prints a line
-per side and concurrency and the best of each."""
+per side and concurrency, each with its server's CPU per message, and the best of each."""
 
 from __future__ import annotations
 
@@ -22,5 +22,6 @@ def test_the_bench_runs_as_a_script_with_both_sides() -> None:
     for side in (PARLEY, REFERENCE):
         lines = [line for line in done.stdout.splitlines() if line.startswith(f"| {side} |")]
         assert [line.split("|")[2].strip() for line in lines] == ["1", "2"]
+        assert all(float(line.split("|")[6]) > 0 for line in lines)  # the server's CPU
     (best,) = [line for line in done.stdout.splitlines() if line.startswith("best vs best:")]
     assert best.endswith("x")
