@@ -182,20 +182,39 @@ async def test_the_brain_session_id_is_kept_between_turns(tmp_path: Path, worksp
     assert (reply, session) == ("resumed 'session-42'", "session-42")
 
 
+class Gating(Chunks):
+    """Chunks that open a gate as each one arrives: ``seen_N`` once N have."""
+
+    def __init__(self, gates: Path) -> None:
+        super().__init__()
+        self._gates = gates
+
+    async def __call__(self, piece: str) -> None:
+        await super().__call__(piece)
+        (self._gates / f"seen_{len(self.pieces)}").touch()
+
+
 async def test_the_reply_is_streamed_as_it_is_written(tmp_path: Path, workspace: Path) -> None:
+    """Each word is written only once the one before has come through as a chunk: a reply
+    read only at the end would never get past the first gate (the brain then exits 5). A sleep
+    between the words raced a loaded machine, which read all three at once."""
     chatty = script(
         tmp_path,
-        """
-        import time
-        for word in ["one", "two", "three"]:
+        f"""
+        import os, sys, time
+        for seen, word in enumerate(["one", "two", "three"]):
+            deadline = time.monotonic() + 60
+            while seen and not os.path.exists(os.path.join({str(tmp_path)!r}, f"seen_{{seen}}")):
+                if time.monotonic() > deadline:
+                    sys.exit(5)
+                time.sleep(0.01)
             print(word, flush=True)
-            time.sleep(0.05)
         """,
     )
-    chunks = Chunks()
+    chunks = Gating(tmp_path)
     reply, _ = await think(CommandBrain(chatty), make_turn(workspace), chunks)
     assert reply == "one\ntwo\nthree"
-    assert len(chunks.pieces) > 1
+    assert len(chunks.pieces) >= 3  # a chunk for each word at least
     assert "".join(chunks.pieces).strip() == reply
 
 
