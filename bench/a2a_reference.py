@@ -200,11 +200,11 @@ async def drive(
         for n in numbers:
             latencies.append(await sending(client, f"message {n}"))
 
-    cpu_before = None if server_pid is None else process_seconds(server_pid)
+    cpu_before = 0.0 if server_pid is None else process_seconds(server_pid)
     started = time.perf_counter()
     await asyncio.gather(*(sender() for _ in range(concurrency)))
     seconds = time.perf_counter() - started
-    cpu = None if cpu_before is None else process_seconds(server_pid or 0) - cpu_before
+    cpu = None if server_pid is None else process_seconds(server_pid) - cpu_before
     return Figures.of(latencies, seconds, concurrency, cpu)
 
 

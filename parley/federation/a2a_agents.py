@@ -105,6 +105,8 @@ class A2AAgents:
         self._stale.clear()
 
     def _client(self, peer: PeerEndpoint, streaming: bool) -> Client:
+        from a2a.client import ClientConfig, ClientFactory
+
         key = (peer.connection_id, peer.card or "", peer.token, streaming)
         made = self._clients.get(key)
         if made is None:
@@ -117,8 +119,6 @@ class A2AAgents:
                 headers=_bearer(peer.token),
                 verify=trusted(),
             )
-            from a2a.client import ClientConfig, ClientFactory
-
             config = ClientConfig(streaming=streaming, httpx_client=http)
             made = (http, ClientFactory(config).create(card_of(peer.card or "{}")))
             self._clients[key] = made
