@@ -5,11 +5,9 @@ interpreter holds once a server has started, not by a clock."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.probes import modules_loaded_by
 
 LIBRARIES = ("discord", "telegram", "mautrix", "slack_sdk")
 
@@ -41,16 +39,8 @@ asyncio.run(main(sys.argv[1], sys.argv[2] == "yes"))
 
 
 def _loaded_by_a_start(folder: Path, telegram_account: bool) -> set[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PARLEY_")}
-    probe = subprocess.run(
-        [sys.executable, "-c", PROBE, str(folder), "yes" if telegram_account else "no"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert probe.returncode == 0, probe.stderr
-    return {name.split(".")[0] for name in json.loads(probe.stdout.splitlines()[-1])}
+    loaded = modules_loaded_by(PROBE, str(folder), "yes" if telegram_account else "no")
+    return {name.split(".")[0] for name in loaded}
 
 
 def test_a_server_with_no_chat_account_loads_no_chat_library(tmp_path: Path) -> None:

@@ -6,7 +6,6 @@ clock (bench/cli_start.py has the times)."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from parley.channels.model import BindingStatus
 from parley.cli.bindings import BindingStatus as CliBindingStatus
 from parley.cli.deliveries import DeliveryState as CliDeliveryState
 from parley.deliveries.model import DeliveryState
+from tests.probes import modules_loaded_by
 
 SERVER_SIDE = ("uvicorn", "sqlalchemy", "fastapi", "alembic", "asyncpg", "pydantic_settings",
                "yaml", "parley.store", "parley.app", "parley.api", "parley.hub", "parley.startup",
@@ -41,10 +41,7 @@ print(json.dumps(sorted(sys.modules)))
 def _loaded_after(*args: str) -> set[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PARLEY_")}
     env |= {"PARLEY_URL": "http://127.0.0.1:9", "PARLEY_TOKEN": "t", "PARLEY_RUN_TOKEN": "t"}
-    probe = subprocess.run(
-        [sys.executable, "-c", PROBE, *args], env=env, capture_output=True, text=True, timeout=60
-    )
-    return set(json.loads(probe.stdout.splitlines()[-1]))
+    return modules_loaded_by(PROBE, *args, env=env, timeout=60)
 
 
 @pytest.mark.parametrize(
@@ -121,10 +118,7 @@ NODE_SPARES = ("sqlalchemy", "alembic", "asyncpg", "fastapi", "uvicorn", "parley
 
 def test_a_joining_node_loads_nothing_of_the_hub() -> None:
     probe = "import json, sys, parley.cli.joining; print(json.dumps(sorted(sys.modules)))"
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
-    )
-    loaded = set(json.loads(done.stdout.splitlines()[-1]))
+    loaded = modules_loaded_by(probe, timeout=60)
     assert "parley.node.turn_host" in loaded  # the probe did load the node
     assert sorted(m for m in loaded if m.split(".")[0] in NODE_SPARES or m in NODE_SPARES) == []
     assert sorted(m for m in loaded if m.startswith(tuple(f"{s}." for s in NODE_SPARES))) == []

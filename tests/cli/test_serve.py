@@ -18,12 +18,17 @@ from tests.served import _wait_until_healthy, free_port
 
 @contextmanager
 def serving(
-    workdir: Path, port: int, extra_env: dict[str, str] | None = None
+    workdir: Path,
+    port: int,
+    extra_env: dict[str, str] | None = None,
+    python_args: list[str] | None = None,
 ) -> Iterator[subprocess.Popen[str]]:
+    """`parley serve` on ``port`` until the block ends (``python_args``: what the interpreter is
+    given instead of ``-m parley serve --port PORT``, for a probe that serves on that port)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PARLEY_")}
     env |= extra_env or {}
     process = subprocess.Popen(
-        [sys.executable, "-m", "parley", "serve", "--port", str(port)],
+        [sys.executable, *(python_args or ["-m", "parley", "serve", "--port", str(port)])],
         cwd=workdir,
         env=env,
         stdout=subprocess.PIPE,

@@ -7,49 +7,36 @@ times)."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.served import _wait_until_healthy, free_port
+from tests.cli.test_serve import serving
+from tests.served import free_port
 
-# `python -m parley serve`, which says on its way out (it leaves by os._exit) what it had loaded.
+# `python -m parley serve`, which writes on its way out (it leaves by os._exit) what it had
+# loaded into the file it is given.
 SERVE_AND_LIST = """
 import json, os, runpy, sys
 leave = os._exit
+port, listed = sys.argv[1], sys.argv[2]
 
 def saying_what_was_loaded(code):
-    print("LOADED " + json.dumps(sorted(sys.modules)), flush=True)
+    with open(listed, "w") as out:
+        json.dump(sorted(sys.modules), out)
     leave(code)
 
 os._exit = saying_what_was_loaded
-sys.argv = ["parley", "serve", "--port", sys.argv[1]]
+sys.argv = ["parley", "serve", "--port", port]
 runpy.run_module("parley", run_name="__main__", alter_sys=True)
 """
 HTTPX_TOOL = ("rich", "pygments")  # click stays: uvicorn imports it too
 
 
 def _loaded_by_serving(workdir: Path) -> set[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PARLEY_")}
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-c", SERVE_AND_LIST, str(port)],
-        cwd=workdir,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        _wait_until_healthy(f"http://127.0.0.1:{port}", process=process)
-    finally:
-        process.send_signal(signal.SIGINT)
-        said, _ = process.communicate(timeout=30)
-    lines = [line for line in said.splitlines() if line.startswith("LOADED ")]
-    assert lines, said
-    loaded = json.loads(lines[-1].removeprefix("LOADED "))
+    port, listed = free_port(), workdir / "loaded.json"
+    listed.unlink(missing_ok=True)
+    with serving(workdir, port, python_args=["-c", SERVE_AND_LIST, str(port), str(listed)]):
+        pass
+    loaded = json.loads(listed.read_text())
     return set(loaded) | {name.split(".")[0] for name in loaded}
 
 

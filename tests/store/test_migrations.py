@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import sqlite3
-import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,6 +17,7 @@ from parley.conversations.model import TopicKind
 from parley.store import Store
 from parley.store.migrate import VERSIONS, alembic_config, migrate, newest_revision
 from parley.store.tables import metadata
+from tests.probes import modules_loaded_by
 
 
 def _differences(connection: Connection) -> list[object]:
@@ -145,25 +143,14 @@ print(json.dumps(sorted(sys.modules)))
 """
 
 
-def _libraries_after_opening(url: str) -> set[str]:
-    done = subprocess.run(
-        [sys.executable, "-c", OPEN_AND_LIST_LIBRARIES, url],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    return set(json.loads(done.stdout.splitlines()[-1]))
-
-
 def test_opening_a_current_store_does_without_alembic_and_a_new_one_is_migrated(
     database_url: str, tmp_path: Path
 ) -> None:
     """Alembic (a tenth of ``parley serve``'s start) is imported only when there is migrating
     to do: not for a store already at the newest revision, on either database."""
-    assert "alembic" not in _libraries_after_opening(database_url)
+    assert "alembic" not in modules_loaded_by(OPEN_AND_LIST_LIBRARIES, database_url)
     new = f"sqlite:///{tmp_path / 'new.db'}"
-    assert "alembic" in _libraries_after_opening(new)
+    assert "alembic" in modules_loaded_by(OPEN_AND_LIST_LIBRARIES, new)
     with contextlib.closing(sqlite3.connect(tmp_path / "new.db")) as connection:
         (version,) = connection.execute("SELECT version_num FROM alembic_version").fetchone()
     assert version == newest_revision()
