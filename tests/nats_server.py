@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.ports import free_port
+
 START_WAIT = 10.0  # seconds for a server to accept connections
 
 
@@ -31,13 +33,6 @@ def server_binary() -> str | None:
     return shutil.which("nats-server") or (
         "/usr/sbin/nats-server" if Path("/usr/sbin/nats-server").exists() else None
     )
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 class NatsServer:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import threading
 import time
@@ -24,13 +23,7 @@ from parley.cli.serving import ParleyServer
 from parley.clock import Clock
 from parley.people.bootstrap import owner_token_path
 from parley.settings import Settings
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+from tests.ports import free_port
 
 
 @dataclass

@@ -20,7 +20,7 @@ from starlette.routing import Route
 
 from tests.a2a.support import A2AHome, home
 from tests.a2a.test_perimeter import error_of, post, rpc, send_params
-from tests.served import free_port
+from tests.ports import free_port
 from tests.support import eventually
 
 

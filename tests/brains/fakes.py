@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -13,6 +12,8 @@ from typing import Any
 
 import uvicorn
 from starlette.types import ASGIApp
+
+from tests.ports import free_port
 
 
 @dataclass(frozen=True)
@@ -61,14 +62,6 @@ def sse(data: dict[str, Any] | str, event: str | None = None) -> bytes:
     payload = data if isinstance(data, str) else json.dumps(data)
     head = f"event: {event}\n" if event else ""
     return f"{head}data: {payload}\n\n".encode()
-
-
-def free_port() -> int:
-    # Not tests.served's: that module pulls in the whole app, which these tests do not need.
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from typing import Any
 
 import httpx
 
+from tests.ports import free_port
 from tests.runs.support import script
-from tests.served import free_port
 
 MANAGER = """
     rules:

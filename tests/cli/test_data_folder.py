@@ -8,8 +8,8 @@ from pathlib import Path
 
 from parley.datafolder import DataFolder
 from tests.cli.test_serve import cli, serving
+from tests.ports import free_port
 from tests.runs.test_serve_restart import _api, _until
-from tests.served import free_port
 
 
 def test_a_second_server_on_the_same_data_folder_refuses_to_start_and_names_the_first(

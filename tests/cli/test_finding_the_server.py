@@ -9,7 +9,7 @@ import httpx
 
 import parley
 from tests.cli.test_serve import cli, serving
-from tests.served import free_port
+from tests.ports import free_port
 
 
 def test_the_cli_finds_a_server_on_another_port_by_itself(tmp_path: Path) -> None:

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import httpx
 
-from tests.served import _wait_until_healthy, free_port
+from tests.ports import free_port
+from tests.served import _wait_until_healthy
 
 
 @contextmanager

@@ -21,7 +21,7 @@ from parley.datafolder import DataFolder
 from parley.mesh.broker_auth import BrokerKeys
 from tests.cli.test_serve import cli
 from tests.nats_server import NatsServer
-from tests.served import free_port
+from tests.ports import free_port
 
 
 def serve(

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from tests.cli.test_serve import serving
-from tests.served import free_port
+from tests.ports import free_port
 
 # `python -m parley serve`, which writes on its way out (it leaves by os._exit) what it had
 # loaded into the file it is given.

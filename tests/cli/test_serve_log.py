@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 
 from tests.cli.test_serve import serving
-from tests.served import free_port
+from tests.ports import free_port
 
 SECRET = "sk-the-servers-secret-key"
 

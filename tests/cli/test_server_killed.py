@@ -20,7 +20,8 @@ import httpx
 
 from tests.cli.test_runtime_commands import until
 from tests.cli.test_serve import cli
-from tests.served import PortTaken, _wait_until_healthy, free_port
+from tests.ports import free_port
+from tests.served import PortTaken, _wait_until_healthy
 
 WITHIN = 60.0
 UNREACHABLE = 6

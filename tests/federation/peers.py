@@ -15,7 +15,8 @@ import httpx
 
 from parley.clock import Clock
 from parley.settings import Settings
-from tests.served import Served, free_port, serving
+from tests.ports import free_port
+from tests.served import PortTaken, Served, serving
 from tests.support import bearer
 
 
@@ -72,12 +73,24 @@ def installations(
     with ExitStack() as stack:
         started = []
         for name, store_url in zip(names, store_urls, strict=False):
-            port = free_port()
-            settings = settings_for(name, tmp_path, store_url, port)
             clock = (clocks or {}).get(name)
-            served = stack.enter_context(serving(settings, clock, port))
-            started.append(Installation(name, served, settings))
+            started.append(_start_on_a_free_port(stack, name, tmp_path, store_url, clock))
         yield started
+
+
+def _start_on_a_free_port(
+    stack: ExitStack, name: str, tmp_path: Path, store_url: str, clock: Clock | None, tries: int = 3
+) -> Installation:
+    """An installation's settings name its own port (its public URL), so a port taken between
+    its pick and the server's bind means new settings: picked again, ``tries`` times in all."""
+    port = free_port()
+    settings = settings_for(name, tmp_path, store_url, port)
+    try:
+        return Installation(name, stack.enter_context(serving(settings, clock, port)), settings)
+    except PortTaken:
+        if tries <= 1:
+            raise
+        return _start_on_a_free_port(stack, name, tmp_path, store_url, clock, tries - 1)
 
 
 def invite(inviter: Installation, name: str, *options: str) -> str:

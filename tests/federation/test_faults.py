@@ -20,7 +20,8 @@ from tests.federation.peers import (
 )
 from tests.federation.proxy import Faults
 from tests.federation.threaded_proxy import proxy_thread
-from tests.served import free_port, serving
+from tests.ports import free_port
+from tests.served import serving
 
 SENDERS, LISTENERS, PER_THREAD = 5, 10, 10  # 50 threads (sender, listener) of 10 texts each
 BATCH = 8  # frames one sends in a request: many requests, so that each fault happens

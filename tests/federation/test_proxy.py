@@ -15,7 +15,7 @@ import pytest
 import uvicorn
 
 from tests.federation.proxy import PASS_THROUGH, Counters, FaultProxy, Faults, ProxyFactory
-from tests.served import free_port
+from tests.ports import free_port
 
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]

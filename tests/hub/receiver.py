@@ -19,7 +19,7 @@ from parley.clock import Clock
 from parley.deliveries.model import Payload
 from parley.errors import Invalid, Unavailable
 from parley.store import Tx
-from tests.served import free_port
+from tests.ports import free_port
 from tests.support import eventually
 
 HANG = "hang"  # a scripted answer: the request is held until the receiver shuts down

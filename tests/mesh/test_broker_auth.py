@@ -33,7 +33,8 @@ from parley.mesh.broker_auth import (
     push_revocations,
 )
 from parley.mesh.broker_config import TlsFiles, write_server_config
-from tests.nats_server import NatsServer, free_port, running_nats_config
+from tests.nats_server import NatsServer, running_nats_config
+from tests.ports import free_port
 from tests.support import eventually
 
 T = TypeVar("T")

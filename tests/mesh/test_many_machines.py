@@ -24,7 +24,8 @@ from bench.machines import Machines, until
 from parley.broker.nats_broker import lets_anyone_in
 from parley.mesh.broker_auth import node_inbox_prefix
 from tests.conftest import database_of_its_own
-from tests.nats_server import NatsServer, free_port, running_nats_config
+from tests.nats_server import NatsServer, running_nats_config
+from tests.ports import free_port
 
 RELAY_A = """
 rules:

@@ -15,7 +15,8 @@ from parley.broker.nats_broker import NatsBroker, _server_requires_tls
 from parley.broker.nats_url import parse_nats_url
 from parley.broker.port import Broker, Delivered
 from parley.errors import Unavailable
-from tests.nats_server import NatsServer, free_port, running_nats
+from tests.nats_server import NatsServer, running_nats
+from tests.ports import free_port
 from tests.support import eventually
 
 WAIT = 20  # seconds: a hang guard only (a reconnect takes about a second)

@@ -15,8 +15,8 @@ from typing import Any
 import httpx
 
 from tests.cli.test_serve import serving
+from tests.ports import free_port
 from tests.runs.test_serve_restart import _api, _until
-from tests.served import free_port
 
 SECRETS = {
     "OPENAI_API_KEY": "sk-env-openai-secret",

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 
 from tests.cli.test_serve import serving
-from tests.served import free_port
+from tests.ports import free_port
 
 
 def _api(port: int, token: str) -> httpx.Client:
