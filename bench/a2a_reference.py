@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -51,6 +50,7 @@ from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH, TransportProtocol
 
 from bench.cpu_use import process_seconds
 from bench.figures import Figures
+from bench.ports import free_port
 
 START_SECONDS = 60.0
 
@@ -102,7 +102,7 @@ def serve(port: int) -> None:
 @contextlib.contextmanager
 def reference_server() -> Iterator[tuple[str, int]]:
     """The reference server in a subprocess of its own; its URL and pid while it runs."""
-    port = _free_port()
+    port = free_port()
     root = str(Path(__file__).resolve().parent.parent)
     paths = [root, *filter(None, [os.environ.get("PYTHONPATH")])]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
@@ -123,12 +123,6 @@ def reference_server() -> Iterator[tuple[str, int]]:
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _wait_until_up(server: subprocess.Popen[bytes], url: str) -> None:

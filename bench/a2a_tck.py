@@ -68,7 +68,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -79,6 +78,11 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+if not __package__:  # run as a script: make ``bench`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.ports import free_port
 
 AGENT = "echo"
 CLIENT = "tck"
@@ -181,7 +185,7 @@ def main() -> int:
         print(f"a2a_tck: transports are {', '.join(TRANSPORTS)}, not {unknown}", file=sys.stderr)
         return 2
     work = Path(tempfile.mkdtemp(prefix="parley-a2a-tck-"))
-    port = _free_port()
+    port = free_port()
     server = _serve(work, port)
     outcomes: list[Outcome] = []
     try:
@@ -241,13 +245,6 @@ def _check_tck(tck: Path, python: Path) -> None:
     if probe.returncode != 0:
         last = (probe.stderr.strip().splitlines() or ["?"])[-1]
         raise Missing(f"{python} cannot import the TCK's dependencies: {last}")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def _parley_env(port: int | None = None) -> dict[str, str]:

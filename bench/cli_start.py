@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import socket
 import statistics
 import subprocess
 import sys
@@ -28,6 +27,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+
+if not __package__:  # run as a script: make ``bench`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.ports import free_port
 
 TREE = Path(__file__).resolve().parent.parent
 FLOOR = ["-c", "pass"]
@@ -92,9 +96,7 @@ def _checkout(revision: str, where: Path) -> Iterator[Path]:
 @contextmanager
 def _server(home: Path) -> Iterator[str]:
     """This tree's server in ``home`` (where the CLI then finds the owner token)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     args = [sys.executable, "-m", "parley", "serve", "--port", str(port), "--log-level", "error"]
     server = subprocess.Popen(

@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import tempfile
@@ -33,6 +32,7 @@ from pathlib import Path
 import httpx
 
 from bench.figures import Figures
+from bench.ports import free_port
 from parley.clock import SystemClock
 from parley.context import Context
 from parley.federation.frames import FrameVerdict, Verdict, WireFrame
@@ -53,7 +53,7 @@ class Receiver:
     """``parley serve`` in a folder of its own, on the embedded store."""
 
     def __init__(self, folder: Path) -> None:
-        self.folder, self.port = folder, _free_port()
+        self.folder, self.port = folder, free_port()
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("PARLEY_")}
         self.env["PARLEY_PORT"] = str(self.port)
         self.process: subprocess.Popen[bytes] | None = None
@@ -143,7 +143,7 @@ class Acks:
 async def sending(folder: Path, receiver: Receiver) -> AsyncIterator[Context]:
     """The sending installation, connected to ``receiver``, which exposes its sink to it."""
     settings = Settings(
-        data_dir=folder / "data", port=_free_port(), node_name=SENDER, heartbeat_seconds=3600
+        data_dir=folder / "data", port=free_port(), node_name=SENDER, heartbeat_seconds=3600
     )
     clock = SystemClock()
     async with running(settings, clock) as context:
@@ -247,9 +247,3 @@ async def measure_parley(messages: int, concurrency: int, warmup: int) -> Figure
                 if warmup:
                     await drive(writer, acks, lanes, warmup)
                 return await drive(writer, acks, lanes, messages)
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])

@@ -15,6 +15,8 @@ from typing import Any
 
 import httpx
 
+from bench.ports import free_port
+
 ROOT = Path(__file__).resolve().parents[1]
 # Quick heartbeats, and a node silent for 3 s lost: for faults to show within a test.
 HEARTBEAT = {"PARLEY_HEARTBEAT_SECONDS": "0.3", "PARLEY_NODE_OFFLINE_AFTER_SECONDS": "3"}
@@ -28,15 +30,6 @@ def until(check: Callable[[], bool], within: float = 60.0) -> bool:
             return False
         time.sleep(0.1)
     return True
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 class Machines:

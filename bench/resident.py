@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
+
+from bench.ports import free_port
 
 IDLE_SECONDS = 5.0
 
@@ -18,7 +19,7 @@ IDLE_SECONDS = 5.0
 def idle_server_rss_mb(database_url: str, data_dir: Path) -> float:
     """Start ``parley serve`` on ``database_url``, wait until it answers, leave it idle, and
     return the RSS of it and its children in MB; the server is stopped afterwards."""
-    port = _free_port()
+    port = free_port()
     parley = Path(sys.executable).with_name("parley")
     server = subprocess.Popen(
         [
@@ -70,12 +71,6 @@ def _wait_until_up(server: subprocess.Popen[bytes], port: int) -> None:
         except OSError:
             time.sleep(0.2)
     raise RuntimeError("parley serve did not answer within 120 s")
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _rss_kb(pid: int) -> int:

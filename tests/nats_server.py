@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ports import free_port
+from bench.ports import free_port
 
 START_WAIT = 10.0  # seconds for a server to accept connections
 

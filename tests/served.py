@@ -17,13 +17,13 @@ import pytest
 import uvicorn
 from typer.testing import CliRunner, Result
 
+from bench.ports import free_port
 from parley.app import create_app
 from parley.cli.main import app as cli_app
 from parley.cli.serving import ParleyServer
 from parley.clock import Clock
 from parley.people.bootstrap import owner_token_path
 from parley.settings import Settings
-from tests.ports import free_port
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 
-from tests.ports import _bindable, ephemeral_low, free_port
+from bench.ports import _bindable, ephemeral_low, free_port
 
 
 def test_a_free_port_is_below_the_range_outgoing_connections_draw_from() -> None:

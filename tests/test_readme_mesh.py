@@ -23,10 +23,10 @@ from pathlib import Path
 import httpx
 
 from bench.machines import until
+from bench.ports import free_port
 from tests.cli.test_serve import cli
 from tests.conftest import database_of_its_own
 from tests.nats_server import running_nats_config
-from tests.ports import free_port
 from tests.test_readme import PARLEY, README, Command, write_named_files
 
 SECTION = README.read_text().split("\n## Many machines\n", 1)[1].split("\n## ", 1)[0]

@@ -18,9 +18,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from bench.ports import free_port
 from tests.a2a.support import A2AHome, home
 from tests.a2a.test_perimeter import error_of, post, rpc, send_params
-from tests.ports import free_port
 from tests.support import eventually
 
 

@@ -10,12 +10,12 @@ from typing import Any, ClassVar
 
 import pytest
 
+from bench.ports import free_port
 from parley.brains.brain import Brain, Said
 from parley.brains.model_brain import MAX_REQUESTS
 from parley.errors import Conflict, Unavailable
 from tests.brains.fakes import Fake, Reply, ToolCall
 from tests.brains.support import Chunks, RecordingActions, a_turn
-from tests.ports import free_port
 
 Body = dict[str, Any]
 SEND_BOB = ToolCall("send", {"to": "bob", "text": "what are the Q3 numbers?"})

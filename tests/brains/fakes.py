@@ -13,7 +13,7 @@ from typing import Any
 import uvicorn
 from starlette.types import ASGIApp
 
-from tests.ports import free_port
+from bench.ports import free_port
 
 
 @dataclass(frozen=True)

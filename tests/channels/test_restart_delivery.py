@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from tests.ports import free_port
+from bench.ports import free_port
 from tests.runs.support import script
 
 MANAGER = """

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from bench.ports import free_port
 from parley.datafolder import DataFolder
 from tests.cli.test_serve import cli, serving
-from tests.ports import free_port
 from tests.runs.test_serve_restart import _api, _until
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import httpx
 
 import parley
+from bench.ports import free_port
 from tests.cli.test_serve import cli, serving
-from tests.ports import free_port
 
 
 def test_the_cli_finds_a_server_on_another_port_by_itself(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.ports import free_port
+from bench.ports import free_port
 from tests.served import _wait_until_healthy
 
 

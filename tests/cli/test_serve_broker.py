@@ -17,11 +17,11 @@ from typing import Any
 import httpx
 import pytest
 
+from bench.ports import free_port
 from parley.datafolder import DataFolder
 from parley.mesh.broker_auth import BrokerKeys
 from tests.cli.test_serve import cli
 from tests.nats_server import NatsServer
-from tests.ports import free_port
 
 
 def serve(

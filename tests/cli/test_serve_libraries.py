@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from bench.ports import free_port
 from tests.cli.test_serve import serving
-from tests.ports import free_port
 
 # `python -m parley serve`, which writes on its way out (it leaves by os._exit) what it had
 # loaded into the file it is given.

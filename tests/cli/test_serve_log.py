@@ -8,8 +8,8 @@ from pathlib import Path
 
 import httpx
 
+from bench.ports import free_port
 from tests.cli.test_serve import serving
-from tests.ports import free_port
 
 SECRET = "sk-the-servers-secret-key"
 

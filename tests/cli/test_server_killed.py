@@ -18,9 +18,9 @@ from typing import Any
 
 import httpx
 
+from bench.ports import free_port
 from tests.cli.test_runtime_commands import until
 from tests.cli.test_serve import cli
-from tests.ports import free_port
 from tests.served import PortTaken, _wait_until_healthy
 
 WITHIN = 60.0

@@ -38,7 +38,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.types import Message as AsgiMessage
 
-from tests.ports import free_port
+from bench.ports import free_port
 
 TOKEN = "sample-secret"
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import httpx
 
+from bench.ports import free_port
 from parley.clock import Clock
 from parley.settings import Settings
-from tests.ports import free_port
 from tests.served import PortTaken, Served, serving
 from tests.support import bearer
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bench.ports import free_port
 from tests.federation.peers import (
     Installation,
     agent_conversations,
@@ -20,7 +21,6 @@ from tests.federation.peers import (
 )
 from tests.federation.proxy import Faults
 from tests.federation.threaded_proxy import proxy_thread
-from tests.ports import free_port
 from tests.served import serving
 
 SENDERS, LISTENERS, PER_THREAD = 5, 10, 10  # 50 threads (sender, listener) of 10 texts each

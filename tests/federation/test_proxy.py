@@ -14,8 +14,8 @@ import httpx
 import pytest
 import uvicorn
 
+from bench.ports import free_port
 from tests.federation.proxy import PASS_THROUGH, Counters, FaultProxy, Faults, ProxyFactory
-from tests.ports import free_port
 
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]

@@ -15,11 +15,11 @@ import uvicorn
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 
+from bench.ports import free_port
 from parley.clock import Clock
 from parley.deliveries.model import Payload
 from parley.errors import Invalid, Unavailable
 from parley.store import Tx
-from tests.ports import free_port
 from tests.support import eventually
 
 HANG = "hang"  # a scripted answer: the request is held until the receiver shuts down

@@ -21,6 +21,7 @@ import pytest
 from nats.aio.client import Client, RawCredentials
 from nats.aio.msg import Msg
 
+from bench.ports import free_port
 from parley.broker.nats_broker import NatsBroker, lets_anyone_in
 from parley.broker.port import Delivered
 from parley.datafolder import DataFolder
@@ -34,7 +35,6 @@ from parley.mesh.broker_auth import (
 )
 from parley.mesh.broker_config import TlsFiles, write_server_config
 from tests.nats_server import NatsServer, running_nats_config
-from tests.ports import free_port
 from tests.support import eventually
 
 T = TypeVar("T")

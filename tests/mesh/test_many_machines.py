@@ -21,11 +21,11 @@ import pytest
 from nats.aio.client import RawCredentials
 
 from bench.machines import Machines, until
+from bench.ports import free_port
 from parley.broker.nats_broker import lets_anyone_in
 from parley.mesh.broker_auth import node_inbox_prefix
 from tests.conftest import database_of_its_own
 from tests.nats_server import NatsServer, running_nats_config
-from tests.ports import free_port
 
 RELAY_A = """
 rules:

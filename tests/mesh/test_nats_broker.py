@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from nats.aio.client import Client
 
+from bench.ports import free_port
 from parley.broker import nats_durable
 from parley.broker.nats_broker import NatsBroker, _server_requires_tls
 from parley.broker.nats_url import parse_nats_url
 from parley.broker.port import Broker, Delivered
 from parley.errors import Unavailable
 from tests.nats_server import NatsServer, running_nats
-from tests.ports import free_port
 from tests.support import eventually
 
 WAIT = 20  # seconds: a hang guard only (a reconnect takes about a second)

@@ -24,11 +24,11 @@ import pytest
 from sqlalchemy import make_url
 
 from bench.machines import HEARTBEAT, Machines, until
+from bench.ports import free_port
 from parley.brains.confinement import landlock_abi
 from tests.cli.test_serve import serving
 from tests.conftest import database_of_its_own
 from tests.nats_server import running_nats_config
-from tests.ports import free_port
 from tests.runs.test_serve_brains import _hire, _token
 from tests.runs.test_serve_restart import _api, _until
 

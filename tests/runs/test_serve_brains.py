@@ -14,8 +14,8 @@ from typing import Any
 
 import httpx
 
+from bench.ports import free_port
 from tests.cli.test_serve import serving
-from tests.ports import free_port
 from tests.runs.test_serve_restart import _api, _until
 
 SECRETS = {

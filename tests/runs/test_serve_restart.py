@@ -9,8 +9,8 @@ from typing import Any
 
 import httpx
 
+from bench.ports import free_port
 from tests.cli.test_serve import serving
-from tests.ports import free_port
 
 
 def _api(port: int, token: str) -> httpx.Client:

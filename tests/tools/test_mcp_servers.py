@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
+from bench.ports import free_port
 from parley.brains.confinement import ProcessPolicy
 from parley.errors import Invalid, Unavailable
 from parley.tools.mcp_servers import McpServers, McpServerSpec, McpTool
 from tests.brains.fakes import serving
 from tests.brains.test_command_brain import all_gone, read_pids
-from tests.ports import free_port
 from tests.tools import mcp_test_server
 from tests.tools.support import SERVER_ENVIRONMENT
 

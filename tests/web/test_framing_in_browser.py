@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from playwright.sync_api import ConsoleMessage, Page
 
-from tests.ports import free_port
+from bench.ports import free_port
 from tests.served import Served
 from tests.web.browser import chromium, page, sign_in, site
 

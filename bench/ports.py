@@ -1,4 +1,5 @@
-"""Loopback ports for the suite's servers, picked where the kernel never picks one itself.
+"""Loopback ports for the servers the suite and the benches start, picked where the kernel never
+picks one itself.
 
 A port the kernel chose (bind to port 0) is free only while it is held: once the probe closes it,
 the kernel may hand the same number to any outgoing connection as its local port (to PostgreSQL,
