@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -55,7 +55,7 @@ class _Running:
         # (logged, kept on the run) shows none of the agent's variables either.
         self.header_values = list(headers.values())
         self.secrets = [*self.header_values, *env.values()]
-        self.used = time.monotonic()
+        self.used = 0.0  # set once started, on the servers' clock
         self.busy = 0
 
 
@@ -71,12 +71,14 @@ class McpServers:
         call_seconds: float = 120.0,
         idle_seconds: float = 600.0,
         max_result_bytes: int = 64 * 1024,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._policy = policy
         self._environment = server_environment if server_environment is not None else os.environ
         self._start_seconds = start_seconds
         self._call_seconds = call_seconds
         self._idle_seconds = idle_seconds
+        self._monotonic = monotonic  # when each server was last used: a test's own clock
         self._max_result_bytes = max_result_bytes
         self._sessions: dict[str, dict[str, _Running]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
@@ -125,7 +127,7 @@ class McpServers:
             result = await self._called(running, tool, dict(arguments))
         finally:
             running.busy -= 1
-            running.used = time.monotonic()
+            running.used = self._monotonic()
         from parley.tools.mcp_results import result_text
 
         text = redact(result_text(result, self._max_result_bytes), running.header_values)
@@ -141,7 +143,7 @@ class McpServers:
 
     async def sweep(self) -> None:
         """Close each server idle for ``idle_seconds`` (not one being started or called)."""
-        now = time.monotonic()
+        now = self._monotonic()
         for session, running in list(self._sessions.items()):
             lock = self._lock(session)
             if lock.locked():
@@ -208,7 +210,9 @@ class McpServers:
         client = clients.McpClient(
             spec.name, connect, start_seconds=self._start_seconds, stderr=stderr
         )
-        return _Running(spec, client, headers, env)
+        started = _Running(spec, client, headers, env)
+        started.used = self._monotonic()
+        return started
 
     async def _listed(
         self,
@@ -233,7 +237,7 @@ class McpServers:
 
     async def _tools_of(self, server: _Running) -> list[McpTool]:
         session = await server.client.session()
-        server.used = time.monotonic()
+        server.used = self._monotonic()
         import mcp_types
 
         listed: list[types.Tool] = []

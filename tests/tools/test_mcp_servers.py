@@ -130,13 +130,16 @@ async def test_closing_the_node_ends_every_server_and_refuses_new_ones(workspace
 
 
 async def test_a_sweep_closes_an_idle_server(workspace: Path) -> None:
-    servers = make_servers(idle_seconds=0.2)
+    # The servers' own clock, moved by the test: a loaded machine's pauses move it not.
+    now = [1000.0]
+    servers = make_servers(idle_seconds=60, monotonic=lambda: now[0])
     try:
         await servers.tools("s1", [stdio()], workspace, ENV)
         pid = await pid_of(servers, "s1")
+        now[0] += 59.9
         await servers.sweep()
-        assert not await all_gone([pid], within=0.1)  # just used
-        await asyncio.sleep(0.3)
+        assert not await all_gone([pid], within=0.1)  # used less than the idle time ago
+        now[0] += 0.1
         await servers.sweep()
         assert await all_gone([pid])
     finally:
