@@ -172,7 +172,7 @@ async def test_a_silent_server_is_unavailable_in_time_and_ended(workspace: Path)
         started = time.monotonic()
         with pytest.raises(Unavailable, match="MCP server mute did not answer within 1 s"):
             await servers.tools("s1", [python("mute", SILENT)], workspace, ENV)
-        assert time.monotonic() - started < 6  # 1 s, and the library's stop
+        assert time.monotonic() - started < 20  # 1 s and the stop, not forever (a loaded machine)
         assert await all_gone(await read_pids(workspace / "pids"))
     finally:
         await servers.close()
@@ -205,7 +205,7 @@ async def test_a_call_past_its_time_is_unavailable_and_the_server_restarts(
         started = time.monotonic()
         with pytest.raises(Unavailable, match=r"files did not answer within 0\.5 s"):
             await servers.call("s1", "files", "sleep", {"seconds": 30})
-        assert time.monotonic() - started < 3
+        assert time.monotonic() - started < 15  # not the call's 30 s (a loaded machine is slow)
         await servers.tools("s1", [stdio()], workspace, ENV)
         assert await all_gone([pid])
         assert await pid_of(servers, "s1") != pid
