@@ -89,7 +89,10 @@ def gone(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] == "Z"
 
 
-async def all_gone(pids: list[int], within: float = 1.0) -> bool:
+async def all_gone(pids: list[int], within: float = 10.0) -> bool:
+    """Whether every one of ``pids`` has ended (or is a zombie) within ``within`` seconds: the
+    processes under test sleep a minute or more, so a loaded machine's slowness is not taken
+    for a process left running."""
     for _ in range(int(within / 0.02)):
         if all(gone(pid) for pid in pids):
             return True
