@@ -19,13 +19,16 @@ EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
 LOWEST = 10000
 # Linux's default lower bound, and below macOS's (49152), where /proc is not there to ask.
 DEFAULT_EPHEMERAL_LOW = 32768
+# Not the random module's shared generator: Hypothesis seeds it the same in every test it runs,
+# and two workers drawing the same ports at once would race for them.
+_PICK = random.SystemRandom()
 
 
 def free_port() -> int:
     """A loopback port nothing listens on, outside the kernel's range for outgoing ports."""
     below = ephemeral_low()
     for _ in range(200):
-        port = random.randrange(LOWEST, below) if below > LOWEST else 0
+        port = _PICK.randrange(LOWEST, below) if below > LOWEST else 0
         found = _bindable(port)
         if found:
             return found
