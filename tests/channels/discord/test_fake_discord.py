@@ -227,8 +227,12 @@ async def test_rotation_invalidates_the_old_token_at_once(fake_discord: FakeDisc
             await _text_channel(bot, fake_discord).send("with the old token")
     assert refused.value.status == 401
 
-    with pytest.raises(discord.LoginFailure):
-        await Bot().login(old)
+    refused_bot = Bot()
+    try:
+        with pytest.raises(discord.LoginFailure):
+            await refused_bot.login(old)
+    finally:
+        await refused_bot.close()  # its HTTP session, which a refused login leaves open
 
     renewed = Bot()
     async with running(renewed, new, fake_discord):
