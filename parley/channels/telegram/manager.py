@@ -85,7 +85,11 @@ class TelegramAccountManager:
             old = self._bot
             if old is None or old.token != token:
                 bot = self.make_bot(token)
-                await bot.initialize()
+                try:
+                    await bot.initialize()
+                except BaseException:
+                    await bot.shutdown()  # its connection, which a refused getMe leaves open
+                    raise
                 self._bot, self.me = bot, bot.bot
                 if old is not None:
                     await old.shutdown()

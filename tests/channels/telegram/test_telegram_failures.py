@@ -8,6 +8,8 @@ one, and the poll ends."""
 
 from __future__ import annotations
 
+import gc
+import warnings
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
@@ -101,6 +103,18 @@ async def test_a_refused_token_is_final_and_the_account_shows_refused(
     with pytest.raises(Unauthorized):
         await adapter(parley).post(place(fake_telegram.group.id), "no", None, "k:401b")
     assert fake_telegram.state.texts(fake_telegram.group.id) == []
+    # The bot whose getMe was refused was shut down: none of its connections is left to the GC.
+    assert not unclosed_connections_to(fake_telegram.url)
+
+
+def unclosed_connections_to(url: str) -> list[str]:
+    """The ResourceWarnings of sockets to ``url`` that a full collection finds left open."""
+    port = url.rsplit(":", 1)[1]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        gc.collect()
+    said = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
+    return [line for line in said if f"'127.0.0.1', {port})" in line]
 
 
 async def test_a_blocked_bot_is_final(parley: Harness, fake_telegram: FakeTelegram) -> None:
