@@ -258,17 +258,17 @@ SERVE = [sys.executable, "-m", "parley", "serve"]
 
 
 def _serve(work: Path, port: int) -> subprocess.Popen[bytes]:
-    log = (work / "serve.log").open("wb")
-    return subprocess.Popen(
-        # Its public URL as a deployment's would be named (the card's URLs are built on it; the
-        # TCK takes a card naming a bare IP address for one leaking the machine's address).
-        [*SERVE, "--port", str(port), "--public-url", f"http://localhost:{port}"],
-        cwd=work,
-        env=_parley_env(),
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    with (work / "serve.log").open("wb") as log:  # the server writes to its own copy
+        return subprocess.Popen(
+            # Its public URL as a deployment's would be named (the card's URLs are built on it; the
+            # TCK takes a card naming a bare IP address for one leaking the machine's address).
+            [*SERVE, "--port", str(port), "--public-url", f"http://localhost:{port}"],
+            cwd=work,
+            env=_parley_env(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
 
 def _wait_healthy(port: int, server: subprocess.Popen[bytes]) -> None:

@@ -59,14 +59,15 @@ class Machines:
 
     def _spawn(self, name: str, argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
         clean = {k: v for k, v in os.environ.items() if not k.startswith("PARLEY_")}
-        log = (self.place / f"{name}.log").open("ab")
-        return subprocess.Popen(
-            [sys.executable, "-m", *argv],
-            cwd=ROOT,
-            env=clean | env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+        # The process writes to its own copy of the file's descriptor: ours is closed at once.
+        with (self.place / f"{name}.log").open("ab") as log:
+            return subprocess.Popen(
+                [sys.executable, "-m", *argv],
+                cwd=ROOT,
+                env=clean | env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
 
     def broker_config(self, port: int) -> Path:
         """The nats-server configuration for this mesh's hub, listening on 127.0.0.1:``port``,

@@ -65,8 +65,9 @@ class NatsServer:
         if self.jetstream and self.config is None:
             command += ["-js", "-sd", str(self.store)]
         self.store.parent.mkdir(parents=True, exist_ok=True)
-        log = (self.store.parent / "nats-server.log").open("ab")
-        self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        # The server writes to its own copy of the file's descriptor: ours is closed at once.
+        with (self.store.parent / "nats-server.log").open("ab") as log:
+            self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + START_WAIT
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
