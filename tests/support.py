@@ -35,9 +35,12 @@ class ManualClock:
         self._now += timedelta(**delta)
 
 
-async def eventually(check: Callable[[], Awaitable[bool]], within: float = 10.0) -> bool:
+async def eventually(check: Callable[[], Awaitable[bool]], within: float = 30.0) -> bool:
     """Poll ``check`` until it holds; for effects of background work (heartbeats, the sweeper).
-    The bound only guards against a hang: a passing run returns as soon as the check holds."""
+    The bound only guards against a hang: a passing run returns as soon as the check holds. It
+    is long because a loaded machine is slow: a fresh clone's run once waited more than 10 s for
+    a model brain's first approval (its worker's first turn on that provider, SDK import
+    included)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within
     while not await check():
