@@ -80,10 +80,13 @@ def serving(app: ASGIApp) -> Iterator[str]:
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    for _ in range(500):
-        if server.started:
+    for _ in range(3000):
+        if server.started or not thread.is_alive():
             break
         time.sleep(0.01)
+    if not server.started:  # said here, not later as a model that never answers
+        server.should_exit = True
+        raise RuntimeError(f"the fake server did not start on port {port}")
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
