@@ -48,6 +48,7 @@ class _Running:
         client: McpClient,
         headers: dict[str, str],
         env: Mapping[str, str],
+        used: float,
     ) -> None:
         self.spec = spec
         self.client = client
@@ -55,7 +56,7 @@ class _Running:
         # (logged, kept on the run) shows none of the agent's variables either.
         self.header_values = list(headers.values())
         self.secrets = [*self.header_values, *env.values()]
-        self.used = 0.0  # set once started, on the servers' clock
+        self.used = used  # when last used, on the servers' clock
         self.busy = 0
 
 
@@ -210,9 +211,7 @@ class McpServers:
         client = clients.McpClient(
             spec.name, connect, start_seconds=self._start_seconds, stderr=stderr
         )
-        started = _Running(spec, client, headers, env)
-        started.used = self._monotonic()
-        return started
+        return _Running(spec, client, headers, env, used=self._monotonic())
 
     async def _listed(
         self,
