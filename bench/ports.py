@@ -11,6 +11,7 @@ probe sees that.
 
 from __future__ import annotations
 
+import functools
 import random
 import socket
 from pathlib import Path
@@ -35,6 +36,7 @@ def free_port() -> int:
     raise RuntimeError(f"no free loopback port between {LOWEST} and {below}")
 
 
+@functools.cache  # the kernel's setting, read once per process
 def ephemeral_low() -> int:
     try:
         return int(EPHEMERAL_RANGE.read_text().split()[0])
