@@ -51,6 +51,7 @@ from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH, TransportProtocol
 from bench.cpu_use import process_seconds
 from bench.figures import Figures
 from bench.ports import free_port
+from parley.tls import trusted
 
 START_SECONDS = 60.0
 
@@ -134,7 +135,8 @@ def _wait_until_up(server: subprocess.Popen[bytes], url: str) -> None:
                 f"the a2a-sdk reference server exited with {server.returncode}: {stderr}"
             )
         try:
-            if httpx.get(url + AGENT_CARD_WELL_KNOWN_PATH, timeout=2).status_code == 200:
+            card = httpx.get(url + AGENT_CARD_WELL_KNOWN_PATH, timeout=2, verify=trusted())
+            if card.status_code == 200:
                 return
         except httpx.TransportError:
             pass

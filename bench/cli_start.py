@@ -32,6 +32,7 @@ if not __package__:  # run as a script: make ``bench`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.ports import free_port
+from parley.tls import trusted
 
 TREE = Path(__file__).resolve().parent.parent
 FLOOR = ["-c", "pass"]
@@ -113,7 +114,7 @@ def _server(home: Path) -> Iterator[str]:
 def _wait_for(url: str) -> None:
     for _ in range(600):
         try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+            if httpx.get(f"{url}/healthz", timeout=1, verify=trusted()).status_code == 200:
                 return
         except httpx.TransportError:
             pass

@@ -40,6 +40,7 @@ from parley.federation.invites import accept_invite
 from parley.federation.model import OutboundText, PeerEndpoint
 from parley.settings import Settings
 from parley.startup import running
+from parley.tls import trusted
 
 START_SECONDS = 60.0
 RECEIVER, SENDER, SINK = "two", "one", "sink"  # the connections' names and the receiving agent
@@ -69,7 +70,8 @@ class Receiver:
         deadline = time.monotonic() + START_SECONDS
         while time.monotonic() < deadline:
             with contextlib.suppress(httpx.TransportError):
-                if httpx.get(f"http://127.0.0.1:{self.port}/healthz").status_code == 200:
+                health = f"http://127.0.0.1:{self.port}/healthz"
+                if httpx.get(health, verify=trusted()).status_code == 200:
                     return
             time.sleep(0.1)
         raise RuntimeError("the receiving installation did not come up")

@@ -34,6 +34,7 @@ from tests.nats_server import nats_binary, nats_server
 from tests.node_creds import node_key
 from tests.served import served
 from tests.support import Harness, ManualClock, started
+from tests.trust import share_default_trust
 
 __all__ = [
     "fault_proxy",
@@ -41,6 +42,8 @@ __all__ = [
     "nats_server",
     "served",
 ]  # fixtures shared by several test folders
+
+share_default_trust()  # before any test makes a client: see tests/trust.py
 
 ADMIN_URL = os.environ.get("PARLEY_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 # What the test run itself chooses: its PostgreSQL, and the store's path (PARLEY_DIRECT_DRIVER=0:

@@ -3,8 +3,12 @@ host names as httpx's default does, from the same CAs."""
 
 from __future__ import annotations
 
+import shutil
 import ssl
+from pathlib import Path
+from typing import Any
 
+import certifi
 import httpx
 import pytest
 
@@ -33,3 +37,32 @@ async def test_a_client_reads_the_cas_at_its_first_request_not_before() -> None:
         await peers.handshake("http://127.0.0.1:9", "secret", "http://127.0.0.1:8", "token")
     assert trusted.cache_info().currsize == 1
     await peers.close()
+
+
+def test_the_suite_s_clients_share_httpx_default_trust_read_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """tests/trust.py: a test process reads the default CAs once, not at every client it makes
+    (fails when an httpx release moves what it wraps); a client's own trust is still its own."""
+    httpx.Client().close()  # the shared context made, if no test made it yet
+    made: list[object] = []
+    original = ssl.create_default_context
+
+    def counted(*args: Any, **kwargs: Any) -> ssl.SSLContext:
+        made.append(args or kwargs)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(ssl, "create_default_context", counted)
+    for _ in range(3):
+        httpx.Client().close()
+    assert made == []
+    own = ssl.create_default_context()
+    assert len(made) == 1
+    with httpx.Client(verify=own):  # given its own: nothing read for it, nothing shared
+        assert len(made) == 1
+    other = tmp_path / "cas.pem"
+    shutil.copyfile(certifi.where(), other)
+    monkeypatch.setenv("SSL_CERT_FILE", str(other))  # another trust: read for it, once
+    httpx.Client().close()
+    httpx.Client().close()
+    assert made == [made[0], {"cafile": str(other)}]
