@@ -16,6 +16,7 @@ from datetime import timedelta
 from typing import Any
 
 from telegram import Bot, Update, User, error
+from telegram.request import HTTPXRequest
 
 from parley.channels.connected import AccountPhase, AccountStates, reconnecting
 from parley.channels.model import ConversationRef
@@ -26,6 +27,7 @@ from parley.clock import Clock
 from parley.errors import Forbidden
 from parley.settings import TelegramSettings
 from parley.store import Store
+from parley.tls import trusted
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +69,15 @@ class TelegramAccountManager:
 
     def make_bot(self, token: str) -> ParleyBot:
         base = self.settings.api_base_url.rstrip("/")
-        return ParleyBot(token, base_url=f"{base}/bot", base_file_url=f"{base}/file/bot")
+        return ParleyBot(
+            token,
+            base_url=f"{base}/bot",
+            base_file_url=f"{base}/file/bot",
+            # The library's own defaults, with the CAs read once per process (parley/tls.py),
+            # not by each of the bot's two HTTP clients.
+            request=_request(),
+            get_updates_request=_request(),
+        )
 
     async def token(self) -> str | None:
         async with self.store.transaction() as tx:
@@ -180,3 +190,7 @@ class TelegramAccountManager:
         if self._bot is not None:
             await self._bot.shutdown()
             self._bot = None
+
+
+def _request() -> HTTPXRequest:
+    return HTTPXRequest(httpx_kwargs={"verify": trusted()})
