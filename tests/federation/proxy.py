@@ -2,7 +2,8 @@
 
 It listens on a loopback port and forwards each request, read whole, to one upstream
 (``http://host:port``) over a connection of its own, then writes the upstream's answer back.
-Per request it may, drawing from a seeded ``random.Random`` so that a failure reproduces:
+Per request it may, drawing from a seeded ``random.Random`` so that a failure reproduces (the
+first requests given the faults ``Faults.first`` lists, in order, then chance):
 
 - ``drop_request``: close the client's connection without forwarding;
 - ``drop_response``: forward, then close the client's connection without the answer (the
@@ -59,6 +60,9 @@ class Faults:
     delay: float = 0.0
     max_delay: float = 0.05  # seconds
     reorder_hold: float = 1.0  # seconds a held request waits for a later one to overtake it
+    # The faults of the first requests these faults meet, in order, before chance decides: a
+    # test that must see each fault happen sees it however few requests a fast run makes.
+    first: tuple[Fault, ...] = ()
 
     def __post_init__(self) -> None:
         for name in (*EXCLUSIVE, "delay"):
@@ -66,6 +70,8 @@ class Faults:
                 raise ValueError(f"{name} is a chance: between 0 and 1, not {getattr(self, name)}")
         if sum(getattr(self, name) for name in EXCLUSIVE) > 1.0:
             raise ValueError(f"the chances of {', '.join(EXCLUSIVE)} add up to more than 1")
+        if unknown := [fault for fault in self.first if fault not in EXCLUSIVE]:
+            raise ValueError(f"{unknown[0]!r} is not a fault: one of {', '.join(EXCLUSIVE)}")
         if self.max_delay < 0 or self.reorder_hold <= 0:
             raise ValueError("max_delay must be >= 0 and reorder_hold > 0 seconds")
 
@@ -127,6 +133,8 @@ class FaultProxy:
         self.counters = Counters()
         self.decisions: list[Decision] = []
         self._rng = random.Random(seed)
+        self._first_of: Faults | None = None  # the faults whose ``first`` are being given
+        self._firsts_given = 0
         self._port = port
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
@@ -254,6 +262,7 @@ class FaultProxy:
             faults.draw(rng),
             rng.random(),
         )
+        fault = self._forced(faults, fault)
         decision = Decision(
             number=self.counters.received,
             method=request.method,
@@ -264,6 +273,16 @@ class FaultProxy:
         )
         self.decisions.append(decision)
         return decision
+
+    def _forced(self, faults: Faults, drawn: Fault | None) -> Fault | None:
+        """The fault ``faults.first`` gives the next request it has not given one yet, else the
+        one drawn (drawn all the same, so that the draws after stay those of the seed)."""
+        if self._first_of is not faults:
+            self._first_of, self._firsts_given = faults, 0
+        if self._firsts_given < len(faults.first):
+            self._firsts_given += 1
+            return faults.first[self._firsts_given - 1]
+        return drawn
 
     def _exchange(self, request: HttpRequest) -> Exchange:
         host, port = self.upstream

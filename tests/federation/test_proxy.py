@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx
@@ -15,7 +15,14 @@ import pytest
 import uvicorn
 
 from bench.ports import free_port
-from tests.federation.proxy import PASS_THROUGH, Counters, FaultProxy, Faults, ProxyFactory
+from tests.federation.proxy import (
+    PASS_THROUGH,
+    Counters,
+    Fault,
+    FaultProxy,
+    Faults,
+    ProxyFactory,
+)
 
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
@@ -316,9 +323,26 @@ async def test_concurrent_requests_keep_their_own_answers(upstream: EchoUpstream
     assert proxy.counters.answered == 64
 
 
+async def test_the_first_faults_come_in_order_then_the_seed_s_draws(
+    upstream: EchoUpstream, fault_proxy: ProxyFactory
+) -> None:
+    firsts: tuple[Fault, ...] = ("duplicate", "drop_response", "cut")
+    forced = await fault_proxy(upstream.url, replace(MIXED, first=firsts), seed=11)
+    drawn = await fault_proxy(upstream.url, MIXED, seed=11)
+    await _outcomes(forced, 20)
+    await _outcomes(drawn, 20)
+    faults = [d.fault for d in forced.decisions]
+    assert faults[:3] == list(firsts)
+    assert faults[3:] == [d.fault for d in drawn.decisions][3:]  # the same draws after them
+    assert (forced.counters.duplicated, forced.counters.dropped_responses) >= (1, 1)
+    assert forced.counters.cut >= 1
+
+
 async def test_faults_and_upstreams_are_checked() -> None:
     with pytest.raises(ValueError, match="between 0 and 1"):
         Faults(drop_request=1.5)
+    with pytest.raises(ValueError, match="'lost' is not a fault"):
+        Faults(first=("lost",))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="add up to more than 1"):
         Faults(drop_request=0.6, cut=0.6)
     with pytest.raises(ValueError, match="http://HOST:PORT"):
