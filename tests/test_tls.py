@@ -6,7 +6,6 @@ from __future__ import annotations
 import shutil
 import ssl
 from pathlib import Path
-from typing import Any
 
 import certifi
 import httpx
@@ -16,6 +15,7 @@ from parley.a2a.pushes import PushSender
 from parley.errors import Unavailable
 from parley.federation.peer_client import PeerClient
 from parley.tls import trusted
+from tests.trust import cas_read
 
 
 def test_one_context_shared_that_verifies_as_httpx_default_does() -> None:
@@ -45,14 +45,7 @@ def test_the_suite_s_clients_share_httpx_default_trust_read_once(
     """tests/trust.py: a test process reads the default CAs once, not at every client it makes
     (fails when an httpx release moves what it wraps); a client's own trust is still its own."""
     httpx.Client().close()  # the shared context made, if no test made it yet
-    made: list[object] = []
-    original = ssl.create_default_context
-
-    def counted(*args: Any, **kwargs: Any) -> ssl.SSLContext:
-        made.append(args or kwargs)
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(ssl, "create_default_context", counted)
+    made = cas_read(monkeypatch)
     for _ in range(3):
         httpx.Client().close()
     assert made == []

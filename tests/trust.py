@@ -11,7 +11,7 @@ the suite's, and the libraries' it drives, the same: the default context made on
 It wraps the name httpx's transports call (``httpx._transports.default.create_ssl_context``);
 should a release of httpx move it, nothing is wrapped and the suite is only slower, which
 ``tests/test_tls.py`` then says. ``without_shared_trust`` undoes it for a test that checks
-what Parley shares itself.
+what Parley shares itself; ``cas_read`` lists each reading of CAs a test's code makes.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import ssl
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from httpx._transports import default as transports
 
 _ENVIRONMENT = ("SSL_CERT_FILE", "SSL_CERT_DIR")
@@ -58,3 +59,17 @@ def without_shared_trust() -> Iterator[None]:
         yield
     finally:
         setattr(transports, _NAME, shared)
+
+
+def cas_read(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """From now on in the test, the arguments of each default context made (each reading of the
+    CAs), in order."""
+    made: list[object] = []
+    original = ssl.create_default_context
+
+    def counted(*args: Any, **kwargs: Any) -> ssl.SSLContext:
+        made.append(args or kwargs)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(ssl, "create_default_context", counted)
+    return made

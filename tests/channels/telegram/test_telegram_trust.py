@@ -3,9 +3,6 @@
 
 from __future__ import annotations
 
-import ssl
-from typing import Any
-
 import pytest
 
 from parley.channels.connected import AccountStates
@@ -13,20 +10,13 @@ from parley.channels.telegram.manager import TelegramAccountManager
 from parley.settings import TelegramSettings
 from parley.tls import trusted
 from tests.support import Harness
-from tests.trust import without_shared_trust
+from tests.trust import cas_read, without_shared_trust
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 async def test_making_a_bot_reads_no_cas(parley: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
     trusted()  # read once for the process, as the first peer, push or bot does
-    made: list[object] = []
-    original = ssl.create_default_context
-
-    def counted(*args: Any, **kwargs: Any) -> ssl.SSLContext:
-        made.append(kwargs)
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(ssl, "create_default_context", counted)
+    made = cas_read(monkeypatch)
     clock = parley.clock
     manager = TelegramAccountManager(
         parley.context.store, clock, "main", TelegramSettings(), AccountStates(clock)
