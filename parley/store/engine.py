@@ -16,6 +16,9 @@ from parley.errors import Invalid
 from parley.store.compiled import SHARED
 
 SUPPORTED_DRIVERS = ("sqlite+pysqlite", "postgresql+asyncpg")
+# A log a burst left longer is cut back to this when it starts over (see checkpoints.py): four
+# times what the checkpointer lets it reach before it makes it start over.
+LOG_LIMIT_BYTES = 64 * 1024 * 1024
 
 
 def normalise_url(url: str) -> str:
@@ -74,6 +77,7 @@ def _sqlite_engine(url: str) -> Engine:
             "busy_timeout=30000",
             "foreign_keys=ON",
             "wal_autocheckpoint=0",  # never in a commit: see checkpoints.py
+            f"journal_size_limit={LOG_LIMIT_BYTES}",
         ):
             cursor.execute(f"PRAGMA {pragma}")
         cursor.close()

@@ -10,6 +10,7 @@ from sqlalchemy import text
 
 from parley.store import Store
 from parley.store.checkpoints import Checkpointer
+from parley.store.engine import LOG_LIMIT_BYTES
 from tests.support import eventually
 
 ROWS = 2000  # of ~2 KB: about 1000 pages of 4 KB, where SQLite would checkpoint by itself
@@ -96,7 +97,8 @@ async def _past(checkpoints: Checkpointer, passes: int) -> bool:
 
 async def test_under_steady_writes_the_log_is_made_to_start_over(tmp_path: Path) -> None:
     """Commits that never pause land during each passive copy, so the log never starts over by
-    itself: past its limit, the checkpoint empties it (the writer waits for that one)."""
+    itself: past its limit, the checkpoint makes it (the writer waits for that one), and the
+    file is written over from its start rather than cut and grown again."""
     database = tmp_path / "store.db"
     store = await Store.open(f"sqlite:///{database}")
     assert store.checkpoints is not None
@@ -106,6 +108,7 @@ async def test_under_steady_writes_the_log_is_made_to_start_over(tmp_path: Path)
     try:
         async with store.transaction() as tx:
             await tx.connection.execute(text("CREATE TABLE scratch (body TEXT)"))
+        first = _starts(database)
         written = emptied = 0
         while written < 8 * LIMIT or checkpoints.passes < 20:
             before = _log_pages(database)
@@ -116,7 +119,34 @@ async def test_under_steady_writes_the_log_is_made_to_start_over(tmp_path: Path)
             written += 2  # a row of two pages, no fewer
             emptied += _log_pages(database) < before
             await asyncio.sleep(0)  # the checkpointer's pass ends on the loop
-        assert emptied > 0
+        assert _starts(database) > first
         assert _log_pages(database) < written / 2
+        assert emptied == 0
     finally:
+        await store.close()
+
+
+def _starts(database: Path) -> int:
+    """How many times the log has started over: its header's checkpoint sequence number."""
+    with database.with_name(database.name + "-wal").open("rb") as log:
+        return int.from_bytes(log.read(16)[12:16], "big")
+
+
+async def test_a_log_a_burst_made_long_is_cut_back_when_it_starts_over(tmp_path: Path) -> None:
+    database = tmp_path / "store.db"
+    store = await Store.open(f"sqlite:///{database}")
+    assert store.checkpoints is not None
+    await store.checkpoints.stop()
+    checkpoints = Checkpointer(database)
+    try:
+        async with store.transaction() as tx:
+            limit = (await tx.connection.execute(text("PRAGMA journal_size_limit"))).scalar()
+            await tx.connection.execute(text(f"PRAGMA journal_size_limit={400 * 4096}"))
+        await _write(store, ROWS)  # about 1000 pages of log
+        await checkpoints.checkpoint()
+        await _write(store, 10)  # the log starts over, and is cut back to the limit
+        assert limit == LOG_LIMIT_BYTES
+        assert _log_pages(database) <= 400
+    finally:
+        await checkpoints.stop()
         await store.close()
