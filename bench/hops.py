@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -63,7 +64,10 @@ async def measure_hops(
     profile: Path | None,
     profiler: str,
     keep_texts: bool,
+    settle: Callable[[], None] | None = None,
 ) -> HopResult:
+    """``settle``: called once Parley has started and the pairs are set off (the server's
+    ``started_for_good``, to measure it as it runs)."""
     sql = SqlCounters(keep_texts=keep_texts)
     sql.attach()
     async with parley(backend) as p:
@@ -75,6 +79,8 @@ async def measure_hops(
             (await call(p.client, "POST", "/tasks", json={"agent": "ping", "text": "start"}))["id"]
             for _ in range(pairs)
         ]
+        if settle is not None:
+            settle()
         await asyncio.sleep(warmup)
         clock = p.context.clock
         with profiling(profile, profiler):

@@ -30,7 +30,7 @@ def report(
     backends = list(hops)
     lines = [
         f"Parley runtime benchmark — {os.cpu_count()} CPUs, Python {platform.python_version()},"
-        f" window {args.seconds:g}s after {args.warmup:g}s warm-up",
+        f" window {args.seconds:g}s after {args.warmup:g}s warm-up, {_loop(args)}",
         "",
         "Reference: single-row commits/s on the same disk",
     ]
@@ -141,6 +141,11 @@ def report(
                 for text, count in r.sql.texts.most_common(args.statements):
                     lines.append(f"  {count / hopped:6.2f}  {text}")
     return "\n".join(lines)
+
+
+def _loop(args: argparse.Namespace) -> str:
+    loop = getattr(args, "loop", "server")
+    return "asyncio's loop" if loop == "asyncio" else "uvloop and a frozen start, as `parley serve`"
 
 
 def _lock(backend: str, r: HopResult) -> str:

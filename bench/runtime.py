@@ -2,13 +2,16 @@
 
 Run as ``.venv/bin/python bench/runtime.py`` (see bench/README.md). Parley is started in this
 process the way the tests start it (``create_app`` + its lifespan + ``httpx.ASGITransport``),
-once per measured phase, on a fresh SQLite file or a fresh PostgreSQL database.
+once per measured phase, on a fresh SQLite file or a fresh PostgreSQL database; on the event
+loop ``parley serve`` runs on (uvloop), its modules and what it made to start frozen out of the
+garbage collector's full passes as the server freezes them, unless ``--loop asyncio``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
 import os
 import sys
@@ -17,10 +20,13 @@ from pathlib import Path
 if not __package__:  # run as a script, ``python bench/runtime.py``: make ``bench`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.floors import floors
-from bench.hops import HopResult, measure_hops
-from bench.report import report
-from bench.stops import StopResult, measure_stops
+from parley.cli.event_loop import loading_for_good, run_long_lived, started_for_good
+
+with loading_for_good():  # undone below by ``--loop asyncio``
+    from bench.floors import floors
+    from bench.hops import HopResult, measure_hops
+    from bench.report import report
+    from bench.stops import StopResult, measure_stops
 
 BACKENDS = ("sqlite", "postgresql")
 
@@ -31,6 +37,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=float, default=2.0, help="warm-up before each window")
     parser.add_argument("--pairs", default="1,8,32,64", help="concurrent ping-pong pairs to try")
     parser.add_argument("--backend", choices=["sqlite", "postgresql", "both"], default="both")
+    parser.add_argument(
+        "--loop",
+        choices=["server", "asyncio"],
+        default="server",
+        help="server: uvloop, the modules frozen, as `parley serve`; asyncio: asyncio's own loop",
+    )
     parser.add_argument("--stops", type=int, default=50, help="stops to time (0: skip)")
     parser.add_argument("--floor-seconds", type=float, default=2.0, help="0: skip the reference")
     parser.add_argument(
@@ -67,6 +79,7 @@ async def main(args: argparse.Namespace) -> None:
                     profile,
                     args.profiler,
                     bool(args.statements),
+                    started_for_good if args.loop == "server" else None,
                 )
             )
         if args.stops > 0:
@@ -94,4 +107,8 @@ def _quiet_and_isolated(log_file: Path | None) -> None:
 if __name__ == "__main__":
     arguments = parse_args()
     _quiet_and_isolated(arguments.log_file)
-    asyncio.run(main(arguments))
+    if arguments.loop == "server":
+        run_long_lived(main(arguments))
+    else:
+        gc.unfreeze()
+        asyncio.run(main(arguments))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from parley.broker.nats_broker import NatsBroker
 from parley.broker.port import Broker
-from parley.cli.event_loop import run_long_lived
+from parley.cli.event_loop import run_long_lived, started_for_good
 from parley.errors import Conflict, Invalid, Unavailable
 from parley.mesh.broker_auth import node_inbox_prefix, node_named_in
 from parley.node.joining import joining
@@ -82,6 +82,7 @@ async def _serve_turns(
                 settings, broker, key, workspaces, instance=instance, replace=replace
             ) as node:
                 print(f"node {settings.node_name} joined the mesh", flush=True)
+                started_for_good()
                 await _stopped_or_taken_over(stopping, node)
                 return
         except Unavailable as exc:

@@ -18,7 +18,7 @@ from fastapi import FastAPI
 from parley.app import create_app
 from parley.broker.nats_url import parse_nats_url
 from parley.broker.port import Broker
-from parley.cli.event_loop import run_long_lived
+from parley.cli.event_loop import run_long_lived, started_for_good
 from parley.clock import SystemClock
 from parley.datafolder import DataFolder, announcing_url, holding_server_lock
 from parley.errors import Unavailable
@@ -114,6 +114,7 @@ async def _serve_on(settings: Settings, listener: socket.socket, broker: Broker 
         with announcing_url(DataFolder(settings.data_dir), url):
             print(f"Parley listens on {url} (the page: {url}/, API docs: {url}/docs)", flush=True)
             _say_what_uvicorn_lacks()
+            started_for_good()
             await ParleyServer(config, app).serve(sockets=[listener])
 
 
