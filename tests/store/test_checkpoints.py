@@ -119,9 +119,12 @@ async def test_under_steady_writes_the_log_is_made_to_start_over(tmp_path: Path)
             written += 2  # a row of two pages, no fewer
             emptied += _log_pages(database) < before
             await asyncio.sleep(0)  # the checkpointer's pass ends on the loop
-        assert _starts(database) > first
-        assert _log_pages(database) < written / 2
+        # Started over, more than once, and never cut: the file written over from its start
+        # stays shorter than all that was written (each commit wrote two pages or more). How
+        # much shorter hangs on how often the checkpointer's thread got its turn.
+        assert _starts(database) >= first + 2
         assert emptied == 0
+        assert _log_pages(database) < written
     finally:
         await store.close()
 
