@@ -28,6 +28,15 @@ async def _write(store: Store, rows: int) -> None:
             )
 
 
+async def _without_its_checkpointer(database: Path) -> Store:
+    """A store at ``database`` whose own checkpointer is stopped: only what the test does
+    checkpoints its log."""
+    store = await Store.open(f"sqlite:///{database}")
+    assert store.checkpoints is not None
+    await store.checkpoints.stop()
+    return store
+
+
 def _log_pages(database: Path) -> int:
     """The log file's size in pages: it grows until a checkpoint has copied it all, and then
     is written from its start again."""
@@ -37,9 +46,7 @@ def _log_pages(database: Path) -> int:
 
 async def test_the_stores_commits_never_checkpoint(tmp_path: Path) -> None:
     database = tmp_path / "store.db"
-    store = await Store.open(f"sqlite:///{database}")
-    assert store.checkpoints is not None
-    await store.checkpoints.stop()  # only commits from here on
+    store = await _without_its_checkpointer(database)  # only commits from here on
     try:
         async with store.transaction() as tx:
             automatic = (await tx.connection.execute(text("PRAGMA wal_autocheckpoint"))).scalar()
@@ -53,9 +60,7 @@ async def test_the_stores_commits_never_checkpoint(tmp_path: Path) -> None:
 
 async def test_a_checkpoint_copies_the_whole_log_and_the_log_starts_over(tmp_path: Path) -> None:
     database = tmp_path / "store.db"
-    store = await Store.open(f"sqlite:///{database}")
-    assert store.checkpoints is not None
-    await store.checkpoints.stop()
+    store = await _without_its_checkpointer(database)
     checkpoints = Checkpointer(database)
     try:
         await _write(store, ROWS)
@@ -73,9 +78,7 @@ async def test_a_checkpoint_copies_the_whole_log_and_the_log_starts_over(tmp_pat
 
 async def test_the_store_checkpoints_by_itself_while_open(tmp_path: Path) -> None:
     database = tmp_path / "store.db"
-    store = await Store.open(f"sqlite:///{database}")
-    assert store.checkpoints is not None
-    await store.checkpoints.stop()
+    store = await _without_its_checkpointer(database)
     checkpoints = store.checkpoints = Checkpointer(database, every=0.05)
     await checkpoints.start()
     try:
@@ -100,9 +103,7 @@ async def test_under_steady_writes_the_log_is_made_to_start_over(tmp_path: Path)
     itself: past its limit, the checkpoint makes it (the writer waits for that one), and the
     file is written over from its start rather than cut and grown again."""
     database = tmp_path / "store.db"
-    store = await Store.open(f"sqlite:///{database}")
-    assert store.checkpoints is not None
-    await store.checkpoints.stop()
+    store = await _without_its_checkpointer(database)
     checkpoints = store.checkpoints = Checkpointer(database, every=0.01, restart_pages=LIMIT)
     await checkpoints.start()
     try:
@@ -137,9 +138,7 @@ def _starts(database: Path) -> int:
 
 async def test_a_log_a_burst_made_long_is_cut_back_when_it_starts_over(tmp_path: Path) -> None:
     database = tmp_path / "store.db"
-    store = await Store.open(f"sqlite:///{database}")
-    assert store.checkpoints is not None
-    await store.checkpoints.stop()
+    store = await _without_its_checkpointer(database)
     checkpoints = Checkpointer(database)
     try:
         async with store.transaction() as tx:
