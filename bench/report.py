@@ -144,8 +144,9 @@ def report(
 
 
 def _loop(args: argparse.Namespace) -> str:
-    loop = getattr(args, "loop", "server")
-    return "asyncio's loop" if loop == "asyncio" else "uvloop and a frozen start, as `parley serve`"
+    if args.loop == "asyncio":
+        return "asyncio's loop"
+    return "uvloop and a frozen start, as `parley serve`"
 
 
 def _lock(backend: str, r: HopResult) -> str:

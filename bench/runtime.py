@@ -41,7 +41,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--loop",
         choices=["server", "asyncio"],
         default="server",
-        help="server: uvloop, the modules frozen, as `parley serve`; asyncio: asyncio's own loop",
+        help="server: uvloop, modules and start frozen, as `parley serve`; asyncio: its own loop",
     )
     parser.add_argument("--stops", type=int, default=50, help="stops to time (0: skip)")
     parser.add_argument("--floor-seconds", type=float, default=2.0, help="0: skip the reference")

@@ -28,7 +28,8 @@ from parley.worker import Worker
 log = logging.getLogger(__name__)
 
 EVERY_SECONDS = 1.0
-RESTART_PAGES = 4096  # 16 MB of 4 KB pages: what the log may hold before it is made to start over
+PAGE_BYTES = 4096  # SQLite's default page size, which the store keeps
+RESTART_PAGES = 4096  # 16 MB of pages: what the log may hold before it is made to start over
 BUSY_TIMEOUT_SECONDS = 30.0
 
 

@@ -13,12 +13,13 @@ from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from parley.errors import Invalid
+from parley.store.checkpoints import PAGE_BYTES, RESTART_PAGES
 from parley.store.compiled import SHARED
 
 SUPPORTED_DRIVERS = ("sqlite+pysqlite", "postgresql+asyncpg")
 # A log a burst left longer is cut back to this when it starts over (see checkpoints.py): four
-# times what the checkpointer lets it reach before it makes it start over.
-LOG_LIMIT_BYTES = 64 * 1024 * 1024
+# times what the checkpointer lets it reach before it makes it start over (64 MB).
+LOG_LIMIT_BYTES = 4 * RESTART_PAGES * PAGE_BYTES
 
 
 def normalise_url(url: str) -> str:
