@@ -31,6 +31,7 @@ def report(
     lines = [
         f"Parley runtime benchmark — {os.cpu_count()} CPUs, Python {platform.python_version()},"
         f" window {args.seconds:g}s after {args.warmup:g}s warm-up, {_loop(args)}",
+        *_maintained(backends),
         "",
         "Reference: single-row commits/s on the same disk",
     ]
@@ -141,6 +142,12 @@ def report(
                 for text, count in r.sql.texts.most_common(args.statements):
                     lines.append(f"  {count / hopped:6.2f}  {text}")
     return "\n".join(lines)
+
+
+def _maintained(backends: list[str]) -> list[str]:
+    if "postgresql" not in backends:
+        return []
+    return ["PostgreSQL vacuumed and analyzed after the warm-up, as autovacuum would have by then"]
 
 
 def _loop(args: argparse.Namespace) -> str:

@@ -2,7 +2,8 @@
 
 Run as ``.venv/bin/python bench/runtime.py`` (see bench/README.md). Parley is started in this
 process the way the tests start it (``create_app`` + its lifespan + ``httpx.ASGITransport``),
-once per measured phase, on a fresh SQLite file or a fresh PostgreSQL database; on the event
+once per measured phase, on a fresh SQLite file or a fresh PostgreSQL database (vacuumed and
+analyzed after the warm-up, as autovacuum would have done by then); on the event
 loop ``parley serve`` runs on (uvloop), its modules and what it made to start frozen out of the
 garbage collector's full passes as the server freezes them, unless ``--loop asyncio``.
 """
