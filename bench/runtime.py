@@ -36,7 +36,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=10.0, help="measured window per phase")
     parser.add_argument("--warmup", type=float, default=2.0, help="warm-up before each window")
-    parser.add_argument("--pairs", default="1,8,32,64", help="concurrent ping-pong pairs to try")
+    parser.add_argument(
+        "--pairs", default="1,8,32,64,128", help="concurrent ping-pong pairs to try"
+    )
     parser.add_argument("--backend", choices=["sqlite", "postgresql", "both"], default="both")
     parser.add_argument(
         "--loop",
