@@ -15,8 +15,9 @@ import os
 import shutil
 import signal
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from parley.brains.confinement import ProcessPolicy
 from parley.brains.launcher import END_EVERYTHING
@@ -37,20 +38,50 @@ async def start(
     what: str,
 ) -> asyncio.subprocess.Process:
     """``argv`` started through the launcher, confined by ``policy``, its stdout and stderr
-    piped; ``temp`` is its own to change. Unavailable, naming ``what``, if it cannot start."""
+    piped; ``temp`` is its own to change. Unavailable, naming ``what``, if it cannot start.
+    Cancelled while it starts (a stop), it is still returned, and the cancel comes again at the
+    caller's next wait, where the caller ends the group as on any stop (``_started``)."""
     command = policy.launcher_argv(list(argv), own=(temp,))
+    creating = asyncio.create_subprocess_exec(
+        *command,
+        stdin=stdin,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=cwd,
+        env=dict(env),
+        start_new_session=True,  # its own process group, killed as one on stop
+    )
     try:
-        return await asyncio.create_subprocess_exec(
-            *command,
-            stdin=stdin,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=cwd,
-            env=dict(env),
-            start_new_session=True,  # its own process group, killed as one on stop
-        )
+        return await _started(creating)
     except OSError as error:
         raise Unavailable(f"{what} did not start: {error}") from None
+
+
+async def _started(
+    creating: Coroutine[Any, Any, asyncio.subprocess.Process],
+) -> asyncio.subprocess.Process:
+    """The process, waited for even if cancelled meanwhile. The process exists before its
+    pipes are joined; asyncio's own answer to a cancel then is to kill the launcher alone and
+    wait for the pipes to close, which the brain it had started (orphaned, not killed) holds
+    open as long as it runs: the stop waited that long and ended nothing."""
+    making = asyncio.ensure_future(creating)
+    cancelled = False
+    while not making.done():
+        try:
+            await asyncio.wait({making})
+        except asyncio.CancelledError:
+            cancelled = True
+    if not cancelled:
+        return making.result()
+    if making.cancelled() or making.exception() is not None:
+        raise asyncio.CancelledError  # nothing started: the cancel goes on as it came
+    task = asyncio.current_task()
+    assert task is not None, "a process is started from a task"
+    # The cancel taken here given again, counted once (an ``asyncio.timeout`` around the caller
+    # still tells its own expiry), and delivered at the caller's next wait.
+    task.uncancel()
+    task.cancel()
+    return making.result()
 
 
 async def stop_group(process: asyncio.subprocess.Process, grace_seconds: float) -> None:

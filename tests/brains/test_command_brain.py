@@ -11,6 +11,7 @@ import sys
 import textwrap
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -268,6 +269,72 @@ async def test_a_cancelled_turn_leaves_what_it_wrote_on_stderr(
     with pytest.raises(asyncio.CancelledError):
         await task
     assert turn.stderr.text() == "thinking hard"
+
+
+@pytest.fixture
+async def pipes_held(monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
+    """asyncio joins a new process's pipes to the loop once the event is set: until then the
+    process runs and its start waits, the window a stop may come in."""
+    loop = asyncio.get_running_loop()
+    joining = loop.connect_read_pipe
+    released = asyncio.Event()
+
+    async def joined_once_released(*args: Any, **kwargs: Any) -> Any:
+        await released.wait()
+        return await joining(*args, **kwargs)
+
+    monkeypatch.setattr(loop, "connect_read_pipe", joined_once_released)
+    return released
+
+
+def _writing_then_sleeping(tmp_path: Path, marker: Path) -> str:
+    return script(
+        tmp_path,
+        f"""
+        import os, pathlib, sys, time
+        sys.stderr.write("thinking hard\\n")
+        sys.stderr.flush()
+        pathlib.Path({str(marker)!r}).write_text(f"{{os.getpid()}}\\n")
+        time.sleep(60)
+        """,
+    )
+
+
+async def test_a_turn_stopped_while_its_process_starts_ends_it_and_keeps_its_stderr(
+    tmp_path: Path, workspace: Path, pipes_held: asyncio.Event
+) -> None:
+    """asyncio's own answer to a cancel in that window, killing the launcher alone, left the
+    brain it had started running, and the stop waited for it to end by itself."""
+    marker = tmp_path / "wrote"
+    turn = make_turn(workspace)
+    task = asyncio.create_task(think(CommandBrain(_writing_then_sleeping(tmp_path, marker)), turn))
+    [pid] = await read_pids(marker)  # the brain runs; its start waits for its pipes
+    task.cancel()
+    pipes_held.set()
+    with pytest.raises(asyncio.CancelledError):
+        async with asyncio.timeout(20):  # not the brain's minute
+            await task
+    assert await all_gone([pid])
+    assert turn.stderr.text() == "thinking hard"
+
+
+async def test_a_timeout_that_expires_while_a_process_starts_is_still_told_as_one(
+    tmp_path: Path, workspace: Path, pipes_held: asyncio.Event
+) -> None:
+    marker = tmp_path / "wrote"
+    brain = CommandBrain(_writing_then_sleeping(tmp_path, marker))
+
+    async def released_once_written() -> list[int]:
+        pids = await read_pids(marker)
+        await asyncio.sleep(0.3)  # past the timeout below, which fires while the start waits
+        pipes_held.set()
+        return pids
+
+    releasing = asyncio.create_task(released_once_written())
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.1):
+            await think(brain, make_turn(workspace))
+    assert await all_gone(await releasing)
 
 
 async def test_a_missing_program_is_invalid(workspace: Path) -> None:
