@@ -5,7 +5,8 @@ process group of its own (it leads it). It imports nothing but the standard libr
 it starts in a few milliseconds and can run before anything of Parley is importable. It:
 
 - dies with the process that started it: its parent-death signal ends everything it started,
-  and it checks once that this parent is still the one it was started by;
+  and it checks once that this parent is still the one it was started by; the brain dies with
+  the launcher alike, even when the launcher is killed outright;
 - is a child subreaper, so that whatever the brain starts stays its descendant even after
   leaving the process group (``setsid``), and is killed when the brain's turn ends;
 - starts the brain confined with Landlock (Linux ≥ 5.13): the paths of ``hidden`` are neither
@@ -250,12 +251,14 @@ def _end_everything(*_: object) -> None:
 
 
 def _start_brain(command: list[str], ruleset: int | None, drop_capabilities: bool) -> int:
+    launcher = os.getpid()
     pid = os.fork()
     if pid:
         return pid
     try:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(END_EVERYTHING, signal.SIG_DFL)
+        _dies_with(launcher)
         if ruleset is not None:
             confine(ruleset, drop_capabilities)
             os.close(ruleset)
@@ -267,6 +270,17 @@ def _start_brain(command: list[str], ruleset: int | None, drop_capabilities: boo
     except OSError as error:
         os.write(2, f"parley: cannot run {command[0]!r}: {error.strerror}\n".encode())
     os._exit(CANNOT_START)
+
+
+def _dies_with(launcher: int) -> None:
+    """The brain is killed when the launcher dies, even of SIGKILL, which the launcher cannot
+    answer (asyncio kills it so when a start is cancelled before its pipes are joined): an
+    orphaned brain would run on. It outlives a launcher that ends normally by nothing: the
+    launcher waits for it first."""
+    if sys.platform.startswith("linux"):
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != launcher:
+        os._exit(128 + signal.SIGKILL)  # it died before the death signal was armed
 
 
 def _wait_for(brain: int) -> int:

@@ -5,9 +5,12 @@ unchangeable, and nothing it started left behind when its turn ends."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import os
+import shlex
+import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -230,6 +233,33 @@ async def test_a_node_hides_the_paths_its_settings_name_and_its_credentials_file
     reply, _ = await think(CommandBrain(reader, policy=policy), make_turn(workspace))
     assert reply.splitlines() == ["PermissionError", "PermissionError", "an open file"]
     assert settings.hidden_from_brains == (keys, credentials.resolve())
+
+
+async def test_a_brain_dies_with_its_launcher_even_when_the_launcher_is_killed(
+    tmp_path: Path,
+) -> None:
+    """asyncio kills the launcher alone (SIGKILL, which it cannot answer) when a start is
+    cancelled before the pipes are joined, as in a stdio MCP server's start by its library: the
+    brain it had started must not run on, orphaned."""
+    marker = tmp_path / "brain"
+    brain = script(
+        tmp_path,
+        f"""
+        import os, pathlib, time
+        pathlib.Path({str(marker)!r}).write_text(f"{{os.getpid()}}\\n")
+        time.sleep(60)
+        """,
+    )
+    argv = ProcessPolicy(confine=False).launcher_argv(shlex.split(brain))
+    launcher = await asyncio.create_subprocess_exec(*argv, start_new_session=True)
+    try:
+        [pid] = await read_pids(marker)
+        launcher.kill()
+        assert await launcher.wait() == -9
+        assert await all_gone([pid])
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(launcher.pid, signal.SIGKILL)
 
 
 def _sleeping_group(env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
