@@ -255,10 +255,10 @@ def _start_brain(command: list[str], ruleset: int | None, drop_capabilities: boo
     pid = os.fork()
     if pid:
         return pid
+    _dies_with(launcher)
     try:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(END_EVERYTHING, signal.SIG_DFL)
-        _dies_with(launcher)
         if ruleset is not None:
             confine(ruleset, drop_capabilities)
             os.close(ruleset)
