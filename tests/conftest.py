@@ -21,6 +21,7 @@ import shutil
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
@@ -208,3 +209,20 @@ async def beta(parley: Harness, tmp_path: Path) -> AsyncIterator[NodeRunner]:
     await runner.start()
     yield runner
     await runner.stop()
+
+
+@pytest.fixture
+async def pipes_held(monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
+    """asyncio joins a new process's pipes to the loop once the event is set (the first it
+    joins is its stdin's, which a command brain and a stdio MCP server have): until then the
+    process runs and its start waits, the window a stop may come in."""
+    loop = asyncio.get_running_loop()
+    joining = loop.connect_write_pipe
+    released = asyncio.Event()
+
+    async def joined_once_released(*args: Any, **kwargs: Any) -> Any:
+        await released.wait()
+        return await joining(*args, **kwargs)
+
+    monkeypatch.setattr(loop, "connect_write_pipe", joined_once_released)
+    return released

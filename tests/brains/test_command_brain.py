@@ -11,7 +11,6 @@ import sys
 import textwrap
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -269,22 +268,6 @@ async def test_a_cancelled_turn_leaves_what_it_wrote_on_stderr(
     with pytest.raises(asyncio.CancelledError):
         await task
     assert turn.stderr.text() == "thinking hard"
-
-
-@pytest.fixture
-async def pipes_held(monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
-    """asyncio joins a new process's pipes to the loop once the event is set: until then the
-    process runs and its start waits, the window a stop may come in."""
-    loop = asyncio.get_running_loop()
-    joining = loop.connect_read_pipe
-    released = asyncio.Event()
-
-    async def joined_once_released(*args: Any, **kwargs: Any) -> Any:
-        await released.wait()
-        return await joining(*args, **kwargs)
-
-    monkeypatch.setattr(loop, "connect_read_pipe", joined_once_released)
-    return released
 
 
 def _writing_then_sleeping(tmp_path: Path, marker: Path) -> str:

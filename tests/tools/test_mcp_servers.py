@@ -178,6 +178,28 @@ async def test_a_silent_server_is_unavailable_in_time_and_ended(workspace: Path)
         await servers.close()
 
 
+async def test_a_server_closed_while_its_process_starts_is_ended(
+    workspace: Path, pipes_held: asyncio.Event
+) -> None:
+    """A turn stopped as it starts its servers, then its session closed: the stop reaches the
+    server's start before its pipes are joined, where asyncio kills the launcher alone."""
+    servers = make_servers()
+    try:
+        starting = asyncio.create_task(
+            servers.tools("s1", [python("mute", SILENT)], workspace, ENV)
+        )
+        [pid] = await read_pids(workspace / "pids")  # it runs; its start waits for its pipes
+        starting.cancel()
+        closing = asyncio.create_task(servers.close_session("s1"))
+        assert await all_gone([pid])  # its pipes still held: the server went with its launcher
+        pipes_held.set()
+        async with asyncio.timeout(20):
+            await closing
+    finally:
+        pipes_held.set()
+        await servers.close()
+
+
 async def test_a_missing_command_is_unavailable_saying_so(
     servers: McpServers, workspace: Path
 ) -> None:
