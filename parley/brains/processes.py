@@ -65,13 +65,7 @@ async def _started(
     wait for the pipes to close, which the brain it had started (orphaned, not killed) holds
     open as long as it runs: the stop waited that long and ended nothing."""
     making = asyncio.ensure_future(creating)
-    cancelled = False
-    while not making.done():
-        try:
-            await asyncio.wait({making})
-        except asyncio.CancelledError:
-            cancelled = True
-    if not cancelled:
+    if not await _outlasting_cancels(making):
         return making.result()
     if making.cancelled() or making.exception() is not None:
         raise asyncio.CancelledError  # nothing started: the cancel goes on as it came
@@ -106,14 +100,19 @@ async def stop_group(process: asyncio.subprocess.Process, grace_seconds: float) 
 async def reap(process: asyncio.subprocess.Process) -> None:
     """Wait for the killed leader even if cancelled again meanwhile (a second stop, the node
     shutting down): a process left unawaited outlives its event loop's pipes."""
+    if await _outlasting_cancels(asyncio.ensure_future(process.wait())):
+        raise asyncio.CancelledError
+
+
+async def _outlasting_cancels(waited: asyncio.Future[Any]) -> bool:
+    """Wait until ``waited`` is done, whatever cancels come meanwhile; whether any came."""
     cancelled = False
-    while process.returncode is None:
+    while not waited.done():
         try:
-            await process.wait()
+            await asyncio.wait({waited})
         except asyncio.CancelledError:
             cancelled = True
-    if cancelled:
-        raise asyncio.CancelledError
+    return cancelled
 
 
 def signal_group(pgid: int, sig: signal.Signals) -> bool:
