@@ -277,10 +277,16 @@ def _dies_with(launcher: int) -> None:
     answer (asyncio kills it so when a start is cancelled before its pipes are joined): an
     orphaned brain would run on. It outlives a launcher that ends normally by nothing: the
     launcher waits for it first."""
+    if not _parent_death_armed(launcher, signal.SIGKILL):
+        os._exit(128 + signal.SIGKILL)
+
+
+def _parent_death_armed(parent: int, death: signal.Signals) -> bool:
+    """``death`` comes to this process when ``parent`` dies; False if it had died already,
+    before the signal was armed (this process's parent is not ``parent`` anymore)."""
     if sys.platform.startswith("linux"):
-        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != launcher:
-        os._exit(128 + signal.SIGKILL)  # it died before the death signal was armed
+        _prctl(_PR_SET_PDEATHSIG, death)
+    return os.getppid() == parent
 
 
 def _wait_for(brain: int) -> int:
@@ -307,10 +313,9 @@ def main(arguments: list[str]) -> None:
     signal.signal(END_EVERYTHING, _end_everything)
     signal.signal(signal.SIGTERM, lambda *_: None)  # the brain's to answer; we wait for it
     if sys.platform.startswith("linux"):
-        _prctl(_PR_SET_PDEATHSIG, END_EVERYTHING)
         _prctl(_PR_SET_CHILD_SUBREAPER, 1)
-    if os.getppid() != policy["parent"]:
-        _end_everything()  # the parent died before the death signal was armed
+    if not _parent_death_armed(policy["parent"], END_EVERYTHING):
+        _end_everything()
     ruleset = None
     if policy["confine"]:
         try:
