@@ -3,8 +3,10 @@ archived or deleted) and its application commands (/focus, /unfocus), synced onc
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import discord
 from discord import app_commands
@@ -39,6 +41,13 @@ class ParleyBot(discord.Client):
     @property
     def store(self) -> Store:
         return self.manager.store
+
+    def dispatch(self, event: str, /, *args: Any, **kwargs: Any) -> None:
+        # Once closed, discord.py's loop is a sentinel that raises when used: an event parsed
+        # from the gateway's last frames made its handler's coroutine, left it unawaited and
+        # raised out of the session (reported as "disconnected: AttributeError").
+        if isinstance(self.loop, asyncio.AbstractEventLoop):
+            super().dispatch(event, *args, **kwargs)
 
     async def on_connect(self) -> None:
         self.manager.report(AccountPhase.CONNECTED)

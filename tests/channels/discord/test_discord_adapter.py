@@ -1,11 +1,14 @@
 """The Discord adapter against the fake Discord, discord.py in between, Parley in process: a
 linked person's message reaches the default agent and its reply comes back plain (with the
 outbox key as nonce, so a repeated attempt posts once); echoes are never taken as text; the
-manager reused after a token rotation uses the newest token; a webhook persona's post records
-the account's activity and touches its binding."""
+manager reused after a token rotation uses the newest token; an event parsed once the bot has
+closed is dropped; a webhook persona's post records the account's activity and touches its
+binding."""
 
 from __future__ import annotations
 
+import gc
+import warnings
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -128,6 +131,23 @@ async def test_a_rotation_that_ends_the_gateway_session_reconnects_with_the_new_
     await fake_discord.user_says(general, "ada", "still there?")
     await fake_discord.wait_until(lambda: "echo: still there?" in fake_discord.state.texts(general))
     assert {s.token for s in fake_discord.gateway.sessions.values()} == {new}
+
+
+async def test_an_event_parsed_once_the_bot_has_closed_is_dropped_quietly(
+    parley: Harness, fake_discord: FakeDiscord
+) -> None:
+    """A rotation or a stop closes the bot while the gateway's last frames are still read:
+    discord.py's loop is then a sentinel that raises when used, and an event parsed then made
+    its handler's coroutine, raised out of the session and left the coroutine unawaited."""
+    await fake_discord.wait_until(lambda: fake_discord.gateway.identifies == 1)
+    bot = adapter(parley)._manager.client
+    assert bot is not None
+    await bot.close()
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        bot.dispatch("connect")
+        gc.collect()
+    assert [str(w.message) for w in warned] == []
 
 
 async def test_a_webhook_persona_post_records_activity_and_touches_its_binding(
