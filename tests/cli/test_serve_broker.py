@@ -5,6 +5,7 @@ or unreachable broker is one plain line at start, and so is one that lets anyone
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -29,15 +30,16 @@ def serve(
 ) -> subprocess.Popen[str]:
     """``log``: where its output goes (else to pipes)."""
     given = {k: v for k, v in os.environ.items() if not k.startswith("PARLEY_")} | (env or {})
-    out = subprocess.PIPE if log is None else log.open("a")
-    return subprocess.Popen(
-        [sys.executable, "-m", "parley", "serve", *args],
-        cwd=workdir,
-        env=given,
-        stdout=out,
-        stderr=subprocess.STDOUT if log is not None else subprocess.PIPE,
-        text=True,
-    )
+    # The child holds the log open on its own: ours is closed once it has started.
+    with contextlib.nullcontext(subprocess.PIPE) if log is None else log.open("a") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "parley", "serve", *args],
+            cwd=workdir,
+            env=given,
+            stdout=out,
+            stderr=subprocess.STDOUT if log is not None else subprocess.PIPE,
+            text=True,
+        )
 
 
 def refused(workdir: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:

@@ -77,7 +77,11 @@ class Cli:
         code = self.process.wait(timeout=WITHIN)
         self._reader.join(timeout=WITHIN)
         assert self.process.stderr is not None
-        return code, self.output, self.process.stderr.read().decode()
+        stderr = self.process.stderr.read().decode()
+        for pipe in (self.process.stdin, self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                pipe.close()
+        return code, self.output, stderr
 
     def _drain(self, pipe: IO[bytes]) -> None:
         while chunk := pipe.read1(4096):  # type: ignore[attr-defined]
