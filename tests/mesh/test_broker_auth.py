@@ -34,6 +34,7 @@ from parley.mesh.broker_auth import (
     push_revocations,
 )
 from parley.mesh.broker_config import TlsFiles, write_server_config
+from tests.certificates import self_signed
 from tests.nats_server import NatsServer, running_nats_config
 from tests.support import eventually
 
@@ -346,7 +347,7 @@ def test_the_configuration_holds_no_secret(tmp_path: Path) -> None:
 async def test_with_certificates_the_broker_speaks_tls_only(
     tmp_path: Path, nats_binary: str, monkeypatch: pytest.MonkeyPatch, mutual: bool
 ) -> None:
-    cert, key = _self_signed(tmp_path)
+    cert, key = self_signed(tmp_path, stem="broker")
     keys = BrokerKeys.load_or_create(DataFolder(tmp_path / "hub"))
     port = free_port()
     tls = TlsFiles(cert, key, cert if mutual else None)
@@ -370,46 +371,3 @@ def _server_info(port: int) -> dict[str, object]:
     assert line.startswith("INFO ")
     info: dict[str, object] = json.loads(line.removeprefix("INFO "))
     return info
-
-
-def _self_signed(folder: Path) -> tuple[Path, Path]:
-    try:
-        import datetime
-        import ipaddress
-
-        from cryptography import x509
-        from cryptography.hazmat.primitives import hashes, serialization
-        from cryptography.hazmat.primitives.asymmetric import ec
-        from cryptography.x509.oid import NameOID
-    except ImportError:
-        pytest.skip("the cryptography package makes the test's certificate; it is not here")
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = datetime.datetime.now(datetime.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName(
-                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
-            ),
-            critical=False,
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = folder / "broker.crt", folder / "broker.key"
-    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return cert_path, key_path
