@@ -4,19 +4,14 @@ pushed once however often it is seen, and a state reached again in a later turn 
 task once more), sent by the outbox worker with its retries and backoff. The URL is checked
 when the config is set and again before each send (a name may resolve elsewhere later): one
 that resolves to a loopback, private, link-local, reserved or metadata address (169.254.169.254)
-is refused, unless an owner allowed its host (``a2a_push_allowed_hosts``). A send connects to the
-very address it checked, the URL's name kept for the Host header and TLS (its certificate is
-verified for that name): resolved again to connect, a name that answers once with an outside
-address and then with an inside one (DNS rebinding) would reach what the check refused."""
+is refused, unless an owner allowed its host (``a2a_push_allowed_hosts``). A send goes to the
+address its check passed (``parley/outbound.py``), never to a second resolution of the name."""
 
 from __future__ import annotations
 
-import asyncio
-import ipaddress
 import json
 import logging
-import socket
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import ClassVar
 
 import httpx
@@ -28,6 +23,15 @@ from parley.a2a.tasks import TERMINAL, as_task, now_of
 from parley.clock import Clock
 from parley.deliveries.model import Payload
 from parley.errors import Invalid, Unavailable
+from parley.outbound import (
+    DEFAULT_PORTS,
+    Guard,
+    InsideRefused,
+    Resolver,
+    Unresolved,
+    checked_addresses,
+    resolved,
+)
 from parley.redact import redact
 from parley.store import Store, Tx
 from parley.store.a2a_tasks import TaskRow
@@ -54,38 +58,14 @@ class PushNotice(Payload):
         return f"PushNotice({self.url!r})"
 
 
-# The addresses a host resolves to (host, port): the system's resolver, or a test's.
-Resolver = Callable[[str, int], Awaitable[list[str]]]
-
-
-async def resolved(host: str, port: int) -> list[str]:
-    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return list(dict.fromkeys(str(info[4][0]) for info in infos))
-
-
 async def check_push_url(
     url: str, allowed_hosts: Sequence[str], resolve: Resolver = resolved
-) -> list[str]:
-    """The addresses to push to ``url`` at, in the resolver's order: its host's, resolved once,
-    all of them outside (or the host allowed by an owner); Invalid otherwise."""
-    parsed = _parsed(url)
-    host = parsed.raw_host.decode("ascii")
+) -> None:
+    """Invalid unless ``url`` is one Parley may push to."""
     try:
-        addresses = await resolve(host, parsed.port or _DEFAULT_PORTS[parsed.scheme])
-    except OSError:
-        addresses = []
-    if host.lower() in allowed_hosts and addresses:
-        return addresses
-    if not addresses or any(_inside(address) for address in addresses):
-        raise Invalid(
-            f"push URL {url[:200]!r}: its host resolves to a loopback, private, link-local,"
-            " reserved or metadata address, or does not resolve; Parley does not push there"
-            " (an owner may allow the host: a2a_push_allowed_hosts)"
-        )
-    return addresses
-
-
-_DEFAULT_PORTS = {"http": 80, "https": 443}
+        await checked_addresses(_parsed(url), allowed_hosts, resolve)
+    except (InsideRefused, Unresolved) as refused:
+        raise _inside(url, refused) from None
 
 
 def _parsed(url: str) -> httpx.URL:
@@ -96,38 +76,15 @@ def _parsed(url: str) -> httpx.URL:
         parsed = httpx.URL(url)
     except httpx.InvalidURL:
         raise Invalid(said) from None
-    if parsed.scheme not in _DEFAULT_PORTS or not parsed.raw_host:
+    if parsed.scheme not in DEFAULT_PORTS or not parsed.raw_host:
         raise Invalid(said)
     return parsed
 
 
-def _inside(address: str) -> bool:
-    """Not a public unicast destination (an IPv4-mapped IPv6 address judged as the IPv4 one
-    inside it; 100.64.0.0/10, shared, is not global either)."""
-    try:
-        ip = ipaddress.ip_address(address.split("%", 1)[0])
-    except ValueError:
-        return True
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return (
-        not ip.is_global
-        or ip.is_loopback
-        or ip.is_link_local
-        or ip.is_multicast
-        or ip.is_reserved
-        or ip.is_unspecified
-    )
-
-
-def pinned(url: str, address: str) -> tuple[httpx.URL, dict[str, str], dict[str, str]]:
-    """``url`` sent to ``address``: that URL, and the Host header and TLS name of the URL's."""
-    given = httpx.URL(url)
-    host = given.raw_host.decode("ascii")
-    return (
-        given.copy_with(host=address),
-        {"Host": given.netloc.decode("ascii")},
-        {"sni_hostname": host},
+def _inside(url: str, refused: httpx.ConnectError) -> Invalid:
+    return Invalid(
+        f"push URL {url[:200]!r}: {refused}; Parley does not push there"
+        " (an owner may allow the host: a2a_push_allowed_hosts)"
     )
 
 
@@ -143,23 +100,28 @@ class PushSender:
         resolve: Resolver = resolved,
     ) -> None:
         self._allowed = [host.lower() for host in allowed_hosts]
-        self._resolve = resolve
         # No connection kept between pushes: kept by address, one verified for a name would
         # carry the push of another name at that address, unverified.
         self._http = ClientOnFirstUse(
             timeout=self.timeout,
             transport=transport,
             limits=httpx.Limits(max_keepalive_connections=0),
+            event_hooks={"request": [Guard(self._allowed, resolve).pin]},
         )
 
     async def send(self, payload: PushNotice, idempotency_key: str) -> None:
-        addresses = await check_push_url(payload.url, self._allowed, self._resolve)
         headers = {"Content-Type": "application/json", "X-A2A-Notification-Id": idempotency_key}
         if payload.token:
             headers["X-A2A-Notification-Token"] = payload.token
         if payload.auth_scheme and payload.auth_credentials:
             headers["Authorization"] = f"{payload.auth_scheme} {payload.auth_credentials}"
-        response = await self._posted(payload, headers, addresses)
+        url = _parsed(payload.url)
+        try:
+            response = await self._http.http.post(url, content=payload.body, headers=headers)
+        except (InsideRefused, Unresolved) as refused:  # as when it was set: final
+            raise _inside(payload.url, refused) from None
+        except httpx.HTTPError as exc:
+            raise Unavailable(f"cannot reach {payload.url}: {exc or type(exc).__name__}") from exc
         if response.is_success:
             return
         said = f"{payload.url} answered HTTP {response.status_code}: {redact(response.text)[:200]}"
@@ -167,33 +129,12 @@ class PushSender:
             raise Unavailable(said)
         raise Invalid(said)
 
-    async def _posted(
-        self, payload: PushNotice, headers: dict[str, str], addresses: list[str]
-    ) -> httpx.Response:
-        """Posted at the first of ``addresses`` that takes the connection (a host's IPv6 one
-        may be unreachable from here, its IPv4 one not)."""
-        for address in addresses:
-            url, host, extensions = pinned(payload.url, address)
-            try:
-                return await self._http.http.post(
-                    url, content=payload.body, headers=headers | host, extensions=extensions
-                )
-            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-                failed: httpx.HTTPError = exc
-            except httpx.HTTPError as exc:
-                raise _unreachable(payload, exc) from exc
-        raise _unreachable(payload, failed) from failed
-
     async def undeliverable(self, tx: Tx, clock: Clock, payload: PushNotice, reason: str) -> None:
         # The client reads the task's state with GetTask all the same; the outbox keeps why.
         log.warning("a push notice to %s failed for good: %s", payload.url, reason)
 
     async def close(self) -> None:
         await self._http.aclose()
-
-
-def _unreachable(payload: PushNotice, exc: httpx.HTTPError) -> Unavailable:
-    return Unavailable(f"cannot reach {payload.url}: {exc or type(exc).__name__}")
 
 
 class PushNotices(Worker):

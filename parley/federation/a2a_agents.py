@@ -21,6 +21,14 @@ from google.protobuf import json_format
 from parley.errors import Invalid, ParleyError, Unavailable
 from parley.federation.model import PeerEndpoint
 from parley.naming import is_name
+from parley.outbound import (
+    Guard,
+    InsideRefused,
+    Resolver,
+    Unresolved,
+    checked_addresses,
+    resolved,
+)
 from parley.redact import redact
 from parley.tls import trusted
 
@@ -64,21 +72,40 @@ def roles_of(card: AgentCard) -> dict[str, str]:
 
 
 class A2AAgents:
-    def __init__(self, transport: httpx.AsyncBaseTransport | None = None) -> None:
-        self._transport = transport
+    def __init__(
+        self, transport: httpx.AsyncBaseTransport | None = None, resolve: Resolver = resolved
+    ) -> None:
+        self._transport, self._resolve = transport, resolve
         self._clients: dict[tuple[int, str, str, bool], tuple[httpx.AsyncClient, Client]] = {}
         self._stale: list[tuple[httpx.AsyncClient, Client]] = []
 
     async def read_card(self, url: str, token: str | None) -> AgentCard:
-        """The card at ``url`` (its base: the well-known path is added)."""
+        """The card at ``url`` (its base: the well-known path is added), each interface it names
+        one Parley calls (``_check_interfaces``)."""
         from a2a.client import A2ACardResolver, A2AClientError
 
         async with self._http(token) as http:
             try:
-                return await A2ACardResolver(http, url).get_agent_card()
+                card = await A2ACardResolver(http, url).get_agent_card()
             except (A2AClientError, httpx.HTTPError, ValueError) as exc:
                 raise Invalid(
                     f"no A2A agent card read at {url}: {redact(str(exc))[:300]}", field="url"
+                ) from None
+        await self._check_interfaces(url, card)
+        return card
+
+    async def _check_interfaces(self, url: str, card: AgentCard) -> None:
+        """Invalid if the card names an interface on a host other than ``url``'s that resolves
+        inside (or nowhere): refused when it is added, as each call to it would be."""
+        given = [httpx.URL(url).raw_host.decode("ascii")]
+        for interface in card.supported_interfaces:
+            try:
+                await checked_addresses(httpx.URL(interface.url), given, self._resolve)
+            except (httpx.InvalidURL, InsideRefused, Unresolved) as refused:
+                raise Invalid(
+                    f"the card at {url} names {interface.url[:200]!r} for the agent: {refused};"
+                    " Parley calls an inside address only at the URL an owner gives",
+                    field="url",
                 ) from None
 
     @asynccontextmanager
@@ -89,7 +116,12 @@ class A2AAgents:
 
         try:
             yield self._client(peer, streaming)
-        except A2AClientError as exc:
+        except (A2AClientError, InsideRefused) as exc:
+            refused = exc if isinstance(exc, InsideRefused) else exc.__cause__
+            if isinstance(refused, InsideRefused):  # the card's word, not a blip: final
+                raise A2ARefused(
+                    f"{peer.name}'s card names a host Parley does not call: {refused}"
+                ) from None
             raise Unavailable(f"{peer.name} did not answer: {redact(str(exc))[:300]}") from None
         except A2AError as exc:
             raise A2ARefused(f"{peer.name} refused: {redact(str(exc))[:300]}") from None
@@ -113,11 +145,15 @@ class A2AAgents:
             for old in [k for k in self._clients if k[0] == peer.connection_id and k != key]:
                 if old[1:3] != key[1:3]:  # its card or token changed: closed when Parley stops
                     self._stale.append(self._clients.pop(old))
+            # The card's interfaces are the agent's word: only the host the owner gave may be
+            # inside (an agent on the owner's own network), not one the card alone names.
+            given = httpx.URL(peer.url).raw_host.decode("ascii")
             http = httpx.AsyncClient(
                 timeout=TIMEOUT,
                 transport=self._transport,
                 headers=_bearer(peer.token),
                 verify=trusted(),
+                event_hooks={"request": [Guard([given], self._resolve).pin]},
             )
             config = ClientConfig(streaming=streaming, httpx_client=http)
             made = (http, ClientFactory(config).create(card_of(peer.card or "{}")))

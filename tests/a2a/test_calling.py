@@ -12,7 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from a2a.types.a2a_pb2 import Message, Part, Role, SendMessageRequest
 
+from parley.federation.a2a_agents import A2AAgents, A2ARefused, card_json
+from parley.federation.model import PeerEndpoint
 from tests.a2a.support import A2AHome, home
 from tests.federation.a2a_sample import TOKEN, Seen, sample_agent
 from tests.support import eventually
@@ -127,6 +130,42 @@ async def test_a_role_the_card_lacks_is_refused(calling: tuple[A2AHome, Seen]) -
     say(parley, "other hello")
     assert await told(parley, "sample has no agent nobody"), conversation(parley)
     assert seen.texts == []
+
+
+def test_a_card_naming_an_inside_host_the_owner_did_not_give_is_refused(
+    a2a_home: A2AHome,
+) -> None:
+    """The owner gave 127.0.0.1 (an agent on their own machine may be inside); the card's
+    interface is at ``localhost``, a name the card alone gives, which resolves to loopback:
+    refused when added, naming it, and nothing kept."""
+    with sample_agent(card_host="localhost") as (url, seen), a2a_home.owner() as owner:
+        added = owner.post("/connections/a2a", json={"name": "sample", "url": url})
+        assert added.status_code == 400, added.text
+        assert "localhost" in added.text and "resolves to a loopback" in added.text
+        assert owner.get("/connections").json()["items"] == []
+    assert seen.methods == []
+
+
+async def test_a_card_host_that_resolves_inside_later_is_not_called() -> None:
+    """DNS rebinding: the card's host resolved outside when the agent was added, and to
+    loopback when it is called; the call is refused for good, and the agent hears nothing."""
+    answers = [["93.184.215.14"], ["127.0.0.1"]]  # card.test's, in turn (the last kept)
+
+    async def resolve(host: str, port: int) -> list[str]:
+        if host != "card.test":
+            return [host]  # the URL the owner gave: 127.0.0.1
+        return answers.pop(0) if len(answers) > 1 else answers[0]
+
+    agents = A2AAgents(resolve=resolve)
+    with sample_agent(card_host="card.test") as (url, seen):
+        card = await agents.read_card(url, TOKEN)  # checked: outside, then
+        peer = PeerEndpoint(1, "sample", url, TOKEN, kind="a2a", card=card_json(card))
+        message = Message(role=Role.ROLE_USER, message_id="m1", parts=[Part(text="hello")])
+        with pytest.raises(A2ARefused, match=r"card\.test resolves to a loopback"):
+            async with agents.calling(peer) as client:
+                [_ async for _ in client.send_message(SendMessageRequest(message=message))]
+        await agents.close()
+    assert seen.methods == []
 
 
 async def cancelled_there(

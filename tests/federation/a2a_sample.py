@@ -155,13 +155,14 @@ def card(url: str, streaming: bool = False) -> AgentCard:
 
 @contextmanager
 def sample_agent(
-    streaming: bool = False, hold: threading.Event | None = None
+    streaming: bool = False, hold: threading.Event | None = None, card_host: str = "127.0.0.1"
 ) -> Iterator[tuple[str, Seen]]:
     """The agent's URL while it runs, and what it saw (``streaming``: what its card says;
-    ``hold``: what the answer to a text starting ``hold`` waits for)."""
+    ``hold``: what the answer to a text starting ``hold`` waits for; ``card_host``: the host
+    its card names for its interface, on the same port)."""
     port, seen = free_port(), Seen()
     url = f"http://127.0.0.1:{port}"
-    served_card = card(url + "/", streaming)
+    served_card = card(f"http://{card_host}:{port}/", streaming)
     handler = DefaultRequestHandler(
         agent_executor=SampleExecutor(seen), task_store=InMemoryTaskStore(), agent_card=served_card
     )
