@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import sqlite3
@@ -42,6 +43,10 @@ def serving(
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=20)
+        if process.stdout is not None:  # read by tests once it has stopped: the pipe closed
+            said = process.stdout.read()
+            process.stdout.close()
+            process.stdout = io.StringIO(said)
 
 
 def cli(
