@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 from fastapi import FastAPI
@@ -35,6 +36,27 @@ class ManualClock:
         self._now += timedelta(**delta)
 
 
+T = TypeVar("T")
+
+# A check soon after the first, then further apart: polled every 10 ms throughout, a wait of a
+# few seconds for a served Parley's turn cost hundreds of requests, on the two cores the turn
+# itself needs.
+FIRST_PAUSE, LONGEST_PAUSE = 0.01, 0.1
+
+
+def until(check: Callable[[], T], within: float = 30.0) -> T | None:
+    """``eventually`` for a check that blocks (a CLI, a synchronous request): what ``check``
+    gives once it is truthy, or None after ``within`` seconds (the bound guards a hang)."""
+    deadline = time.monotonic() + within
+    pause = FIRST_PAUSE
+    while not (found := check()):
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(pause)
+        pause = min(pause * 1.5, LONGEST_PAUSE)
+    return found
+
+
 async def eventually(check: Callable[[], Awaitable[bool]], within: float = 30.0) -> bool:
     """Poll ``check`` until it holds; for effects of background work (heartbeats, the sweeper).
     The bound only guards against a hang: a passing run returns as soon as the check holds. It
@@ -43,10 +65,12 @@ async def eventually(check: Callable[[], Awaitable[bool]], within: float = 30.0)
     included)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within
+    pause = FIRST_PAUSE
     while not await check():
         if loop.time() > deadline:
             return False
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(pause)
+        pause = min(pause * 1.5, LONGEST_PAUSE)
     return True
 
 

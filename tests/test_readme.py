@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.served import Served
+from tests.support import until
 
 README = Path(__file__).parent.parent / "README.md"
 PARLEY = ".venv/bin/parley"
@@ -129,9 +129,4 @@ def _eventually_reported(served: Served, text: str) -> bool:
 
 
 def _eventually(check: Callable[[], bool]) -> bool:
-    deadline = time.monotonic() + 10
-    while not check():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
+    return bool(until(check, within=10))

@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +16,7 @@ import httpx
 
 from bench.ports import free_port
 from tests.runs.support import script
+from tests.support import until
 
 MANAGER = """
     rules:
@@ -50,16 +50,6 @@ def _healthy(port: int) -> bool:
         return False
 
 
-def until(check: Any, within: float = 30.0) -> Any:
-    """Poll until ``check`` gives something truthy; the bound only guards against a hang."""
-    deadline = time.monotonic() + within
-    while not (found := check()):
-        if time.monotonic() > deadline:
-            return None
-        time.sleep(0.05)
-    return found
-
-
 def _api(port: int, token: str) -> httpx.Client:
     return httpx.Client(
         base_url=f"http://127.0.0.1:{port}/api/v1",
@@ -85,7 +75,9 @@ def test_a_post_written_but_not_sent_is_delivered_once_after_a_restart(tmp_path:
             for body in ({"name": "manager", "brain": brain}, {"name": "ann", "human": "owner"}):
                 assert api.post("/agents", json={"node": "local", **body}).status_code == 201
             assert api.post("/conversations/manager/messages", json={"text": "go"}).is_success
-            [turn] = until(lambda: api.get("/me/turns").json()["items"])
+            turns = until(lambda: api.get("/me/turns").json()["items"])
+            assert turns, "no turn came"
+            [turn] = turns
             place = {"channel": "file", "account_id": "acct", "conversation_id": "thread-1",
                      "parent_conversation_id": "main"}  # fmt: skip
             session = f"topic:{turn['run']['topic_id']}"
@@ -96,6 +88,7 @@ def test_a_post_written_but_not_sent_is_delivered_once_after_a_restart(tmp_path:
             )
             assert answered.is_success, answered.text
             waiting = until(lambda: (i := _post_item(api)) and i["attempts"] >= 1 and i)
+            assert waiting, "the post was never tried"
             assert waiting["state"] == "pending"
             assert waiting["last_error"] == "the file channel is away"
         server.kill()  # no shutdown of any kind

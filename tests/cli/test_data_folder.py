@@ -9,7 +9,8 @@ from pathlib import Path
 from bench.ports import free_port
 from parley.datafolder import DataFolder
 from tests.cli.test_serve import cli, serving
-from tests.runs.test_serve_restart import _api, _until
+from tests.runs.test_serve_restart import _api
+from tests.support import until
 
 
 def test_a_second_server_on_the_same_data_folder_refuses_to_start_and_names_the_first(
@@ -27,7 +28,7 @@ def test_a_second_server_on_the_same_data_folder_refuses_to_start_and_names_the_
             assert hired.status_code == 201, hired.text
             sent = api.post("/conversations/solo/messages", json={"text": "work"}).json()
             run = f"/runs/{sent['run_id']}"
-            assert _until(lambda: api.get(run).json()["run"]["state"] == "running")
+            assert until(lambda: api.get(run).json()["run"]["state"] == "running")
 
             second = cli(tmp_path, None, "serve", "--port", str(other_port))
 

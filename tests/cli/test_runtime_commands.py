@@ -6,7 +6,6 @@ import json
 import re
 import sys
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from parley.cli.main import app as cli_app
 from tests.runs.support import script
 from tests.served import Served
 from tests.support import items, oldest_first
+from tests.support import until as polled
 
 ECHO = """
     rules:
@@ -62,10 +62,8 @@ def hire(served: Served, tmp_path: Path, name: str, rules: str | None = None) ->
 
 def until(check: Callable[[], Any], within: float = 10.0) -> Any:
     """Poll until ``check`` returns something truthy, and return it; bounded against a hang."""
-    deadline = time.monotonic() + within
-    while not (found := check()):
-        assert time.monotonic() < deadline, "gave up waiting"
-        time.sleep(0.02)
+    found = polled(check, within)
+    assert found, "gave up waiting"
     return found
 
 

@@ -10,8 +10,7 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from parley.datafolder import DataFolder
 from parley.mesh.broker_auth import BrokerKeys
 from tests.cli.test_serve import cli
 from tests.nats_server import NatsServer
+from tests.support import until
 
 
 def serve(
@@ -159,12 +159,3 @@ def _health(url: str) -> tuple[int, dict[str, Any]]:
     except httpx.HTTPError:
         return 0, {}
     return answer.status_code, answer.json()
-
-
-def until(check: Callable[[], bool], within: float = 60.0) -> bool:
-    deadline = time.monotonic() + within
-    while not check():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True

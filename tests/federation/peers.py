@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from bench.ports import free_port
 from parley.clock import Clock
 from parley.settings import Settings
 from tests.served import PortTaken, Served, serving
-from tests.support import bearer
+from tests.support import bearer, until
 
 
 @dataclass
@@ -117,10 +116,7 @@ def hire_scripted(at: Installation, name: str, rules: str, folder: Path) -> None
 def wait_for(check: Callable[[], bool], within: float = 60.0) -> None:
     """Poll ``check`` until it holds (background work: the sender, the scheduler). The bound
     only guards against a hang."""
-    deadline = time.monotonic() + within
-    while not check():
-        assert time.monotonic() < deadline, "timed out waiting"
-        time.sleep(0.05)
+    assert until(check, within), "timed out waiting"
 
 
 def messages(at: Installation, topic_id: int, token: str | None = None) -> list[dict[str, Any]]:

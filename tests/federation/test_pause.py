@@ -101,6 +101,13 @@ def test_a_paused_side_refuses_the_peers_text_and_unpausing_restarts_nothing(
         unpaused = json.loads(two.ok("connection", "unpause", "one", "--json"))
         assert unpaused["state"] == "active"
         assert [r["state"] for r in _runs(two, "dozer")] == ["stopped"]
+        # Once unpaused, two tells one of the text it had taken and dropped; waited for, so
+        # that it does not land in the next turn's `say` (which shows what is told meanwhile).
+        dropped = (
+            "1 text from sender to dozer@two taken there, dropped unanswered:"
+            " paused: two paused the connection"
+        )
+        wait_for(lambda: dropped in _root_notices(one, "sender"))
         # The refusal used its seq: the same thread goes on, with nothing lost in between.
         one.ok("say", "sender", "tell listener@two back again")
         wait_for(lambda: frames(one)[-1]["state"] == "delivered")

@@ -30,7 +30,7 @@ from tests.cli.test_serve import serving
 from tests.conftest import database_of_its_own
 from tests.nats_server import running_nats_config
 from tests.runs.test_serve_brains import _hire, _token
-from tests.runs.test_serve_restart import _api, _until
+from tests.runs.test_serve_restart import _api
 
 NO_SECRET = {"server-url", "server.lock"}
 
@@ -138,7 +138,7 @@ def test_a_brain_finds_none_of_the_server_s_secrets_wherever_it_looks(
             run_id = api.post("/conversations/prober/messages", json={"text": "go"}).json()[
                 "run_id"
             ]
-            assert _until(lambda: _run(api, run_id)["state"] not in ("queued", "running"), 60)
+            assert until(lambda: _run(api, run_id)["state"] not in ("queued", "running"), 60)
             run = _run(api, run_id)
     assert run["state"] == "finished", run
     found: dict[str, Any] = json.loads((workspace / "found.json").read_text())

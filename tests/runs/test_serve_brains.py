@@ -16,7 +16,8 @@ import httpx
 
 from bench.ports import free_port
 from tests.cli.test_serve import serving
-from tests.runs.test_serve_restart import _api, _until
+from tests.runs.test_serve_restart import _api
+from tests.support import until
 
 SECRETS = {
     "OPENAI_API_KEY": "sk-env-openai-secret",
@@ -138,7 +139,7 @@ def test_a_brain_sees_none_of_the_server_s_environment_and_cannot_read_its_secre
             run_id = api.post("/conversations/prober/messages", json={"text": "go"}).json()[
                 "run_id"
             ]
-            assert _until(lambda: api.get(f"/runs/{run_id}").json()["run"]["state"] != "running")
+            assert until(lambda: api.get(f"/runs/{run_id}").json()["run"]["state"] != "running")
             run = api.get(f"/runs/{run_id}").json()["run"]
     assert run["state"] == "finished", run
     seen = json.loads(run["output"])
@@ -171,7 +172,7 @@ def _killing_at_the_end(pids: list[int]) -> Iterator[None]:
 
 def _noted(workspace: Path, run_id: int) -> dict[str, Any]:
     path = workspace / f"pids-{run_id}.json"
-    assert _until(path.exists), f"run {run_id} never started its brain"
+    assert until(path.exists), f"run {run_id} never started its brain"
     noted: dict[str, Any] = json.loads(path.read_text())
     return noted
 
@@ -193,7 +194,7 @@ def test_brains_die_with_a_killed_server_and_only_the_re_run_runs_after_restart(
             server.kill()  # no shutdown of any kind
             server.wait(timeout=10)
             # The launcher's parent-death signal: the brain and all it started, detached too.
-            assert _until(lambda: all(_gone(pid) for pid in pids)), [
+            assert until(lambda: all(_gone(pid) for pid in pids)), [
                 pid for pid in pids if not _gone(pid)
             ]
 
@@ -204,7 +205,7 @@ def test_brains_die_with_a_killed_server_and_only_the_re_run_runs_after_restart(
             pids += noted["pids"].values()
             assert all(not _gone(pid) for pid in noted["pids"].values())
             assert noted["earlier_alive_at_start"] == []
-        assert _until(lambda: all(_gone(pid) for pid in pids))  # a clean stop ends it too
+        assert until(lambda: all(_gone(pid) for pid in pids))  # a clean stop ends it too
 
 
 def test_at_start_a_node_kills_the_groups_its_previous_life_left_before_re_running(
@@ -229,7 +230,7 @@ def test_at_start_a_node_kills_the_groups_its_previous_life_left_before_re_runni
             server.kill()
             server.wait(timeout=10)
             os.kill(left["launcher"], signal.SIGKILL)
-            assert _until(lambda: _gone(left["launcher"]) and _gone(left["brain"]))
+            assert until(lambda: _gone(left["launcher"]) and _gone(left["brain"]))
         assert not _gone(left["child"])
 
         with serving(tmp_path, port), _api(port, token) as api:
@@ -245,6 +246,6 @@ def _running_run(api: httpx.Client, agent: str) -> int:
         runs = api.get("/runs", params={"agent": agent, "state": "running"}).json()["items"]
         return [run for run in runs if run["state"] == "running"]
 
-    assert _until(lambda: len(running()) == 1)
+    assert until(lambda: len(running()) == 1)
     run_id: int = running()[0]["id"]
     return run_id

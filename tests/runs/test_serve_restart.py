@@ -3,14 +3,13 @@ reason 'interrupted' and its text is answered by the next run; nothing is lost."
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
-from typing import Any
 
 import httpx
 
 from bench.ports import free_port
 from tests.cli.test_serve import serving
+from tests.support import until
 
 
 def _api(port: int, token: str) -> httpx.Client:
@@ -19,15 +18,6 @@ def _api(port: int, token: str) -> httpx.Client:
         headers={"Authorization": f"Bearer {token}"},
         timeout=10,
     )
-
-
-def _until(check: Any, within: float = 20.0) -> bool:
-    deadline = time.monotonic() + within
-    while not check():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 def test_a_killed_server_fails_the_interrupted_turn_and_answers_its_text_after_restart(
@@ -46,7 +36,7 @@ def test_a_killed_server_fails_the_interrupted_turn_and_answers_its_text_after_r
             run_id = api.post("/conversations/solo/messages", json={"text": "first"}).json()[
                 "run_id"
             ]
-            assert _until(lambda: api.get(f"/runs/{run_id}").json()["run"]["state"] == "running")
+            assert until(lambda: api.get(f"/runs/{run_id}").json()["run"]["state"] == "running")
         server.kill()  # no shutdown of any kind
         server.wait(timeout=10)
     rules.write_text("otherwise: [{reply: 'handled {text}'}]")
@@ -59,4 +49,4 @@ def test_a_killed_server_fails_the_interrupted_turn_and_answers_its_text_after_r
             messages = api.get("/conversations/solo").json()["messages"]["items"]
             return [m["body"] for m in messages if m["kind"] == "reply"] == ["handled first"]
 
-        assert _until(answered)
+        assert until(answered)
