@@ -38,22 +38,16 @@ class ManualClock:
 
 T = TypeVar("T")
 
-# A check soon after the first, then further apart: polled every 10 ms throughout, a wait of a
-# few seconds for a served Parley's turn cost hundreds of requests, on the two cores the turn
-# itself needs.
-FIRST_PAUSE, LONGEST_PAUSE = 0.01, 0.1
 
-
-def until(check: Callable[[], T], within: float = 30.0) -> T | None:
+def until(check: Callable[[], T], within: float = 30.0, pause: float = 0.05) -> T | None:
     """``eventually`` for a check that blocks (a CLI, a synchronous request): what ``check``
-    gives once it is truthy, or None after ``within`` seconds (the bound guards a hang)."""
+    gives once it is truthy, asked every ``pause`` seconds, or None after ``within`` seconds
+    (the bound guards a hang)."""
     deadline = time.monotonic() + within
-    pause = FIRST_PAUSE
     while not (found := check()):
         if time.monotonic() > deadline:
             return None
         time.sleep(pause)
-        pause = min(pause * 1.5, LONGEST_PAUSE)
     return found
 
 
@@ -65,12 +59,10 @@ async def eventually(check: Callable[[], Awaitable[bool]], within: float = 30.0)
     included)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within
-    pause = FIRST_PAUSE
     while not await check():
         if loop.time() > deadline:
             return False
-        await asyncio.sleep(pause)
-        pause = min(pause * 1.5, LONGEST_PAUSE)
+        await asyncio.sleep(0.01)
     return True
 
 

@@ -62,7 +62,7 @@ def hire(served: Served, tmp_path: Path, name: str, rules: str | None = None) ->
 
 def until(check: Callable[[], Any], within: float = 10.0) -> Any:
     """Poll until ``check`` returns something truthy, and return it; bounded against a hang."""
-    found = polled(check, within)
+    found = polled(check, within, pause=0.02)
     assert found, "gave up waiting"
     return found
 
