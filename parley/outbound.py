@@ -5,8 +5,9 @@ reserved, multicast or unspecified (169.254.169.254 is link-local), unless an ow
 allowed the host. The request is then sent to the first address, the URL's name kept as the
 Host header and as the TLS name (the certificate is verified for it): resolved again to
 connect, a name that answers outside for the check and inside a moment later (DNS rebinding)
-would reach what the check refused. It is a client's request hook, so that a request through a
-proxy is pinned too (a transport would be passed over for the proxy's)."""
+would reach what the check refused. It is a client's request hook, not a transport: given a
+transport, httpx takes no proxy from the environment (``HTTPS_PROXY``); a hook runs before
+httpx picks the proxy, which is then given the checked address too."""
 
 from __future__ import annotations
 
