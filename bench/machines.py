@@ -11,7 +11,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
@@ -22,14 +22,18 @@ ROOT = Path(__file__).resolve().parents[1]
 HEARTBEAT = {"PARLEY_HEARTBEAT_SECONDS": "0.3", "PARLEY_NODE_OFFLINE_AFTER_SECONDS": "3"}
 HUB = {"PARLEY_LOG_LEVEL": "info"}
 
+T = TypeVar("T")
 
-def until(check: Callable[[], bool], within: float = 60.0) -> bool:
+
+def until(check: Callable[[], T], within: float = 60.0, pause: float = 0.1) -> T | None:
+    """What ``check`` gives once it is truthy, asked every ``pause`` seconds, or None after
+    ``within`` seconds (the bound guards a hang)."""
     deadline = time.monotonic() + within
-    while not check():
+    while not (found := check()):
         if time.monotonic() > deadline:
-            return False
-        time.sleep(0.1)
-    return True
+            return None
+        time.sleep(pause)
+    return found
 
 
 class Machines:

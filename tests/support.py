@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -13,6 +12,7 @@ from typing import Any, TypeVar
 import httpx
 from fastapi import FastAPI
 
+from bench.machines import until as polled
 from parley.app import create_app
 from parley.broker.port import Broker
 from parley.context import Context
@@ -40,15 +40,9 @@ T = TypeVar("T")
 
 
 def until(check: Callable[[], T], within: float = 30.0, pause: float = 0.05) -> T | None:
-    """``eventually`` for a check that blocks (a CLI, a synchronous request): what ``check``
-    gives once it is truthy, asked every ``pause`` seconds, or None after ``within`` seconds
-    (the bound guards a hang)."""
-    deadline = time.monotonic() + within
-    while not (found := check()):
-        if time.monotonic() > deadline:
-            return None
-        time.sleep(pause)
-    return found
+    """``eventually`` for a check that blocks (a CLI, a synchronous request): bench's loop,
+    asked more often and bounded sooner."""
+    return polled(check, within, pause)
 
 
 async def eventually(check: Callable[[], Awaitable[bool]], within: float = 30.0) -> bool:

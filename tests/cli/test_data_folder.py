@@ -28,7 +28,7 @@ def test_a_second_server_on_the_same_data_folder_refuses_to_start_and_names_the_
             assert hired.status_code == 201, hired.text
             sent = api.post("/conversations/solo/messages", json={"text": "work"}).json()
             run = f"/runs/{sent['run_id']}"
-            assert until(lambda: api.get(run).json()["run"]["state"] == "running")
+            assert until(lambda: api.get(run).json()["run"]["state"] == "running", within=20)
 
             second = cli(tmp_path, None, "serve", "--port", str(other_port))
 

@@ -106,7 +106,7 @@ def hub(tmp_path: Path, nats_server: NatsServer) -> Iterator[str]:
     process = serve(tmp_path, "--port", str(port), *broker, "--no-local-node", log=log)
     url = f"http://127.0.0.1:{port}"
     try:
-        assert until(lambda: _health(url)[0] == 200), log.read_text()
+        assert until(lambda: _health(url)[0] == 200, within=60), log.read_text()
         yield url
     finally:
         process.send_signal(signal.SIGINT)
@@ -142,14 +142,14 @@ def test_a_broker_gone_away_shows_in_healthz_and_node_list_until_it_is_back(
     assert listed.stdout.splitlines() == ["no nodes", f"broker {nats_server.url}: connected"]
 
     nats_server.stop()
-    assert until(lambda: _health(hub)[0] == 503)
+    assert until(lambda: _health(hub)[0] == 503, within=60)
     status, health = _health(hub)
     assert (health["status"], health["broker"]["status"]) == ("broker_away", "reconnecting")
     listed = cli(tmp_path, port, "node", "list")
     assert f"broker {nats_server.url}: reconnecting" in listed.stdout
 
     nats_server.start()
-    assert until(lambda: _health(hub)[0] == 200)  # reconnected by itself
+    assert until(lambda: _health(hub)[0] == 200, within=60)  # reconnected by itself
     assert _health(hub)[1]["broker"]["status"] == "connected"
 
 

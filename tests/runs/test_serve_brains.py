@@ -139,7 +139,9 @@ def test_a_brain_sees_none_of_the_server_s_environment_and_cannot_read_its_secre
             run_id = api.post("/conversations/prober/messages", json={"text": "go"}).json()[
                 "run_id"
             ]
-            assert until(lambda: api.get(f"/runs/{run_id}").json()["run"]["state"] != "running")
+            assert until(
+                lambda: api.get(f"/runs/{run_id}").json()["run"]["state"] != "running", within=20
+            )
             run = api.get(f"/runs/{run_id}").json()["run"]
     assert run["state"] == "finished", run
     seen = json.loads(run["output"])
@@ -172,7 +174,7 @@ def _killing_at_the_end(pids: list[int]) -> Iterator[None]:
 
 def _noted(workspace: Path, run_id: int) -> dict[str, Any]:
     path = workspace / f"pids-{run_id}.json"
-    assert until(path.exists), f"run {run_id} never started its brain"
+    assert until(path.exists, within=20), f"run {run_id} never started its brain"
     noted: dict[str, Any] = json.loads(path.read_text())
     return noted
 
@@ -194,7 +196,7 @@ def test_brains_die_with_a_killed_server_and_only_the_re_run_runs_after_restart(
             server.kill()  # no shutdown of any kind
             server.wait(timeout=10)
             # The launcher's parent-death signal: the brain and all it started, detached too.
-            assert until(lambda: all(_gone(pid) for pid in pids)), [
+            assert until(lambda: all(_gone(pid) for pid in pids), within=20), [
                 pid for pid in pids if not _gone(pid)
             ]
 
@@ -205,7 +207,7 @@ def test_brains_die_with_a_killed_server_and_only_the_re_run_runs_after_restart(
             pids += noted["pids"].values()
             assert all(not _gone(pid) for pid in noted["pids"].values())
             assert noted["earlier_alive_at_start"] == []
-        assert until(lambda: all(_gone(pid) for pid in pids))  # a clean stop ends it too
+        assert until(lambda: all(_gone(pid) for pid in pids), within=20)  # a clean stop ends it too
 
 
 def test_at_start_a_node_kills_the_groups_its_previous_life_left_before_re_running(
@@ -230,7 +232,7 @@ def test_at_start_a_node_kills_the_groups_its_previous_life_left_before_re_runni
             server.kill()
             server.wait(timeout=10)
             os.kill(left["launcher"], signal.SIGKILL)
-            assert until(lambda: _gone(left["launcher"]) and _gone(left["brain"]))
+            assert until(lambda: _gone(left["launcher"]) and _gone(left["brain"]), within=20)
         assert not _gone(left["child"])
 
         with serving(tmp_path, port), _api(port, token) as api:
@@ -246,6 +248,6 @@ def _running_run(api: httpx.Client, agent: str) -> int:
         runs = api.get("/runs", params={"agent": agent, "state": "running"}).json()["items"]
         return [run for run in runs if run["state"] == "running"]
 
-    assert until(lambda: len(running()) == 1)
+    assert until(lambda: len(running()) == 1, within=20)
     run_id: int = running()[0]["id"]
     return run_id

@@ -36,7 +36,9 @@ def test_a_killed_server_fails_the_interrupted_turn_and_answers_its_text_after_r
             run_id = api.post("/conversations/solo/messages", json={"text": "first"}).json()[
                 "run_id"
             ]
-            assert until(lambda: api.get(f"/runs/{run_id}").json()["run"]["state"] == "running")
+            assert until(
+                lambda: api.get(f"/runs/{run_id}").json()["run"]["state"] == "running", within=20
+            )
         server.kill()  # no shutdown of any kind
         server.wait(timeout=10)
     rules.write_text("otherwise: [{reply: 'handled {text}'}]")
@@ -49,4 +51,4 @@ def test_a_killed_server_fails_the_interrupted_turn_and_answers_its_text_after_r
             messages = api.get("/conversations/solo").json()["messages"]["items"]
             return [m["body"] for m in messages if m["kind"] == "reply"] == ["handled first"]
 
-        assert until(answered)
+        assert until(answered, within=20)
