@@ -97,6 +97,18 @@ def _startable() -> Select[Any]:
         running.c.session_id == runs.c.session_id,
         running.c.state == RunState.RUNNING.value,
     )
+    # Agents with every slot taken: their backlog is left out before it is ranked, so that
+    # a busy agent's queue costs each pass one look per run, not a sort of the whole of it
+    # (10,000 waiting behind a busy agent, bench/backlog.py: 1.4 ms a read against 31 on
+    # SQLite, 3.3 against 35 on PostgreSQL).
+    taken, full_agent = runs.alias("taken"), agents.alias("full_agent")
+    full = (
+        select(taken.c.agent_id)
+        .join(full_agent, full_agent.c.id == taken.c.agent_id)
+        .where(taken.c.state == RunState.RUNNING.value)
+        .group_by(taken.c.agent_id, full_agent.c.max_sessions)
+        .having(func.count() >= full_agent.c.max_sessions)
+    )
     # Each agent's running runs, counted once for the query (not once per queued run).
     load = (
         select(running.c.agent_id, func.count().label("running"))
@@ -123,6 +135,7 @@ def _startable() -> Select[Any]:
             agents.c.lifecycle.in_([state.value for state in HELD_TOPIC_STATES]),
             agents.c.is_template.is_(False),
             agents.c.workspace.is_not(None) | (agents.c.kind == "node"),
+            runs.c.agent_id.not_in(full),
             ~session_busy,
         )
         .subquery("waiting")
