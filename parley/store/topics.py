@@ -6,7 +6,16 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, bindparam, func, insert, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    bindparam,
+    func,
+    insert,
+    literal_column,
+    select,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 
 from parley.conversations.model import LOCAL, ThreadEnd, Topic, TopicKind
@@ -85,7 +94,24 @@ _INSERT = insert(topics).returning(topics.c.id)
 
 def _insert_unless_taken(dialect: Any) -> Any:
     # No conflict target: every unique index of topics is one a concurrent insert may take.
-    return once(dialect.insert(topics).on_conflict_do_nothing().returning(topics.c.id))
+    # The new row comes back as ``_query`` reads one, names and all: no read after the insert.
+    return once(
+        dialect.insert(topics)
+        .on_conflict_do_nothing()
+        .returning(
+            *topics.c,
+            _name_of(agents.c.name, agents.c.id, "agent_id").label("agent_name"),
+            _name_of(agents.c.name, agents.c.id, "addressed_agent_id").label("addressed_name"),
+            _name_of(agents.c.name, agents.c.id, "sender_agent_id").label("sender_name"),
+            _name_of(people.c.name, people.c.id, "person_id").label("person_name"),
+        )
+    )
+
+
+def _name_of(name: Any, key: Any, column: str) -> Any:
+    """The name the new topic's ``column`` points to. SQLite's RETURNING names columns without
+    their tables: a subquery reads one table and names the topic's column in full."""
+    return select(name).where(key == literal_column(f"topics.{column}")).scalar_subquery()
 
 
 _INSERT_UNLESS_TAKEN = {
@@ -173,8 +199,11 @@ class TopicsRepo:
         on a conflict, where a savepoint around it cost a third of a new conversation's."""
         statement = _INSERT_UNLESS_TAKEN[self._c.dialect.name]
         values = {"kind": kind.value, "agent_id": agent_id, "created_at": now, **values}
-        topic_id = (await self._c.execute(statement, values)).scalar_one_or_none()
-        return None if topic_id is None else await self.by_id(self._made_here(int(topic_id)))
+        row = (await self._c.execute(statement, values)).first()
+        if row is None:
+            return None
+        self._made_here(int(row.id))
+        return _topic(row)
 
     def _made_here(self, topic_id: int) -> int:
         """A topic this transaction made is held by it, and open: nobody else sees it before

@@ -1,0 +1,74 @@
+"""A topic inserted unless a concurrent transaction made it first comes back whole from its
+insert, names and all, as a read of it gives it: one statement, no read after it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import event
+
+from parley.conversations.model import LOCAL, TopicKind
+from tests.support import Harness
+
+
+async def test_an_inserted_topic_comes_back_as_a_read_gives_it_in_one_statement(
+    parley: Harness,
+) -> None:
+    await parley.hire("scribe")
+    await parley.hire("critic")
+    now = parley.clock.now()
+    statements: list[str] = []
+    engine = getattr(parley.context.store.engine, "sync_engine", parley.context.store.engine)
+
+    def count(_connection: Any, _cursor: Any, sql: str, *_: Any) -> None:
+        statements.append(sql)
+
+    async with parley.context.store.transaction() as tx:
+        scribe, critic = await tx.agents.by_name("scribe"), await tx.agents.by_name("critic")
+        owner = await tx.people.by_name(parley.context.settings.owner_name)
+        assert scribe is not None and critic is not None and owner is not None
+        event.listen(engine, "before_cursor_execute", count)
+        try:
+            conversation = await tx.topics.insert_unless_raced(
+                TopicKind.CONVERSATION,
+                scribe.id,
+                now,
+                addressed_agent_id=scribe.id,
+                person_id=owner.id,
+            )
+            assert conversation is not None
+            exchange = await tx.topics.insert_unless_raced(
+                TopicKind.AGENT_CONVERSATION,
+                critic.id,
+                now,
+                connection=LOCAL,
+                thread_id="thread-1",
+                pair_key="critic|scribe",
+                root_topic_id=conversation.id,
+                sender_agent_id=scribe.id,
+            )
+            assert exchange is not None
+            again = await tx.topics.insert_unless_raced(
+                TopicKind.CONVERSATION,
+                scribe.id,
+                now,
+                addressed_agent_id=scribe.id,
+                person_id=owner.id,
+            )
+        finally:
+            event.remove(engine, "before_cursor_execute", count)
+        assert again is None  # the person's open conversation with scribe exists: nothing made
+        assert len(statements) == 3, statements
+
+        assert conversation == await tx.topics.by_id(conversation.id)
+        assert exchange == await tx.topics.by_id(exchange.id)
+    assert (conversation.agent_name, conversation.addressed_name) == ("scribe", "scribe")
+    assert (conversation.person_name, conversation.sender_name) == (owner.name, None)
+    assert (exchange.agent_name, exchange.sender_name, exchange.person_name) == (
+        "critic",
+        "scribe",
+        None,
+    )
+    assert (
+        exchange.kind is TopicKind.AGENT_CONVERSATION and exchange.root_topic_id == conversation.id
+    )
