@@ -31,7 +31,7 @@ from parley.runs.model import OPEN_STATES, Run, RunState, Session, Waiting
 from parley.store.connection import Connection
 from parley.store.keyset import first_slices, newest_of_each, sliced
 from parley.store.rows import RowReader
-from parley.store.shapes import once
+from parley.store.shapes import once, returned_beside
 from parley.store.tables import agents, nodes, runs, sessions, topics
 from parley.store.types import UTCDateTime
 from parley.store.unnest import unnested
@@ -80,13 +80,6 @@ def _session(row: Any) -> Session:
     )
 
 
-def _of_run(value: Any, *where: Any) -> Any:
-    """One value of what a run names (its agent's name, its node's), read beside the run.
-    SQLite's RETURNING names columns without their tables (``id = agent_id``): a subquery reads
-    one table, and names the run's columns in full (``literal_column("runs.agent_id")``)."""
-    return select(value).where(*where).scalar_subquery()
-
-
 def _startable() -> Select[Any]:
     """Queued runs that may start, in arrival order: at most one per session (the first) and,
     per agent, no more than its free slots. A backlog behind an agent with one free slot (one
@@ -100,7 +93,8 @@ def _startable() -> Select[Any]:
     # Agents with every slot taken: their backlog is left out before it is ranked, so that
     # a busy agent's queue costs each pass one look per run, not a sort of the whole of it
     # (10,000 waiting behind a busy agent, bench/backlog.py: 1.4 ms a read against 31 on
-    # SQLite, 3.3 against 35 on PostgreSQL).
+    # SQLite, 3.3 against 35 on PostgreSQL). It groups the running runs itself: made from
+    # ``load`` as a shared CTE, the read ran slower on SQLite (busy 1.5-2.8 ms against 1.1-2.1).
     taken, full_agent = runs.alias("taken"), agents.alias("full_agent")
     full = (
         select(taken.c.agent_id)
@@ -253,12 +247,15 @@ _START_MANY = once(
     .values(state=RunState.RUNNING.value, token_hash=_GIVEN.c.hash, started_at=bindparam("now"))
     .returning(
         *(column for column in runs.c if column.key != "stderr"),
-        _of_run(agents.c.name, agents.c.id == _RUNS_AGENT).label("agent_name"),
-        _of_run(agents.c.kind, agents.c.id == _RUNS_AGENT).label("agent_kind"),
-        _of_run(
-            nodes.c.name, nodes.c.id == _of_run(agents.c.node_id, agents.c.id == _RUNS_AGENT)
+        returned_beside(agents.c.name, agents.c.id == _RUNS_AGENT).label("agent_name"),
+        returned_beside(agents.c.kind, agents.c.id == _RUNS_AGENT).label("agent_kind"),
+        returned_beside(
+            nodes.c.name,
+            nodes.c.id == returned_beside(agents.c.node_id, agents.c.id == _RUNS_AGENT),
         ).label("node_name"),
-        _of_run(topics.c.kind, topics.c.id == literal_column("runs.topic_id")).label("topic_kind"),
+        returned_beside(topics.c.kind, topics.c.id == literal_column("runs.topic_id")).label(
+            "topic_kind"
+        ),
     )
 )
 _FINISH = once(

@@ -110,6 +110,14 @@ class Shape:
         return tuple(row)
 
 
+def returned_beside(value: Any, *where: Any) -> Any:
+    """One value of what a row being written names (its agent's name, its node's), for its
+    RETURNING. SQLite's RETURNING names columns without their tables (``id = agent_id``): a
+    subquery reads one table, and names the written row's columns in full
+    (``literal_column("runs.agent_id")``)."""
+    return select(value).where(*where).scalar_subquery()
+
+
 def constants_inline(statement: ClauseElement, keys: tuple[str, ...], dialect: Dialect) -> Any:
     """``statement`` with the values it was built with (``state = 'queued'``, a constant IN
     list) written into its SQL, the caller's parameters (``keys``) still bound. SQLite plans a

@@ -24,7 +24,7 @@ from parley.reads.model import Slice, Window
 from parley.store.connection import Connection
 from parley.store.keyset import sliced
 from parley.store.rows import RowReader
-from parley.store.shapes import once
+from parley.store.shapes import once, returned_beside
 from parley.store.tables import agents, people, runs, topics
 from parley.store.visibility import readable_topic
 
@@ -100,18 +100,17 @@ def _insert_unless_taken(dialect: Any) -> Any:
         .on_conflict_do_nothing()
         .returning(
             *topics.c,
-            _name_of(agents.c.name, agents.c.id, "agent_id").label("agent_name"),
-            _name_of(agents.c.name, agents.c.id, "addressed_agent_id").label("addressed_name"),
-            _name_of(agents.c.name, agents.c.id, "sender_agent_id").label("sender_name"),
-            _name_of(people.c.name, people.c.id, "person_id").label("person_name"),
+            _named(agents, "agent_id").label("agent_name"),
+            _named(agents, "addressed_agent_id").label("addressed_name"),
+            _named(agents, "sender_agent_id").label("sender_name"),
+            _named(people, "person_id").label("person_name"),
         )
     )
 
 
-def _name_of(name: Any, key: Any, column: str) -> Any:
-    """The name the new topic's ``column`` points to. SQLite's RETURNING names columns without
-    their tables: a subquery reads one table and names the topic's column in full."""
-    return select(name).where(key == literal_column(f"topics.{column}")).scalar_subquery()
+def _named(table: Any, column: str) -> Any:
+    """The name of the row of ``table`` the new topic's ``column`` points to."""
+    return returned_beside(table.c.name, table.c.id == literal_column(f"topics.{column}"))
 
 
 _INSERT_UNLESS_TAKEN = {

@@ -3,6 +3,7 @@ insert, names and all, as a read of it gives it: one statement, no read after it
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from sqlalchemy import event
@@ -27,15 +28,18 @@ async def test_an_inserted_topic_comes_back_as_a_read_gives_it_in_one_statement(
         scribe, critic = await tx.agents.by_name("scribe"), await tx.agents.by_name("critic")
         owner = await tx.people.by_name(parley.context.settings.owner_name)
         assert scribe is not None and critic is not None and owner is not None
+        # The owner's conversation with scribe: made first, then raced by a second insert.
+        with_scribe = partial(
+            tx.topics.insert_unless_raced,
+            TopicKind.CONVERSATION,
+            scribe.id,
+            now,
+            addressed_agent_id=scribe.id,
+            person_id=owner.id,
+        )
         event.listen(engine, "before_cursor_execute", count)
         try:
-            conversation = await tx.topics.insert_unless_raced(
-                TopicKind.CONVERSATION,
-                scribe.id,
-                now,
-                addressed_agent_id=scribe.id,
-                person_id=owner.id,
-            )
+            conversation = await with_scribe()
             assert conversation is not None
             exchange = await tx.topics.insert_unless_raced(
                 TopicKind.AGENT_CONVERSATION,
@@ -48,13 +52,7 @@ async def test_an_inserted_topic_comes_back_as_a_read_gives_it_in_one_statement(
                 sender_agent_id=scribe.id,
             )
             assert exchange is not None
-            again = await tx.topics.insert_unless_raced(
-                TopicKind.CONVERSATION,
-                scribe.id,
-                now,
-                addressed_agent_id=scribe.id,
-                person_id=owner.id,
-            )
+            again = await with_scribe()
         finally:
             event.remove(engine, "before_cursor_execute", count)
         assert again is None  # the person's open conversation with scribe exists: nothing made
