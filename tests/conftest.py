@@ -116,6 +116,8 @@ def database_of_its_own(label: str) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
+    """The worker's PostgreSQL database, migrated once, as ``sqlite_template`` is: each test
+    starts from a current store on either database, whichever test comes first."""
     name = f"parley_test_{os.getpid()}"
     try:
         url = asyncio.run(create_database(name))
@@ -124,6 +126,7 @@ def postgres_url() -> Iterator[str]:
         if os.environ.get("CI") == "true":
             pytest.fail(f"{reason} (CI=true: PostgreSQL is required)")
         pytest.skip(reason)
+    asyncio.run(_migrate(url))
     yield url
     asyncio.run(drop_database(name))
 
