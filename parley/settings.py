@@ -164,6 +164,11 @@ class Settings(BaseSettings):
     access_log: bool = Field(
         False, description="log a line for every HTTP request the server answers (uvicorn's)"
     )
+    telemetry: bool = Field(
+        False,
+        description="OpenTelemetry spans and metrics of the API (FastAPI's) and of A2A calls"
+        " (a2a-sdk's), to the providers the environment sets up (opentelemetry-instrument)",
+    )
     owner_name: str = Field("owner", description="name of the owner created on first start")
     node_name: str = Field("local", description="name of the node this process hosts")
     broker: str | None = Field(
