@@ -23,6 +23,7 @@ from parley.agents.model import (
 from parley.reads.model import Slice, Window
 from parley.store.connection import Connection
 from parley.store.keyset import sliced
+from parley.store.rows import RowReader, member_of
 from parley.store.shapes import once
 from parley.store.tables import (
     agent_env,
@@ -75,38 +76,17 @@ def _agent_query() -> Select[Any]:
 
 
 def _agent(row: Any) -> Agent:
-    return Agent(
-        id=row.id,
-        name=row.name,
-        kind=AgentKind(row.kind),
-        node_id=row.node_id,
-        node_name=row.node_name,
-        lifecycle=Lifecycle(row.lifecycle),
-        modality=Modality(row.modality),
-        human_person=row.human_person,
-        engram=row.engram,
-        brain=row.brain,
-        max_sessions=row.max_sessions,
-        is_template=bool(row.is_template),
-        surge_threshold=row.surge_threshold,
-        clone_lifetime_seconds=row.clone_lifetime_seconds,
-        template_name=row.template_name,
-        expires_at=row.expires_at,
-        workspace=row.workspace,
-        retired_reason=row.retired_reason,
-        retired_at=row.retired_at,
-        created_at=row.created_at,
-        warning_count=int(row.warning_count),
-        env=_names(row.env_names),
-        env_from_server=_names(row.env_from_server_names),
-        tools=tuple(row.tools.split(",")) if row.tools else (),
-        ask=tuple(row.ask.split(",")) if row.ask else (),
-        mcp_servers=_mcp_servers(row.mcp_servers),
-    )
+    return _AGENTS.one(row)
+
+
+def _listed(joined: str | None) -> tuple[str, ...]:
+    return tuple(joined.split(",")) if joined else ()
 
 
 def _mcp_servers(text: str | None) -> tuple[McpServer, ...]:
-    """An agent's MCP servers as stored: a JSON list (``_as_json``)."""
+    """An agent's MCP servers as stored: a JSON list (``_as_json``), most often empty."""
+    if not text or text == "[]":
+        return ()
     return tuple(
         McpServer(
             item["name"],
@@ -114,7 +94,7 @@ def _mcp_servers(text: str | None) -> tuple[McpServer, ...]:
             item.get("url"),
             tuple(sorted(item.get("headers_from_env", {}).items())),
         )
-        for item in json.loads(text or "[]")
+        for item in json.loads(text)
     )
 
 
@@ -141,6 +121,26 @@ def _column_values(values: dict[str, Any]) -> dict[str, Any]:
 
 def _names(joined: str | None) -> tuple[str, ...]:
     return tuple(sorted(joined.split(","))) if joined else ()
+
+
+# Picked by position (rows.py): an agent read by column name cost 27 lookups of a Row by name,
+# and its states went through Enum's call, on every agent a turn's start or a text reads.
+_AGENTS = RowReader(
+    Agent,
+    convert={
+        "kind": member_of(AgentKind),
+        "lifecycle": member_of(Lifecycle),
+        "modality": member_of(Modality),
+        "is_template": bool,
+        "warning_count": int,
+        "env": _names,
+        "env_from_server": _names,
+        "tools": _listed,
+        "ask": _listed,
+        "mcp_servers": _mcp_servers,
+    },
+    sources={"env": "env_names", "env_from_server": "env_from_server_names"},
+)
 
 
 _BY_ID = once(_agent_query().where(agents.c.id == bindparam("agent_id")))
@@ -256,7 +256,7 @@ class AgentsRepo:
         if not wanted:
             return {}
         rows = await self._c.execute(_BY_IDS, {"agent_ids": wanted})
-        return {row.id: _agent(row) for row in rows}
+        return {agent.id: agent for agent in _AGENTS.all(rows)}
 
     async def page(self, window: Window, states: Sequence[Lifecycle] | None = None) -> Slice[Agent]:
         """Agents by name, retired ones included unless ``states`` says which."""

@@ -30,7 +30,7 @@ from parley.reads.model import Slice, Window
 from parley.runs.model import OPEN_STATES, Run, RunState, Session, Waiting
 from parley.store.connection import Connection
 from parley.store.keyset import first_slices, newest_of_each, sliced
-from parley.store.rows import RowReader
+from parley.store.rows import RowReader, member_of
 from parley.store.shapes import once, returned_beside
 from parley.store.tables import agents, nodes, runs, sessions, topics
 from parley.store.types import UTCDateTime
@@ -60,8 +60,8 @@ def _query() -> Select[Any]:
 _RUNS = RowReader(
     Run,
     convert={
-        "topic_kind": TopicKind,
-        "state": RunState,
+        "topic_kind": member_of(TopicKind),
+        "state": member_of(RunState),
         "by_node_session": lambda kind: kind == "node",
     },
     sources={"by_node_session": "agent_kind"},

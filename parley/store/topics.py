@@ -23,7 +23,7 @@ from parley.people.model import Person
 from parley.reads.model import Slice, Window
 from parley.store.connection import Connection
 from parley.store.keyset import sliced
-from parley.store.rows import RowReader
+from parley.store.rows import RowReader, member_of
 from parley.store.shapes import once, returned_beside
 from parley.store.tables import agents, people, runs, topics
 from parley.store.visibility import readable_topic
@@ -50,7 +50,7 @@ def _query() -> Select[Any]:
 
 
 # A topic's row, read by position (``rows``): every read of topics.
-_TOPICS = RowReader(Topic, convert={"kind": TopicKind, "thread": bool})
+_TOPICS = RowReader(Topic, convert={"kind": member_of(TopicKind), "thread": bool})
 # One row alone, as the batch reads read each.
 _topic = _TOPICS.one
 
