@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -51,7 +50,6 @@ def create_app(
 ) -> FastAPI:
     """The HTTP app. Given a ``context`` already running (as ``parley serve`` does, to report
     start-up errors plainly), it serves that; otherwise it starts its own in its lifespan."""
-    a2a_sdk_telemetry(settings.telemetry)  # before a2a-sdk's tracing loads
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -130,19 +128,10 @@ API_ROUTERS = tuple(
 
 # OpenTelemetry is off unless an operator turns it on (``telemetry``). Parley sets up no exporter
 # of its own; left on, FastAPI looked for a configured provider at every request and a2a-sdk
-# opened a span around each step of every A2A call: 2.7% of the instructions an A2A message
-# cost the server (callgrind), for spans that went nowhere. On, both send to the providers the
-# environment sets up (``opentelemetry-instrument``, or FastAPI's FASTAPI_OTEL_AUTO_CONFIGURE).
-# a2a-sdk reads its switch once, when its tracing is first imported: at the first A2A call this
-# process serves or makes, after the settings are known.
-A2A_SDK_SWITCH = "OTEL_INSTRUMENTATION_A2A_SDK_ENABLED"
-
-
+# opened a span around each step of every A2A call (startup.py turns those off): 2.7% of the
+# instructions an A2A message cost the server (callgrind), for spans that went nowhere. On,
+# both send to the providers the environment sets up (``opentelemetry-instrument``, or
+# FastAPI's FASTAPI_OTEL_AUTO_CONFIGURE).
 def fastapi_telemetry(enabled: bool) -> TelemetryConfig | None:
     """FastAPI's ``telemetry``: its own defaults, or every signal off."""
     return None if enabled else TelemetryConfig(tracing=False, metrics=False, logs=False)
-
-
-def a2a_sdk_telemetry(enabled: bool) -> None:
-    """a2a-sdk's spans on or off as ``enabled`` says, unless the environment set its switch."""
-    os.environ.setdefault(A2A_SDK_SWITCH, "true" if enabled else "false")

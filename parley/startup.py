@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import logging
+import os
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -49,6 +50,18 @@ if TYPE_CHECKING:
 log = logging.getLogger("parley")
 
 
+# a2a-sdk's OpenTelemetry switch. Off unless ``telemetry``: its spans around each step of every
+# A2A call went nowhere in a Parley that sets up no exporter (app.py says what they cost). It
+# reads the switch once, when its tracing is first imported (lazily, at the first A2A call this
+# process serves or makes), so the switch is set before anything starts.
+A2A_SDK_SWITCH = "OTEL_INSTRUMENTATION_A2A_SDK_ENABLED"
+
+
+def a2a_sdk_telemetry(enabled: bool) -> None:
+    """a2a-sdk's spans on or off as ``enabled`` says, unless the environment set its switch."""
+    os.environ.setdefault(A2A_SDK_SWITCH, "true" if enabled else "false")
+
+
 @asynccontextmanager
 async def running(
     settings: Settings,
@@ -61,6 +74,7 @@ async def running(
     in-process one. ``channels``: adapters of more channels (by name, for every account).
     Every channel's adapters are registered before deliveries start: a post left pending by
     the last stop, due at once, would otherwise fail for good as having no adapter."""
+    a2a_sdk_telemetry(settings.telemetry)  # before anything may load a2a-sdk's tracing
     folder = DataFolder(settings.data_dir)
     folder.prepare(default_store=settings.database_url is None)
     store = await Store.open(settings.resolved_database_url, direct_driver=settings.direct_driver)

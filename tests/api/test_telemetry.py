@@ -12,8 +12,10 @@ import httpx
 import pytest
 from opentelemetry import trace
 
-from parley.app import A2A_SDK_SWITCH, a2a_sdk_telemetry, create_app
+from parley.app import create_app
 from parley.settings import Settings
+from parley.startup import A2A_SDK_SWITCH, a2a_sdk_telemetry
+from tests.support import ManualClock, started
 
 
 async def _lookups_of_a_tracer_provider(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> int:
@@ -64,3 +66,13 @@ def test_a2a_sdk_s_switch_set_by_the_environment_is_kept(monkeypatch: pytest.Mon
     monkeypatch.setenv(A2A_SDK_SWITCH, "true")
     a2a_sdk_telemetry(False)
     assert os.environ[A2A_SDK_SWITCH] == "true"
+
+
+async def test_a_starting_installation_sets_a2a_sdk_s_switch_before_anything_loads_it(
+    settings: Settings, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Set by ``running`` itself (``parley serve`` makes its app after starting): an A2A
+    agent's follower loading a2a-sdk's client at start reads it already set."""
+    monkeypatch.delenv(A2A_SDK_SWITCH, raising=False)
+    async with started(settings, clock):
+        assert os.environ[A2A_SDK_SWITCH] == "false"
