@@ -75,10 +75,6 @@ def _agent_query() -> Select[Any]:
     )
 
 
-def _agent(row: Any) -> Agent:
-    return _AGENTS.one(row)
-
-
 def _listed(joined: str | None) -> tuple[str, ...]:
     return tuple(joined.split(",")) if joined else ()
 
@@ -141,6 +137,8 @@ _AGENTS = RowReader(
     },
     sources={"env": "env_names", "env_from_server": "env_from_server_names"},
 )
+# One row alone, as the batch reads read each.
+_agent = _AGENTS.one
 
 
 _BY_ID = once(_agent_query().where(agents.c.id == bindparam("agent_id")))
@@ -279,9 +277,8 @@ class AgentsRepo:
         if not wanted:
             return {}
         parameters = {"names": wanted, "states": _states(states)}
-        return {
-            row.name: _agent(row) for row in await self._c.execute(_RECEIVABLE_NAMED, parameters)
-        }
+        rows = await self._c.execute(_RECEIVABLE_NAMED, parameters)
+        return {agent.name: agent for agent in _AGENTS.all(rows)}
 
     async def receivable_clones(self, template_id: int, states: Sequence[Lifecycle]) -> list[Agent]:
         """Clones of a template that may take work, least loaded first."""
@@ -296,7 +293,7 @@ class AgentsRepo:
             .where(agents.c.template_id == template_id, agents.c.lifecycle.in_(_states(states)))
             .order_by(load, agents.c.id)
         )
-        return [_agent(row) for row in await self._c.execute(query)]
+        return _AGENTS.all(await self._c.execute(query))
 
     async def move_lifecycle(
         self,
@@ -340,15 +337,15 @@ class AgentsRepo:
 
     async def awaiting_workspace(self, node_id: int) -> list[Agent]:
         parameters = {"node_id": node_id, "states": _states(_WORKING)}
-        return [_agent(row) for row in await self._c.execute(_AWAITING_WORKSPACE, parameters)]
+        return _AGENTS.all(await self._c.execute(_AWAITING_WORKSPACE, parameters))
 
     async def expired_clones(self, now: datetime) -> list[Agent]:
         parameters = {"now": now, "states": _states(_WORKING)}
-        return [_agent(row) for row in await self._c.execute(_EXPIRED_CLONES, parameters)]
+        return _AGENTS.all(await self._c.execute(_EXPIRED_CLONES, parameters))
 
     async def drained(self) -> list[Agent]:
         """Draining agents with nothing left queued or running: ready to be retired."""
-        return [_agent(row) for row in await self._c.execute(_DRAINED)]
+        return _AGENTS.all(await self._c.execute(_DRAINED))
 
     async def count_clones(self, template_id: int) -> int:
         query = select(func.count()).where(agents.c.template_id == template_id)
