@@ -36,6 +36,17 @@ def until(check: Callable[[], T], within: float = 60.0, pause: float = 0.1) -> T
     return found
 
 
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs: not gone, not a zombie left for an init that does not
+    reap (as in some containers). One that ends while its state is read is gone
+    (``ProcessLookupError``, an ``OSError``, as its file vanishing is)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
 class Machines:
     """A hub on ``database_url`` and ``broker_url`` (None: the in-process broker, no nodes)."""
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
+from bench.machines import alive
 from tests.cli.test_runtime_commands import until
 from tests.cli.test_server_killed import WITHIN, hire_command, runs_of, server
 
@@ -26,12 +27,12 @@ def test_sigterm_stops_a_turn_s_brain_and_closes_the_store(tmp_path: Path) -> No
         with served.api() as api:
             api.post("/conversations/sleeper/messages", json={"text": "hold on"}).raise_for_status()
         pid = int(until(lambda: _read(workspace / "brain.pid"), within=WITHIN))
-        assert _alive(pid)
+        assert alive(pid)
         assert [run["state"] for run in runs_of(served, "sleeper")] == ["running"]
         assert served.process is not None
         served.process.send_signal(signal.SIGTERM)
         assert served.process.wait(timeout=WITHIN) == 0
-    assert until(lambda: not _alive(pid), within=WITHIN)  # its process group was killed
+    assert until(lambda: not alive(pid), within=WITHIN)  # its process group was killed
     # Closed: SQLite folded its log into the database as the last connection went.
     assert not (private / "parley.db-wal").exists()
     assert not (private / "server-url").exists()  # no CLI is sent to a server that is gone
@@ -71,11 +72,3 @@ def _read(path: Path) -> str:
         return path.read_text()
     except FileNotFoundError:
         return ""
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")

@@ -20,7 +20,7 @@ import nats
 import pytest
 from nats.aio.client import RawCredentials
 
-from bench.machines import Machines, until
+from bench.machines import Machines, alive, until
 from bench.ports import free_port
 from parley.broker.nats_broker import lets_anyone_in
 from parley.mesh.broker_auth import node_inbox_prefix
@@ -205,7 +205,7 @@ def test_a_turn_on_a_node_is_stopped_from_the_hub_and_its_process_group_killed(
     pid = int(pid_file.read_text())
     stopped = shared.api.post(f"/runs/{run['run_id']}/stop")
     assert stopped.status_code == 200, stopped.text
-    assert until(lambda: not _alive(pid), within=10)
+    assert until(lambda: not alive(pid), within=10)
     assert shared.api.get(f"/runs/{run['run_id']}").json()["run"]["state"] == "stopped"
 
 
@@ -262,15 +262,6 @@ def _running(machines: Machines, agent: str) -> bool:
 def _run(machines: Machines, run_id: int) -> dict[str, Any]:
     run: dict[str, Any] = machines.api.get(f"/runs/{run_id}").json()["run"]
     return run
-
-
-def _alive(pid: int) -> bool:
-    """Running, not a zombie left for an init that does not reap (as in some containers)."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return False
-    return "State:\tZ" not in status
 
 
 def test_a_node_the_hub_and_nats_each_failing_mid_traffic_lose_and_repeat_nothing(
