@@ -160,6 +160,9 @@ class _Consumer:
         self._fetched: asyncio.Queue[list[Msg]] = asyncio.Queue(PREFETCHED)
         self._unhandled: list[Msg] = []  # fetched, not yet acknowledged: waiting or handled
         self._pulling: asyncio.Future[list[Msg]] | None = None  # the pull under way
+        # The last delivery that reached this consumer, by the server's count of deliveries to
+        # it (0: none since it bound): a stop compares it with the server's own last.
+        self._received = 0
         self._stopping = False
 
     async def bind(self) -> None:
@@ -185,6 +188,7 @@ class _Consumer:
             self._pull,
             await subjects.js.pull_subscribe_bind(self._name, subjects.stream),
         )
+        self._received = 0  # a consumer made again counts its deliveries from 1 again
         if old is not None:
             with contextlib.suppress(Exception):
                 await old.unsubscribe()
@@ -256,6 +260,7 @@ class _Consumer:
                 continue
             pause = FIRST_PAUSE
             if batch:  # empty when the server said its wait was over just in time
+                self._received = max(self._received, batch[-1].metadata.sequence.consumer)
                 self._unhandled += batch
                 await self._fetched.put(batch)
 
@@ -280,17 +285,20 @@ class _Consumer:
 
     async def _pull_brings_nothing(self) -> bool:
         """Whether the server has nothing for this consumer's pull under way: nothing waiting
-        to be delivered, and nothing delivered but what this consumer holds. Then a stop need not
-        wait for it (a consumer idle at a stop, as most are, waited the whole grace). Anything
-        else, or no answer within the grace, counts as something on its way. A message stored in
-        the moment after the answer comes back after ACK_WAIT, as one to a cancelled pull."""
+        to be delivered, and every delivery it made already here. Then a stop need not wait for
+        it (a consumer idle at a stop, as most are, waited the whole grace). Anything else, or
+        no answer within the grace, counts as something on its way. Deliveries are compared,
+        not messages held: an acknowledgement sent just before the stop may not be applied yet,
+        and the message it acknowledged looked on its way. A message stored in the moment after
+        the answer comes back after ACK_WAIT, as one to a cancelled pull."""
         js, stream = self._subjects.js, self._subjects.stream
         try:
             async with asyncio.timeout(GIVE_BACK_GRACE):
                 info = await js.consumer_info(stream, self._name)
         except (TimeoutError, nats.errors.Error):
             return False
-        return (info.num_pending, info.num_ack_pending) == (0, len(self._unhandled))
+        delivered = info.delivered.consumer_seq if info.delivered is not None else None
+        return info.num_pending == 0 and (delivered or 0) <= self._received
 
     async def _work(self) -> None:
         """Hands what was fetched to the handler, what waits together as one batch (and what

@@ -7,6 +7,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
+import nats
 import pytest
 from nats.aio.client import Client
 
@@ -283,6 +284,41 @@ async def test_an_idle_consumer_stops_without_waiting_for_its_pull(
         assert applied == [b"m", b"marker"]
     finally:
         await again.close()
+
+
+async def test_a_stop_does_not_wait_for_an_acknowledgement_the_server_has_not_applied(
+    nats_server: NatsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An acknowledgement is sent without waiting for the server, so at a stop the server may
+    not have applied the last one yet (here it never arrives): the message then looks
+    delivered and unacknowledged, held by nobody. The stop compares deliveries, not messages
+    held: every delivery already came, so the pull under way brings nothing and the stop is
+    immediate, where it sat out the grace. The message stays stored, to come again."""
+    monkeypatch.setattr(nats_durable, "GIVE_BACK_GRACE", 10 * WAIT)
+    monkeypatch.setattr(nats_durable, "FETCH_WAIT", 10 * WAIT)
+    monkeypatch.setattr(nats_durable, "ACK_WAIT", 10 * WAIT)
+    unapplied: list[int] = []
+
+    async def never_arrives(batch: Sequence[object]) -> None:
+        unapplied.append(len(batch))
+
+    monkeypatch.setattr(nats_durable, "_acknowledge", never_arrives)
+    broker = await NatsBroker.connect(nats_server.url)
+    applied: list[bytes] = []
+    try:
+        await broker.consume("d.unapplied", "hub", recorder(applied))
+        await broker.send_durable("d.unapplied", b"m", "m")
+        await holds(lambda: unapplied == [1], "the message handled, its acknowledgement sent")
+        await asyncio.wait_for(broker.close(), WAIT)
+    finally:
+        await broker.close()
+    assert applied == [b"m"]
+    watcher = await nats.connect(nats_server.url)
+    try:
+        stream = await watcher.jetstream().stream_info(nats_durable.STREAM)
+        assert stream.state.messages == 1  # unacknowledged: still stored
+    finally:
+        await watcher.close()
 
 
 def test_a_nats_py_without_server_info_is_said_once_and_its_connection_kept(
