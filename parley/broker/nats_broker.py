@@ -307,9 +307,17 @@ def _is_refusal(error: Exception) -> bool:
 
 async def lets_anyone_in(url: str, timeout: float) -> bool:
     """Whether the broker at ``url`` lets a client without any credentials connect (those in
-    the URL are left out). A broker that cannot be reached lets nobody in: False."""
+    the URL are left out); one that answers and refuses lets nobody in: False. Unavailable when
+    no try reached it within ``timeout``: the hub's own connection, tried next, would wait as
+    long again for the same silence (an unreachable broker was told after twice the time)."""
     address = parse_nats_url(url)
     anonymous = Client()
+    seen: list[Exception] = []
+
+    async def noted(error: Exception) -> None:
+        log.debug("anonymous check: %s", error)
+        seen[:] = [error]
+
     attempt = anonymous.connect(
         list(address.servers),
         tls=_tls_context() if address.tls else None,
@@ -317,20 +325,19 @@ async def lets_anyone_in(url: str, timeout: float) -> bool:
         allow_reconnect=False,
         connect_timeout=math.ceil(timeout),
         max_reconnect_attempts=0,
-        error_cb=_ignored,
+        error_cb=noted,
     )
     try:
         await asyncio.wait_for(attempt, timeout)  # nats-py may try an absent server forever
-    except (nats.errors.Error, OSError, TimeoutError):
+    except TimeoutError as exc:
+        why = seen[0] if seen else "no answer"
+        raise Unavailable(f"cannot reach the broker at {address.shown}: {why}") from exc
+    except (nats.errors.Error, OSError):
         return False
     finally:
         with contextlib.suppress(Exception):
             await anonymous.close()
     return True
-
-
-async def _ignored(error: Exception) -> None:
-    log.debug("anonymous check: %s", error)
 
 
 def _tls_context() -> ssl.SSLContext:

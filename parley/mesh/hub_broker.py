@@ -11,7 +11,7 @@ import logging
 from parley.broker.nats_broker import CONNECT_TIMEOUT, NatsBroker, lets_anyone_in
 from parley.broker.nats_url import parse_nats_url
 from parley.datafolder import DataFolder
-from parley.errors import Conflict
+from parley.errors import Conflict, Unavailable
 from parley.mesh.broker_auth import BrokerKeys
 from parley.settings import Settings
 
@@ -28,12 +28,21 @@ async def connect_hub(settings: Settings, url: str) -> NatsBroker:
             shown,
         )
         return await NatsBroker.connect(url)
-    if await lets_anyone_in(url, CONNECT_TIMEOUT):
+    try:
+        anyone = await lets_anyone_in(url, CONNECT_TIMEOUT)
+    except Unavailable:
+        _hub_keys(settings)  # without them, no broker could have been set up: said first
+        raise
+    if anyone:
         raise Conflict(
             f"the broker at {shown} lets anyone in (anyone who reaches it would read every"
             " turn): start nats-server with the configuration `parley mesh broker-config`"
             " writes, or pass --insecure-broker on a laptop"
         )
+    return await NatsBroker.connect(url, credentials=_hub_keys(settings).hub_creds())
+
+
+def _hub_keys(settings: Settings) -> BrokerKeys:
     keys = BrokerKeys.load(DataFolder(settings.data_dir))
     if keys is None:
         raise Conflict(
@@ -41,4 +50,4 @@ async def connect_hub(settings: Settings, url: str) -> NatsBroker:
             " --out DIR` on this machine and start nats-server with its file, or pass"
             " --insecure-broker on a laptop"
         )
-    return await NatsBroker.connect(url, credentials=keys.hub_creds())
+    return keys

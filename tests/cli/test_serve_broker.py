@@ -89,7 +89,8 @@ def test_a_broker_that_lets_anyone_in_is_refused_in_one_line_and_exit_4(
 
 
 def test_without_the_hubs_broker_keys_serve_says_to_make_them(tmp_path: Path) -> None:
-    """Checked once the broker is known not to let anyone in: here, one that is not there."""
+    """Checked once the broker is known not to let anyone in, or not there (as here): the
+    missing keys are said before the absent broker, since a broker is set up from them."""
     status, stderr = refused(tmp_path, "--broker", f"nats://127.0.0.1:{free_port()}")
     assert status == 4
     [line] = stderr.strip().splitlines()

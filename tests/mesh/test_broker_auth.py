@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import re
 import socket
 import time
@@ -26,6 +27,7 @@ from parley.broker.nats_broker import NatsBroker, lets_anyone_in
 from parley.broker.port import Delivered
 from parley.datafolder import DataFolder
 from parley.errors import Unavailable
+from parley.mesh import hub_broker
 from parley.mesh.broker_auth import (
     STREAM,
     BrokerKeys,
@@ -34,6 +36,8 @@ from parley.mesh.broker_auth import (
     push_revocations,
 )
 from parley.mesh.broker_config import TlsFiles, write_server_config
+from parley.mesh.hub_broker import connect_hub
+from parley.settings import Settings
 from tests.certificates import self_signed
 from tests.nats_server import NatsServer, running_nats_config
 from tests.support import eventually
@@ -160,7 +164,25 @@ async def test_a_broker_without_authentication_lets_anyone_in(
     nats_server: NatsServer,
 ) -> None:
     assert await lets_anyone_in(nats_server.url, 5)
-    assert not await lets_anyone_in(f"nats://127.0.0.1:{free_port()}", 1)  # nobody there
+
+
+async def test_an_unreachable_broker_is_told_after_one_wait_not_two(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Nobody at the broker's address: the anonymous check, tried first, says so with what its
+    last try met, and the hub's own connection is not tried after it (it waited as long again
+    for the same silence: an unreachable broker was told after twice the start's wait)."""
+    monkeypatch.setattr(hub_broker, "CONNECT_TIMEOUT", 1.0)
+    settings = Settings(data_dir=tmp_path / "hub")
+    BrokerKeys.load_or_create(DataFolder(settings.data_dir))
+    url = f"nats://127.0.0.1:{free_port()}"
+    with (
+        caplog.at_level(logging.DEBUG, "parley.broker.nats_broker"),
+        pytest.raises(Unavailable, match=rf"^cannot reach the broker at {url}: \[Errno \d+\] "),
+    ):
+        await connect_hub(settings, url)
+    tried = [r.getMessage() for r in caplog.records]
+    assert tried and all(line.startswith("anonymous check: ") for line in tried)
 
 
 async def test_the_hub_makes_its_stream_and_reads_a_node_s_durable_end(
