@@ -326,16 +326,22 @@ class _Consumer:
         await self.bind()
 
     async def _handle(self, batch: list[Msg]) -> None:
+        """The batch handed over, then acknowledged before anything else is awaited: a stop
+        that comes once the handler returned finds it acknowledged, not held (given back, it
+        was handled a second time by the next consumer)."""
         working = asyncio.create_task(self._still_working())
         try:
             delivered = [Delivered(self._subjects.sent_subject(m.subject), m.data) for m in batch]
             await hand_over(self._handler, delivered, self._subject)
-        finally:
+        except BaseException:
             working.cancel()
             await asyncio.gather(working, return_exceptions=True)
+            raise
+        working.cancel()
         await _acknowledge(batch)
         handled = {id(msg) for msg in batch}
         self._unhandled = [msg for msg in self._unhandled if id(msg) not in handled]
+        await asyncio.gather(working, return_exceptions=True)
 
     async def _still_working(self) -> None:
         """Keeps the batch in the handler's hands, and those fetched behind it, from being

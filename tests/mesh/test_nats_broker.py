@@ -286,6 +286,39 @@ async def test_an_idle_consumer_stops_without_waiting_for_its_pull(
         await again.close()
 
 
+async def test_a_consumer_stopped_as_its_handler_returns_has_acknowledged_what_it_handled(
+    nats_server: NatsServer,
+) -> None:
+    """Stopped the moment its handler returned (the test runs as soon as the handler says so),
+    the consumer had acknowledged the batch already: the next consumer does not get it again.
+    It gave it back before, awaiting its keep-alive's end first, and the message was handled
+    twice."""
+    broker = await NatsBroker.connect(nats_server.url)
+    applied: list[bytes] = []
+    handled = asyncio.Event()
+
+    async def apply(batch: Sequence[Delivered]) -> None:
+        applied.extend(message.data for message in batch)
+        handled.set()
+
+    try:
+        await broker.consume("d.stopped", "hub", apply)
+        await broker.send_durable("d.stopped", b"m", "m")
+        async with asyncio.timeout(WAIT):  # no task of its own: woken first
+            await handled.wait()
+        await broker.close()
+    finally:
+        await broker.close()
+    again = await NatsBroker.connect(nats_server.url)
+    try:
+        await again.consume("d.stopped", "hub", recorder(applied))
+        await again.send_durable("d.stopped", b"marker", "marker")  # after m, were m given back
+        await holds(lambda: applied[-1:] == [b"marker"], "the marker handled")
+        assert applied == [b"m", b"marker"]
+    finally:
+        await again.close()
+
+
 async def test_a_stop_does_not_wait_for_an_acknowledgement_the_server_has_not_applied(
     nats_server: NatsServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
