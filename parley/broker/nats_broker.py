@@ -112,7 +112,7 @@ class NatsBroker:
                 f"the broker at {shown} refused these credentials ({self._refusal}): check"
                 " they were made for this broker and are not revoked"
             )
-        raise Unavailable(f"cannot reach the broker at {shown}: {self._last_error or 'no answer'}")
+        raise _unreachable(self._address, self._last_error)
 
     async def _connect(self) -> None:
         address = self._address
@@ -330,14 +330,18 @@ async def lets_anyone_in(url: str, timeout: float) -> bool:
     try:
         await asyncio.wait_for(attempt, timeout)  # nats-py may try an absent server forever
     except TimeoutError as exc:
-        why = seen[0] if seen else "no answer"
-        raise Unavailable(f"cannot reach the broker at {address.shown}: {why}") from exc
+        raise _unreachable(address, seen[0] if seen else None) from exc
     except (nats.errors.Error, OSError):
         return False
     finally:
         with contextlib.suppress(Exception):
             await anonymous.close()
     return True
+
+
+def _unreachable(address: NatsAddress, last_error: Exception | str | None) -> Unavailable:
+    """What a start says of a broker no try reached (``last_error``: what the last one met)."""
+    return Unavailable(f"cannot reach the broker at {address.shown}: {last_error or 'no answer'}")
 
 
 def _tls_context() -> ssl.SSLContext:

@@ -297,8 +297,8 @@ class _Consumer:
                 info = await js.consumer_info(stream, self._name)
         except (TimeoutError, nats.errors.Error):
             return False
-        delivered = info.delivered.consumer_seq if info.delivered is not None else None
-        return info.num_pending == 0 and (delivered or 0) <= self._received
+        delivered = info.delivered.consumer_seq if info.delivered is not None else 0
+        return info.num_pending == 0 and delivered <= self._received
 
     async def _work(self) -> None:
         """Hands what was fetched to the handler, what waits together as one batch (and what
@@ -333,15 +333,12 @@ class _Consumer:
         try:
             delivered = [Delivered(self._subjects.sent_subject(m.subject), m.data) for m in batch]
             await hand_over(self._handler, delivered, self._subject)
-        except BaseException:
+            await _acknowledge(batch)
+            handled = {id(msg) for msg in batch}
+            self._unhandled = [msg for msg in self._unhandled if id(msg) not in handled]
+        finally:
             working.cancel()
             await asyncio.gather(working, return_exceptions=True)
-            raise
-        working.cancel()
-        await _acknowledge(batch)
-        handled = {id(msg) for msg in batch}
-        self._unhandled = [msg for msg in self._unhandled if id(msg) not in handled]
-        await asyncio.gather(working, return_exceptions=True)
 
     async def _still_working(self) -> None:
         """Keeps the batch in the handler's hands, and those fetched behind it, from being
