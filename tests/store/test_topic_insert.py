@@ -6,10 +6,12 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import event, text
 
 from parley.conversations.model import LOCAL, TopicKind
 from tests.support import Harness
+
+MARKER = "SELECT 'this transaction'"
 
 
 async def test_an_inserted_topic_comes_back_as_a_read_gives_it_in_one_statement(
@@ -18,11 +20,11 @@ async def test_an_inserted_topic_comes_back_as_a_read_gives_it_in_one_statement(
     await parley.hire("scribe")
     await parley.hire("critic")
     now = parley.clock.now()
-    statements: list[str] = []
+    seen: list[tuple[Any, str]] = []
     engine = getattr(parley.context.store.engine, "sync_engine", parley.context.store.engine)
 
-    def count(_connection: Any, _cursor: Any, sql: str, *_: Any) -> None:
-        statements.append(sql)
+    def count(connection: Any, _cursor: Any, sql: str, *_: Any) -> None:
+        seen.append((connection, sql))
 
     async with parley.context.store.transaction() as tx:
         scribe, critic = await tx.agents.by_name("scribe"), await tx.agents.by_name("critic")
@@ -39,6 +41,8 @@ async def test_an_inserted_topic_comes_back_as_a_read_gives_it_in_one_statement(
         )
         event.listen(engine, "before_cursor_execute", count)
         try:
+            # This transaction's connection, told from the scheduler's on PostgreSQL's pool.
+            await tx.connection.execute(text(MARKER))
             conversation = await with_scribe()
             assert conversation is not None
             exchange = await tx.topics.insert_unless_raced(
@@ -56,6 +60,8 @@ async def test_an_inserted_topic_comes_back_as_a_read_gives_it_in_one_statement(
         finally:
             event.remove(engine, "before_cursor_execute", count)
         assert again is None  # the person's open conversation with scribe exists: nothing made
+        [ours] = [connection for connection, sql in seen if sql == MARKER]
+        statements = [sql for connection, sql in seen if connection is ours and sql != MARKER]
         assert len(statements) == 3, statements
 
         assert conversation == await tx.topics.by_id(conversation.id)
