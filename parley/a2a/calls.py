@@ -5,6 +5,7 @@ listed, cancelled (Parley's stop), followed as it goes, and its push configs."""
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import ExitStack, aclosing, asynccontextmanager, contextmanager
@@ -32,7 +33,7 @@ from a2a.utils.errors import (
 )
 
 from parley.a2a.answers import answer
-from parley.a2a.contexts import send
+from parley.a2a.contexts import send, sent_key
 from parley.a2a.model import A2AClient, Exposed, PushConfig, TaskFilter
 from parley.a2a.pushes import check_push_url
 from parley.a2a.tasks import (
@@ -46,11 +47,12 @@ from parley.a2a.tasks import (
 from parley.a2a.updates import final, going_on, working, written
 from parley.context import Context
 from parley.conversations.lifetime import stop_root
-from parley.errors import Invalid, ParleyError, Unavailable
+from parley.errors import Conflict, Invalid, ParleyError, Unavailable
 from parley.hub.following import Following, following_read
 from parley.runs.model import Run
 from parley.store import Tx
 from parley.store.a2a_tasks import TaskRow, TaskText
+from parley.store.violations import SENT_BEFORE
 
 DEFAULT_PAGE = 50
 MAX_PAGE = 100
@@ -92,6 +94,8 @@ class Call:
         task = await self._queued(params)
         if asks_push:
             push.task_id = task_id(task)
+            # Named after the message: sent again, it is set again, not added a second time.
+            push.id = push.id or _push_id_of(params.message.message_id)
             await self.set_push(push)
         return task
 
@@ -99,24 +103,52 @@ class Call:
         """The task the message is: a new one, or the earlier one its ``taskId`` names."""
         message = params.message
         text = _text_of(message)
+        with _in_a2a_words():
+            sent_as = sent_key(self.client, self.agent, message.message_id)
+            try:
+                return await self._queued_as(message, text, sent_as)
+            except Conflict as conflict:
+                if conflict.fields.get("reason") != SENT_BEFORE:
+                    raise
+        assert sent_as is not None  # only a text kept under it can have been sent before
+        return await self._sent_before(message, text, sent_as)
+
+    async def _queued_as(self, message: Message, text: str, sent_as: str | None) -> TaskRow:
         if not message.task_id:
-            async with self._transaction() as tx:
+            async with self.ctx.store.transaction() as tx:
                 context = message.context_id or None
-                done = await send(tx, self.ctx.clock, self.client, self.agent, context, text)
+                done = await send(
+                    tx, self.ctx.clock, self.client, self.agent, context, text, sent_as
+                )
                 if self._early is not None:
-                    self._first = await self._followed_from_here(tx, self._early, done.task)
+                    self._first = await self._followed_from_here(
+                        tx, self._early, done.task, sent_as
+                    )
             return done.task
         earlier = await self.find(message.task_id)
-        if message.context_id and message.context_id != earlier.context:
-            raise InvalidParamsError(
-                message=f"task {message.task_id} is in context {earlier.context}, not"
-                f" {message.context_id}"
-            )
-        async with self._transaction() as tx:
-            await self._continued(tx, earlier, text)
+        _check_context(message, earlier)
+        async with self.ctx.store.transaction() as tx:
+            await self._continued(tx, earlier, text, sent_as)
         return earlier
 
-    async def _continued(self, tx: Tx, task: TaskRow, text: str) -> None:
+    async def _sent_before(self, message: Message, text: str, sent_as: str) -> TaskRow:
+        """The task a message sent before made (or continued), as the first send answered:
+        the client that sends one again, not knowing whether it arrived (its connection cut,
+        Parley restarted), gets that task, and the agent does not do the work twice. The
+        same messageId for another text, context or task is refused: it is another message."""
+        async with self._transaction() as tx:
+            before = await tx.a2a.sent_as(sent_as)
+            assert before is not None  # texts are never deleted
+            task = await self._found(tx, str(before.task_message_id))
+        said = f"messageId {message.message_id!r} was sent before"
+        if before.body != text:
+            raise InvalidParamsError(message=f"{said} with other text: give each message its own")
+        if message.task_id and message.task_id != task_id(task):
+            raise InvalidParamsError(message=f"{said} for task {task_id(task)}")
+        _check_context(message, task)
+        return task
+
+    async def _continued(self, tx: Tx, task: TaskRow, text: str, sent_as: str | None) -> None:
         """``text`` for an open task: its answer, if its turn asks; else a text that continues
         it, queued as any text in its context and linked to it. Read under its context's lock,
         which a turn's end and a stop take first too: a task seen open here has not ended
@@ -131,7 +163,8 @@ class Call:
                 message=f"task {task_id(task)} is over: send without a taskId (the same"
                 " contextId goes on with the conversation)"
             )
-        sent = await send(tx, self.ctx.clock, self.client, self.agent, task.context, text)
+        clock, client, agent = self.ctx.clock, self.client, self.agent
+        sent = await send(tx, clock, client, agent, task.context, text, sent_as)
         await tx.a2a.link_text(sent.task.message_id, task.message_id)
 
     async def find(self, given: str) -> TaskRow:
@@ -333,7 +366,7 @@ class Call:
                 yield follow
 
     async def _followed_from_here(
-        self, tx: Tx, early: ExitStack, task: TaskRow
+        self, tx: Tx, early: ExitStack, task: TaskRow, sent_as: str | None
     ) -> Following[Followed] | None:
         """The new ``task``'s run followed from inside the transaction queueing its text: its
         watch subscribed to before the commit, the task as this transaction made it (one text,
@@ -343,7 +376,7 @@ class Call:
         queue = early.enter_context(self.ctx.runtime.watch.watching(task.run_id))
         run = await tx.runs.by_id(task.run_id)
         assert run is not None
-        text = TaskText(task.message_id, task.body, task.run_id)
+        text = TaskText(task.message_id, task.body, task.run_id, sent_as)
         seen = Followed(Now(task, (text,), (run,)), run)
         read = _reader(task, task.run_id)
         return Following(self.ctx.store, queue, read, _followed_run, seen)
@@ -401,6 +434,21 @@ def _push_out(push: PushConfig, task: str) -> TaskPushNotificationConfig:
 
 async def _as_task_in(tx: Tx, task: TaskRow, history_length: int | None) -> Task:
     return as_task(await now_of(tx, task), history_length)
+
+
+def _check_context(message: Message, task: TaskRow) -> None:
+    if message.context_id and message.context_id != task.context:
+        raise InvalidParamsError(
+            message=f"task {task_id(task)} is in context {task.context}, not {message.context_id}"
+        )
+
+
+def _push_id_of(message_id: str) -> str:
+    """A push config's id when a send sets one without: the message's own, hashed to fit
+    (empty: the message has none, and the config a new id)."""
+    if not message_id:
+        return ""
+    return "sent-" + hashlib.sha256(message_id.encode()).hexdigest()[:32]
 
 
 def _text_of(message: Message) -> str:

@@ -20,6 +20,7 @@ from parley.store import Tx
 from parley.store.a2a_tasks import TaskRow
 
 MAX_CONTEXT = 200  # the column's
+MAX_MESSAGE_ID = 200  # what ``messages.a2a_sent_as`` keeps of it
 
 
 @dataclass(frozen=True)
@@ -39,17 +40,41 @@ def check_context(context: str) -> str:
     return context
 
 
+def sent_key(client: A2AClient, agent: Exposed, message_id: str) -> str | None:
+    """Where a text keeps the client's own id for it (its ``messageId``): under the client and
+    the agent, as a client may send one message to several agents. None: it gave none."""
+    if not message_id:
+        return None
+    if len(message_id) > MAX_MESSAGE_ID or "\x00" in message_id:
+        raise Invalid(f"messageId: at most {MAX_MESSAGE_ID} characters, no NUL", field="message_id")
+    return f"{client.id}/{agent.agent_id}/{message_id}"
+
+
+def sent_id(key: str) -> str:
+    """The client's ``messageId`` in a ``sent_key``."""
+    return key.split("/", 2)[2]
+
+
 async def send(
-    tx: Tx, clock: Clock, client: A2AClient, agent: Exposed, context: str | None, text: str
+    tx: Tx,
+    clock: Clock,
+    client: A2AClient,
+    agent: Exposed,
+    context: str | None,
+    text: str,
+    sent_as: str | None = None,
 ) -> Sent:
-    """Queue ``text`` in the client's context with the agent (opened now if new)."""
+    """Queue ``text`` in the client's context with the agent (opened now if new), kept under
+    ``sent_as`` (a ``sent_key``): a text kept under it already is a Conflict (``SENT_BEFORE``)."""
     check_text(text)
     context = context or uuid.uuid4().hex
     topic, worker = await _open_or_start(tx, clock, client, agent, context)
     if worker is None:
         worker = await pick_for_held_topic(tx, topic.agent_name)
     now = clock.now()
-    queued = await queue_text(tx, now, topic, worker, text, author_role=author(client))
+    queued = await queue_text(
+        tx, now, topic, worker, text, author_role=author(client), a2a_sent_as=sent_as
+    )
     # As the store reads it (``task_of_client``): a new text is a task of its own, on its run.
     task = TaskRow(queued.message_id, context, topic.id, queued.run_id, text, now)
     return Sent(task, topic)

@@ -29,6 +29,7 @@ from a2a.types.a2a_pb2 import (
 )
 
 from parley.a2a.answers import question
+from parley.a2a.contexts import sent_id
 from parley.approvals.model import Approval
 from parley.runs.model import Run, RunState
 from parley.store import Tx
@@ -162,8 +163,9 @@ def history(now: Now) -> list[Message]:
 
 
 def _client_text(task: TaskRow, text: TaskText) -> Message:
+    """The client's text, under the id it gave it (a text without one: Parley's)."""
     return Message(
-        message_id=f"text-{text.message_id}",
+        message_id=sent_id(text.sent_as) if text.sent_as else f"text-{text.message_id}",
         context_id=task.context,
         task_id=task_id(task),
         role=Role.ROLE_USER,

@@ -168,6 +168,7 @@ class NewText:
     channel_ref: str | None = None  # the channel conversation it came in from
     reply_agent_id: int | None = None  # whose run a node session's answer goes back to
     reply_topic_id: int | None = None
+    a2a_sent_as: str | None = None  # an A2A client's own id for it, under client and agent
 
 
 @dataclass(frozen=True)

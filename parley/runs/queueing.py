@@ -66,6 +66,7 @@ class Waiting:
     channel_ref: str | None = None
     reply_agent_id: int | None = None
     reply_topic_id: int | None = None
+    a2a_sent_as: str | None = None
 
 
 async def queue_texts(tx: Tx, now: datetime, texts: Sequence[Waiting]) -> list[Queued]:
@@ -80,7 +81,7 @@ async def queue_texts(tx: Tx, now: datetime, texts: Sequence[Waiting]) -> list[Q
             author_agent_id=text.author_agent_id, author_person_id=text.author_person_id,
             author_role=text.author_role, from_run_id=text.from_run_id,
             channel_ref=text.channel_ref, reply_agent_id=text.reply_agent_id,
-            reply_topic_id=text.reply_topic_id,
+            reply_topic_id=text.reply_topic_id, a2a_sent_as=text.a2a_sent_as,
         )
         for text, run_id in zip(texts, runs, strict=True)
     ]  # fmt: skip

@@ -13,10 +13,12 @@ from parley.a2a.model import A2AClient, Exposed, PushConfig, TaskFilter
 from parley.errors import Conflict
 from parley.store.a2a_tasks import (
     PUSHED,
+    SENT_AS,
     TASK_COLUMNS,
     TASK_TEXTS,
     TASKS,
     UPDATED,
+    SentText,
     TaskRow,
     TaskText,
     filtered,
@@ -182,7 +184,14 @@ class A2ARepo:
     async def task_texts(self, task_message_id: int) -> list[TaskText]:
         """The task's texts, its first and those that continue it, in the order sent."""
         rows = await self._c.execute(TASK_TEXTS, {"task_id": task_message_id})
-        return [TaskText(row.id, row.body, row.run_id) for row in rows]
+        return [TaskText(row.id, row.body, row.run_id, row.a2a_sent_as) for row in rows]
+
+    async def sent_as(self, key: str) -> SentText | None:
+        """The client's text kept under ``key`` (``a2a/contexts.py``'s sent_key), if any."""
+        row = (await self._c.execute(SENT_AS, {"sent_as": key})).first()
+        if row is None:
+            return None
+        return SentText(row.body, row.a2a_task_id or row.id)
 
     async def link_text(self, message_id: int, task_message_id: int) -> None:
         """The text ``message_id`` continues the task ``task_message_id``."""

@@ -56,6 +56,16 @@ class TaskText:
     message_id: int
     body: str
     run_id: int | None
+    sent_as: str | None = None  # the client's own id for it (``a2a/contexts.py``'s sent_key)
+
+
+@dataclass(frozen=True)
+class SentText:
+    """A client's text found by its own id: what it said, and its task's (its own, or the one
+    it continues)."""
+
+    body: str
+    task_message_id: int
 
 
 _text = messages.alias("task_text")
@@ -94,9 +104,14 @@ _IS_TASK = and_(
 TASKS = select(*TASK_COLUMNS).join(topics, topics.c.id == messages.c.topic_id).where(_IS_TASK)
 _TASK = bindparam("task_id", type_=Integer)
 TASK_TEXTS = once(
-    select(messages.c.id, messages.c.body, messages.c.run_id)
+    select(messages.c.id, messages.c.body, messages.c.run_id, messages.c.a2a_sent_as)
     .where(or_(messages.c.id == _TASK, messages.c.a2a_task_id == _TASK))
     .order_by(messages.c.id)
+)
+SENT_AS = once(
+    select(messages.c.id, messages.c.body, messages.c.a2a_task_id).where(
+        messages.c.a2a_sent_as == bindparam("sent_as")
+    )
 )
 
 

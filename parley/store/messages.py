@@ -117,7 +117,7 @@ class MessagesRepo:
              "author_agent_id": t.author_agent_id, "author_person_id": t.author_person_id,
              "author_role": t.author_role, "from_run_id": t.from_run_id,
              "channel_ref": t.channel_ref, "reply_agent_id": t.reply_agent_id,
-             "reply_topic_id": t.reply_topic_id}
+             "reply_topic_id": t.reply_topic_id, "a2a_sent_as": t.a2a_sent_as}
             for t in texts
         ]  # fmt: skip
         if len(rows) == 1:

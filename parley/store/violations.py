@@ -11,6 +11,9 @@ from parley.errors import Conflict
 
 NODE_SESSION_KEPT = "every node keeps its own node session: it cannot be removed, moved or swapped"
 SQLITE_FOREIGN_KEY = "FOREIGN KEY constraint failed"
+# An A2A client's messageId it sent the agent before: the A2A edge answers with that text's task.
+SENT_BEFORE = "sent_before"
+_SENT_BEFORE_MARKERS = ("ux_messages_a2a_sent_as", "UNIQUE constraint failed: messages.a2a_sent_as")
 
 # (what either backend says, what it means)
 KNOWN = [
@@ -44,6 +47,8 @@ def explain(error: IntegrityError, at_commit: bool) -> Conflict:
     if at_commit and said == SQLITE_FOREIGN_KEY:
         # SQLite does not say which key; the node's session key is the only deferred one.
         return Conflict(NODE_SESSION_KEPT)
+    if any(marker in said for marker in _SENT_BEFORE_MARKERS):
+        return Conflict("this client sent a message with this messageId before", reason=SENT_BEFORE)
     for markers, meaning in KNOWN:
         if any(marker in said for marker in markers):
             return Conflict(meaning)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -83,14 +82,6 @@ class Gated:
     async def get(self, task_id: str, history_length: int | None = None) -> Task:
         async with self.served.client("gated", self.token) as client:
             return await client.get_task(GetTaskRequest(id=task_id, history_length=history_length))
-
-
-@pytest.fixture
-def gated(tmp_path: Path, sqlite_template: Path, database_url: str) -> Iterator[Gated]:
-    with home(
-        tmp_path, sqlite_template, database_url, a2a_push_allowed_hosts="127.0.0.1"
-    ) as served:
-        yield Gated(served)
 
 
 def _texts(task: Task) -> list[str]:

@@ -45,7 +45,7 @@ async def test_opening_twice_migrates_once(database_url: str) -> None:
             ).all()
     finally:
         await second.close()
-    assert [row[0] for row in versions] == ["0031"]
+    assert [row[0] for row in versions] == ["0032"]
 
 
 async def test_sqlite_runs_in_wal_mode(tmp_path: object) -> None:

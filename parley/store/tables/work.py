@@ -228,6 +228,8 @@ runs = Table(
 )
 
 _UNCLAIMED = "run_id IS NULL AND recipient_agent_id IS NOT NULL"
+# ``client/agent/messageId``: two ids, then a messageId of at most 200 characters.
+SENT_AS_LENGTH = 256
 
 # Every piece of text in a topic. A message with a recipient waits for that agent's session in
 # its topic; the run that takes it as input is recorded, so each is handled exactly once.
@@ -256,6 +258,9 @@ messages = Table(
     Column("cut_short", Boolean, nullable=False, server_default=text("false")),
     # An A2A client's text that continues one of its tasks: that task's first text.
     Column("a2a_task_id", Integer, ForeignKey("messages.id"), nullable=True),
+    # An A2A client's text: its own id for it (``messageId``), under the client and the agent
+    # (``parley/a2a/contexts.py``'s ``sent_key``), so that the same text sent again is found.
+    Column("a2a_sent_as", String(SENT_AS_LENGTH), nullable=True),
     CheckConstraint("kind IN ('text', 'reply', 'report', 'notice', 'result')", name="message_kind"),
     Index("ix_messages_topic", "topic_id", "id"),
     # Messages a run took, by run (migration 0028 says why the others are left out).
@@ -279,6 +284,14 @@ messages = Table(
         "a2a_task_id",
         sqlite_where=text("a2a_task_id IS NOT NULL"),
         postgresql_where=text("a2a_task_id IS NOT NULL"),
+    ),
+    # One text per A2A client's messageId with an agent (migration 0032).
+    Index(
+        "ux_messages_a2a_sent_as",
+        "a2a_sent_as",
+        unique=True,
+        sqlite_where=text("a2a_sent_as IS NOT NULL"),
+        postgresql_where=text("a2a_sent_as IS NOT NULL"),
     ),
 )
 
