@@ -149,14 +149,22 @@ class Call:
         return task
 
     async def _continued(self, tx: Tx, task: TaskRow, text: str, sent_as: str | None) -> None:
-        """``text`` for an open task: its answer, if its turn asks; else a text that continues
-        it, queued as any text in its context and linked to it. Read under its context's lock,
-        which a turn's end and a stop take first too: a task seen open here has not ended
-        before the text joins it (on SQLite, the write transaction holds the store alone)."""
+        """``text`` for an open task: its answer, if its turn asks (kept under ``sent_as``);
+        else a text that continues it, queued as any text in its context and linked to it. One
+        kept under ``sent_as`` already (an answer sent again) is a Conflict, ``SENT_BEFORE``.
+        Read under its context's lock, which a turn's end and a stop take first too: a task
+        seen open here has not ended before the text joins it (on SQLite, the write
+        transaction holds the store alone)."""
         await tx.topics.lock_root_of(task.topic_id)
+        if sent_as is not None and await tx.a2a.sent_as(sent_as) is not None:
+            # An answer sent again finds its question decided: it is no new text for the task.
+            raise Conflict(f"{sent_as} was sent before", reason=SENT_BEFORE)
         now = await now_of(tx, task)
         if now.asking is not None:
-            await answer(tx, self.ctx.clock, self.client, now.asking, text)
+            decided = await answer(tx, self.ctx.clock, self.client, now.asking, text)
+            if sent_as is not None:
+                at = self.ctx.clock.now()
+                await tx.a2a.keep_answer(sent_as, decided.id, task.message_id, text, at)
             return
         if now.state in TERMINAL:
             raise UnsupportedOperationError(

@@ -27,6 +27,7 @@ from parley.store.a2a_tasks import (
 from parley.store.connection import Connection
 from parley.store.shapes import once
 from parley.store.tables import (
+    a2a_answers,
     a2a_clients,
     a2a_exposures,
     a2a_push_configs,
@@ -36,6 +37,11 @@ from parley.store.tables import (
     topics,
 )
 
+_ANSWER = once(
+    select(a2a_answers.c.body, a2a_answers.c.task_message_id).where(
+        a2a_answers.c.sent_as == bindparam("sent_as")
+    )
+)
 _CLIENTS = select(a2a_clients, people.c.name.label("created_by")).join(
     people, people.c.id == a2a_clients.c.created_by_person_id
 )
@@ -187,11 +193,26 @@ class A2ARepo:
         return [TaskText(row.id, row.body, row.run_id, row.a2a_sent_as) for row in rows]
 
     async def sent_as(self, key: str) -> SentText | None:
-        """The client's text kept under ``key`` (``a2a/contexts.py``'s sent_key), if any."""
+        """The client's text, or answer, kept under ``key`` (``a2a/contexts.py``'s sent_key)."""
         row = (await self._c.execute(SENT_AS, {"sent_as": key})).first()
-        if row is None:
-            return None
-        return SentText(row.body, row.a2a_task_id or row.id)
+        if row is not None:
+            return SentText(row.body, row.a2a_task_id or row.id)
+        answer = (await self._c.execute(_ANSWER, {"sent_as": key})).first()
+        return None if answer is None else SentText(answer.body, answer.task_message_id)
+
+    async def keep_answer(
+        self, key: str, approval_id: int, task_message_id: int, body: str, now: datetime
+    ) -> None:
+        """The client's answer to the task's question, kept under ``key``."""
+        await self._c.execute(
+            insert(a2a_answers).values(
+                sent_as=key,
+                approval_id=approval_id,
+                task_message_id=task_message_id,
+                body=body,
+                answered_at=now,
+            )
+        )
 
     async def link_text(self, message_id: int, task_message_id: int) -> None:
         """The text ``message_id`` continues the task ``task_message_id``."""

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from a2a.client.errors import A2AClientError
 from a2a.helpers import get_artifact_text
-from a2a.types.a2a_pb2 import GetTaskRequest, ListTasksRequest, Task, TaskState
+from a2a.types.a2a_pb2 import GetTaskRequest, ListTasksRequest, Role, Task, TaskState
 from a2a.utils.errors import InvalidParamsError, TaskNotFoundError
 from pydantic import SecretStr
 
@@ -151,6 +151,29 @@ async def test_an_answer_that_is_neither_yes_nor_no_decides_nothing(
     assert "send 'yes', or 'no' and why" in str(refused.value)
     assert still.status.state == INPUT_REQUIRED
     assert not (workspace / "made.txt").exists()
+
+
+async def test_an_answer_sent_again_is_its_task_not_a_new_text(
+    builder: tuple[A2AHome, Path],
+) -> None:
+    served, _ = builder
+    token = served.client_token("planner")
+    asked = await _sent(served, token, "make a file")
+    yes = request("yes", task_id=asked.id)
+    other = request("no", task_id=asked.id)
+    other.message.message_id = yes.message.message_id
+    async with served.client("builder", token) as client:
+        done = [answer async for answer in client.send_message(yes)][-1].task
+        again = [answer async for answer in client.send_message(yes)][-1].task
+        with pytest.raises((InvalidParamsError, A2AClientError)) as refused:
+            [answer async for answer in client.send_message(other)]
+    assert done.id == again.id == asked.id
+    assert again.status.state == TaskState.TASK_STATE_COMPLETED
+    assert "was sent before with other text" in str(refused.value)
+    said = [m.parts[0].text for m in again.history if m.role == Role.ROLE_USER]
+    assert said == ["make a file"]  # the answer decided the call; it is no text of the task
+    with served.owner() as owner:
+        assert len(owner.get("/runs", params={"agent": "builder"}).json()["items"]) == 1
 
 
 async def test_another_clients_yes_finds_no_task(builder: tuple[A2AHome, Path]) -> None:

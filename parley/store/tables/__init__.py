@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from parley.store.tables.a2a import a2a_clients, a2a_exposures, a2a_push_configs
+from parley.store.tables.a2a import a2a_answers, a2a_clients, a2a_exposures, a2a_push_configs
 from parley.store.tables.base import metadata
 from parley.store.tables.channels import (
     channel_accounts,
@@ -48,6 +48,7 @@ from parley.store.tables.work import (
 
 __all__ = [
     "AGENT_CONVERSATION_KEY",
+    "a2a_answers",
     "a2a_clients",
     "a2a_exposures",
     "a2a_push_configs",

@@ -46,3 +46,16 @@ a2a_push_configs = Table(
     Column("done_at", UTCDateTime, nullable=True),
     UniqueConstraint("client_id", "message_id", "config_id", name="uq_a2a_push_config"),
 )
+
+# An A2A client's answer to its task's question (an approval it decided): the answer is no text
+# of the conversation, so its ``messageId`` is kept here (under client and agent, as
+# ``messages.a2a_sent_as`` keeps a text's): sent again, it is found, not taken as a new text.
+a2a_answers = Table(
+    "a2a_answers",
+    metadata,
+    Column("sent_as", String(256), primary_key=True),
+    Column("approval_id", Integer, ForeignKey("approvals.id"), nullable=False),
+    Column("task_message_id", Integer, ForeignKey("messages.id"), nullable=False),
+    Column("body", Text, nullable=False),
+    Column("answered_at", UTCDateTime, nullable=False),
+)
