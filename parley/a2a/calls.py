@@ -5,13 +5,11 @@ listed, cancelled (Parley's stop), followed as it goes, and its push configs."""
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import ExitStack, aclosing, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC
-from typing import Any
 
 from a2a.server.events.event_queue import Event
 from a2a.types.a2a_pb2 import (
@@ -24,7 +22,6 @@ from a2a.types.a2a_pb2 import (
     TaskState,
 )
 from a2a.utils.errors import (
-    ContentTypeNotSupportedError,
     InternalError,
     InvalidParamsError,
     TaskNotCancelableError,
@@ -35,6 +32,15 @@ from a2a.utils.errors import (
 from parley.a2a.answers import answer
 from parley.a2a.contexts import send, sent_key
 from parley.a2a.model import A2AClient, Exposed, PushConfig, TaskFilter
+from parley.a2a.params import (
+    check_context_of,
+    check_push_fields,
+    history_length,
+    page_offset,
+    push_id_of,
+    task_number,
+    text_of,
+)
 from parley.a2a.pushes import check_push_url
 from parley.a2a.tasks import (
     RUN_STATES_OF,
@@ -56,8 +62,6 @@ from parley.store.violations import SENT_BEFORE
 
 DEFAULT_PAGE = 50
 MAX_PAGE = 100
-MAX_CONFIG_ID = 64  # the column's
-MAX_SECRET = 4096
 
 
 class Call:
@@ -95,14 +99,14 @@ class Call:
         if asks_push:
             push.task_id = task_id(task)
             # Named after the message: sent again, it is set again, not added a second time.
-            push.id = push.id or _push_id_of(params.message.message_id)
+            push.id = push.id or push_id_of(params.message.message_id)
             await self.set_push(push)
         return task
 
     async def _queued(self, params: SendMessageRequest) -> TaskRow:
         """The task the message is: a new one, or the earlier one its ``taskId`` names."""
         message = params.message
-        text = _text_of(message)
+        text = text_of(message)
         with _in_a2a_words():
             sent_as = sent_key(self.client, self.agent, message.message_id)
             try:
@@ -126,7 +130,7 @@ class Call:
                     )
             return done.task
         earlier = await self.find(message.task_id)
-        _check_context(message, earlier)
+        check_context_of(message, earlier)
         async with self.ctx.store.transaction() as tx:
             await self._continued(tx, earlier, text, sent_as)
         return earlier
@@ -145,7 +149,7 @@ class Call:
             raise InvalidParamsError(message=f"{said} with other text: give each message its own")
         if message.task_id and message.task_id != task_id(task):
             raise InvalidParamsError(message=f"{said} for task {task_id(task)}")
-        _check_context(message, task)
+        check_context_of(message, task)
         return task
 
     async def _continued(self, tx: Tx, task: TaskRow, text: str, sent_as: str | None) -> None:
@@ -181,7 +185,7 @@ class Call:
             return await self._found(tx, given)
 
     async def _found(self, tx: Tx, given: str) -> TaskRow:
-        message_id = _task_number(given)
+        message_id = task_number(given)
         found = (
             None
             if message_id is None
@@ -206,7 +210,7 @@ class Call:
         size = params.page_size if params.HasField("page_size") else DEFAULT_PAGE
         if not 1 <= size <= MAX_PAGE:
             raise InvalidParamsError(message=f"pageSize: 1 to {MAX_PAGE}, not {size}")
-        offset = _offset(params.page_token)
+        offset = page_offset(params.page_token)
         run_states, asking = (
             RUN_STATES_OF.get(params.status, ((), None)) if params.status else (None, None)
         )
@@ -328,10 +332,7 @@ class Call:
         return _push_out(kept, task_id(task))
 
     async def _check_push(self, given: TaskPushNotificationConfig) -> None:
-        if len(given.id) > MAX_CONFIG_ID or "\x00" in given.id:
-            raise InvalidParamsError(message=f"id: at most {MAX_CONFIG_ID} characters, no NUL")
-        if len(given.token) > MAX_SECRET or len(given.authentication.credentials) > MAX_SECRET:
-            raise InvalidParamsError(message=f"token, credentials: at most {MAX_SECRET} characters")
+        check_push_fields(given)
         try:
             await check_push_url(given.url, self.ctx.settings.push_allowed_hosts)
         except Invalid as refused:
@@ -442,58 +443,6 @@ def _push_out(push: PushConfig, task: str) -> TaskPushNotificationConfig:
 
 async def _as_task_in(tx: Tx, task: TaskRow, history_length: int | None) -> Task:
     return as_task(await now_of(tx, task), history_length)
-
-
-def _check_context(message: Message, task: TaskRow) -> None:
-    if message.context_id and message.context_id != task.context:
-        raise InvalidParamsError(
-            message=f"task {task_id(task)} is in context {task.context}, not {message.context_id}"
-        )
-
-
-def _push_id_of(message_id: str) -> str:
-    """A push config's id when a send sets one without: the message's own, hashed to fit
-    (empty: the message has none, and the config a new id)."""
-    if not message_id:
-        return ""
-    return "sent-" + hashlib.sha256(message_id.encode()).hexdigest()[:32]
-
-
-def _text_of(message: Message) -> str:
-    if not message.parts:
-        raise InvalidParamsError(message="the message has no parts: send one text part")
-    texts = []
-    for part in message.parts:
-        if part.WhichOneof("content") != "text":
-            raise ContentTypeNotSupportedError(
-                message="Parley's agents read text parts only (text/plain)"
-            )
-        texts.append(part.text)
-    return "\n".join(texts)
-
-
-def history_length(params: Any) -> int | None:
-    """The request's ``historyLength`` (None: not given; 0: no history); negative is refused."""
-    if not params.HasField("history_length"):
-        return None
-    if params.history_length < 0:
-        raise InvalidParamsError(message=f"historyLength: 0 or more, not {params.history_length}")
-    return int(params.history_length)
-
-
-def _offset(token: str) -> int:
-    """A page token we gave: the place of the page's first task."""
-    if not token:
-        return 0
-    if not token.isdigit() or len(token) > 9:
-        raise InvalidParamsError(message=f"pageToken {token[:40]!r} is not one we gave")
-    return int(token)
-
-
-def _task_number(given: str) -> int | None:
-    if not given.isdigit() or len(given) > 18:
-        return None
-    return int(given)
 
 
 def _a2a_error(error: ParleyError) -> Exception:

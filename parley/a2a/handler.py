@@ -31,7 +31,8 @@ from a2a.utils.errors import (
     ExtendedAgentCardNotConfiguredError,
 )
 
-from parley.a2a.calls import Call, history_length
+from parley.a2a.calls import Call
+from parley.a2a.params import history_length
 from parley.a2a.tasks import as_task
 
 
