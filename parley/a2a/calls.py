@@ -160,7 +160,7 @@ class Call:
         seen open here has not ended before the text joins it (on SQLite, the write
         transaction holds the store alone)."""
         await tx.topics.lock_root_of(task.topic_id)
-        if sent_as is not None and await tx.a2a.sent_as(sent_as) is not None:
+        if sent_as is not None and await tx.a2a.answer_sent_as(sent_as) is not None:
             # An answer sent again finds its question decided: it is no new text for the task.
             raise Conflict(f"{sent_as} was sent before", reason=SENT_BEFORE)
         now = await now_of(tx, task)

@@ -197,6 +197,11 @@ class A2ARepo:
         row = (await self._c.execute(SENT_AS, {"sent_as": key})).first()
         if row is not None:
             return SentText(row.body, row.a2a_task_id or row.id)
+        return await self.answer_sent_as(key)
+
+    async def answer_sent_as(self, key: str) -> SentText | None:
+        """The client's answer to a task's question kept under ``key``: a text sent again needs
+        no such read, the unique index on ``messages.a2a_sent_as`` refuses it."""
         answer = (await self._c.execute(_ANSWER, {"sent_as": key})).first()
         return None if answer is None else SentText(answer.body, answer.task_message_id)
 
