@@ -6,6 +6,7 @@ from __future__ import annotations
 from sqlalchemy import Column, ForeignKey, Integer, String, Table, Text, UniqueConstraint
 
 from parley.store.tables.base import metadata
+from parley.store.tables.work import SENT_AS_LENGTH
 from parley.store.types import UTCDateTime
 
 a2a_clients = Table(
@@ -53,7 +54,7 @@ a2a_push_configs = Table(
 a2a_answers = Table(
     "a2a_answers",
     metadata,
-    Column("sent_as", String(256), primary_key=True),
+    Column("sent_as", String(SENT_AS_LENGTH), primary_key=True),
     Column("approval_id", Integer, ForeignKey("approvals.id"), nullable=False),
     Column("task_message_id", Integer, ForeignKey("messages.id"), nullable=False),
     Column("body", Text, nullable=False),
