@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.a2a.support import A2AHome, home
-from tests.a2a.test_continuing import Gated
+from tests.a2a.support import A2AHome, Gated, home
 
 
 @pytest.fixture

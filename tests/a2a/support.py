@@ -14,13 +14,20 @@ from typing import Any
 import httpx
 from a2a.client import Client, ClientConfig, ClientFactory
 from a2a.helpers import new_text_part
-from a2a.types.a2a_pb2 import Message, Role, SendMessageConfiguration, SendMessageRequest
+from a2a.types.a2a_pb2 import (
+    GetTaskRequest,
+    Message,
+    Role,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    Task,
+)
 from a2a.utils.constants import TransportProtocol
 
 from parley.settings import Settings
 from tests.conftest import sqlite_copy
 from tests.served import Served, serving
-from tests.support import bearer
+from tests.support import bearer, eventually
 
 # Prints a first part at once, then holds its turn until stopped.
 SLOW = """
@@ -117,3 +124,61 @@ def request(
     )
     configuration = SendMessageConfiguration(return_immediately=return_immediately)
     return SendMessageRequest(message=message, configuration=configuration)
+
+
+# Each turn says it started (``turn-N``, its prompt), then waits for ``go-N`` before replying
+# "reply N": the test decides when a turn ends.
+GATED = """
+import pathlib, sys, time
+prompt = sys.stdin.read()
+turn = len(list(pathlib.Path(".").glob("turn-*"))) + 1
+pathlib.Path(f"turn-{turn}").write_text(prompt)
+while not pathlib.Path(f"go-{turn}").exists():
+    time.sleep(0.02)
+print(f"reply {turn}", flush=True)
+"""
+
+
+class Gated:
+    """A served Parley with the agent ``gated`` exposed, and a client's token for it."""
+
+    def __init__(self, served: A2AHome) -> None:
+        self.served = served
+        program = served.tmp / "gated.py"
+        program.write_text(GATED)
+        served.hire("gated", f"command:{sys.executable} {program}")
+        self.token = served.client_token("planner")
+        with served.owner() as owner:
+            self.workspace = Path(owner.get("/agents/gated").json()["workspace"])
+
+    async def started(self, turn: int) -> bool:
+        async def there() -> bool:
+            return (self.workspace / f"turn-{turn}").exists()
+
+        return await eventually(there, within=30)
+
+    def let_end(self, turn: int) -> None:
+        (self.workspace / f"go-{turn}").write_text("")
+
+    def runs(self) -> list[dict[str, Any]]:
+        with self.served.owner() as owner:
+            found: list[dict[str, Any]] = owner.get("/runs", params={"agent": "gated"}).json()[
+                "items"
+            ]
+        return found
+
+    async def send(self, text: str, task_id: str = "", wait: bool = False) -> Task:
+        async with self.served.client("gated", self.token) as client:
+            sent = request(text, task_id=task_id, return_immediately=not wait)
+            answers = [answer async for answer in client.send_message(sent)]
+        task: Task = answers[-1].task
+        return task
+
+    async def get(self, task_id: str, history_length: int | None = None) -> Task:
+        async with self.served.client("gated", self.token) as client:
+            return await client.get_task(GetTaskRequest(id=task_id, history_length=history_length))
+
+
+def texts_of(task: Task) -> list[str]:
+    """A task's history, each message's text."""
+    return [message.parts[0].text.strip() for message in task.history]

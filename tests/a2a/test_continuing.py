@@ -7,7 +7,6 @@ a2a-sdk's own client over real HTTP; each turn of the agent waits for the test t
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,76 +15,19 @@ from a2a.client.errors import A2AClientError
 from a2a.helpers import get_artifact_text
 from a2a.types.a2a_pb2 import (
     CancelTaskRequest,
-    GetTaskRequest,
     ListTasksRequest,
     SubscribeToTaskRequest,
-    Task,
     TaskState,
 )
 from a2a.utils.errors import UnsupportedOperationError
 
-from tests.a2a.support import A2AHome, home, request
+from tests.a2a.support import Gated, home, texts_of
 from tests.a2a.test_perimeter import post, rpc, send_params
 from tests.a2a.test_pushes import listener
 from tests.support import eventually
 
-# Each turn says it started (``turn-N``, its prompt), then waits for ``go-N`` before replying
-# "reply N": the test decides when a turn ends.
-GATED = """
-import pathlib, sys, time
-prompt = sys.stdin.read()
-turn = len(list(pathlib.Path(".").glob("turn-*"))) + 1
-pathlib.Path(f"turn-{turn}").write_text(prompt)
-while not pathlib.Path(f"go-{turn}").exists():
-    time.sleep(0.02)
-print(f"reply {turn}", flush=True)
-"""
 WORKING = TaskState.TASK_STATE_WORKING
 COMPLETED = TaskState.TASK_STATE_COMPLETED
-
-
-class Gated:
-    """A served Parley with the agent ``gated`` exposed, and a client's token for it."""
-
-    def __init__(self, served: A2AHome) -> None:
-        self.served = served
-        program = served.tmp / "gated.py"
-        program.write_text(GATED)
-        served.hire("gated", f"command:{sys.executable} {program}")
-        self.token = served.client_token("planner")
-        with served.owner() as owner:
-            self.workspace = Path(owner.get("/agents/gated").json()["workspace"])
-
-    async def started(self, turn: int) -> bool:
-        async def there() -> bool:
-            return (self.workspace / f"turn-{turn}").exists()
-
-        return await eventually(there, within=30)
-
-    def let_end(self, turn: int) -> None:
-        (self.workspace / f"go-{turn}").write_text("")
-
-    def runs(self) -> list[dict[str, Any]]:
-        with self.served.owner() as owner:
-            found: list[dict[str, Any]] = owner.get("/runs", params={"agent": "gated"}).json()[
-                "items"
-            ]
-        return found
-
-    async def send(self, text: str, task_id: str = "", wait: bool = False) -> Task:
-        async with self.served.client("gated", self.token) as client:
-            sent = request(text, task_id=task_id, return_immediately=not wait)
-            answers = [answer async for answer in client.send_message(sent)]
-        task: Task = answers[-1].task
-        return task
-
-    async def get(self, task_id: str, history_length: int | None = None) -> Task:
-        async with self.served.client("gated", self.token) as client:
-            return await client.get_task(GetTaskRequest(id=task_id, history_length=history_length))
-
-
-def _texts(task: Task) -> list[str]:
-    return [message.parts[0].text.strip() for message in task.history]
 
 
 async def test_a_text_naming_a_working_task_continues_it_to_its_end(gated: Gated) -> None:
@@ -93,7 +35,7 @@ async def test_a_text_naming_a_working_task_continues_it_to_its_end(gated: Gated
     assert await gated.started(1)
     again = await gated.send("second", task_id=first.id)
     assert again.id == first.id and again.status.state == WORKING
-    assert _texts(await gated.get(first.id)) == ["first", "second"]
+    assert texts_of(await gated.get(first.id)) == ["first", "second"]
     async with gated.served.client("gated", gated.token) as client:
         listed = await client.list_tasks(ListTasksRequest())
     assert [task.id for task in listed.tasks] == [first.id] and listed.total_size == 1
@@ -101,7 +43,7 @@ async def test_a_text_naming_a_working_task_continues_it_to_its_end(gated: Gated
     waiting = asyncio.create_task(gated.send("third", task_id=first.id, wait=True))
 
     async def taken() -> bool:
-        return _texts(await gated.get(first.id)) == ["first", "second", "third"]
+        return texts_of(await gated.get(first.id)) == ["first", "second", "third"]
 
     assert await eventually(taken, within=30)  # joins the second turn, still waiting
     gated.let_end(1)
@@ -112,9 +54,9 @@ async def test_a_text_naming_a_working_task_continues_it_to_its_end(gated: Gated
     ended = await asyncio.wait_for(waiting, 30)
     assert ended.id == first.id and ended.status.state == COMPLETED
     got = await gated.get(first.id)
-    assert _texts(got) == ["first", "reply 1", "second", "third", "reply 2"]
+    assert texts_of(got) == ["first", "reply 1", "second", "third", "reply 2"]
     assert [get_artifact_text(a).strip() for a in got.artifacts] == ["reply 1", "reply 2"]
-    assert _texts(await gated.get(first.id, history_length=2)) == ["third", "reply 2"]
+    assert texts_of(await gated.get(first.id, history_length=2)) == ["third", "reply 2"]
     assert [run["state"] for run in gated.runs()] == ["finished", "finished"]
 
 
@@ -152,7 +94,7 @@ async def test_a_text_naming_an_ended_task_is_refused(gated: Gated) -> None:
     with pytest.raises((UnsupportedOperationError, A2AClientError)) as refused:
         await gated.send("more", task_id=first.id)
     assert "is over" in str(refused.value)
-    assert _texts(await gated.get(first.id)) == ["first", "reply 1"]
+    assert texts_of(await gated.get(first.id)) == ["first", "reply 1"]
     assert len(gated.runs()) == 1
 
 

@@ -15,8 +15,7 @@ from a2a.types.a2a_pb2 import ListTasksRequest, SendMessageRequest, Task, TaskSt
 from a2a.utils.errors import InvalidParamsError
 
 from parley.a2a.edge import INVALID_PARAMS
-from tests.a2a.support import A2AHome, request
-from tests.a2a.test_continuing import Gated, _texts
+from tests.a2a.support import A2AHome, Gated, request, texts_of
 from tests.a2a.test_perimeter import error_of, post, rpc, runs_of, send_params
 
 COMPLETED = TaskState.TASK_STATE_COMPLETED
@@ -50,7 +49,7 @@ async def test_a_message_sent_again_is_its_first_task_and_its_turn_runs_once(
     gated.let_end(1)
     ended = await asyncio.wait_for(waiting, 30)
     assert ended.id == task.id and ended.status.state == COMPLETED
-    assert _texts(ended) == ["first", "reply 1"]
+    assert texts_of(ended) == ["first", "reply 1"]
     # The client's text under the id the client gave it.
     assert ended.history[0].message_id == first.message.message_id
     # Sent again once over: the task as it ended, nothing run again.
@@ -69,7 +68,7 @@ async def test_a_text_that_continues_a_task_sent_again_joins_it_once(gated: Gate
     await _send(gated, more)
     again = await _send(gated, _again(more, wait=False))
     assert again.id == task.id
-    assert _texts(await gated.get(task.id)) == ["first", "second"]
+    assert texts_of(await gated.get(task.id)) == ["first", "second"]
     gated.let_end(1)
     assert await gated.started(2)
     gated.let_end(2)
@@ -91,7 +90,7 @@ async def test_a_messageId_sent_before_with_other_text_is_refused_and_nothing_ke
     with pytest.raises((InvalidParamsError, A2AClientError)) as moved:
         await _send(gated, elsewhere)
     assert f"task {task.id} is in context" in str(moved.value)
-    assert _texts(await gated.get(task.id)) == ["first"]
+    assert texts_of(await gated.get(task.id)) == ["first"]
     assert len(gated.runs()) == 1
 
 
