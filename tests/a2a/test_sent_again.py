@@ -102,6 +102,21 @@ async def test_one_messageId_to_two_agents_is_two_messages(gated: Gated) -> None
     assert to_other.status.state == COMPLETED and to_other.id != to_gated.id
 
 
+async def test_another_clients_messageId_is_its_own_message_never_the_first_task(
+    gated: Gated,
+) -> None:
+    first = request("first", return_immediately=True)
+    task = await _send(gated, first)
+    intruder = gated.served.client_token("intruder")
+    async with gated.served.client("gated", intruder) as client:
+        sent = _again(first, wait=False)
+        answers = [answer async for answer in client.send_message(sent)]
+    theirs = answers[-1].task
+    assert theirs.id != task.id and theirs.context_id != task.context_id
+    assert texts_of(theirs) == ["first"]
+    assert len(gated.runs()) == 2  # each client's message its own turn
+
+
 @pytest.mark.parametrize(
     ("message_id", "said"),
     [("m\x00", "no NUL"), ("m" * 201, "at most 200 characters")],
