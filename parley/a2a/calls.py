@@ -1,13 +1,13 @@
 """One A2A call answered from Parley's store: who calls (a client), which agent (an exposed
 one), and each method's work — a text queued in its context (a task of its own, or one that
 continues an open task it names), a task found (another client's is not found alike), read,
-listed, cancelled (Parley's stop), followed as it goes, and its push configs."""
+listed, cancelled (Parley's stop) and followed as it goes; its push configs are
+``push_configs.py``'s."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import ExitStack, aclosing, asynccontextmanager, contextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from contextlib import ExitStack, aclosing, asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC
 
@@ -18,11 +18,9 @@ from a2a.types.a2a_pb2 import (
     Message,
     SendMessageRequest,
     Task,
-    TaskPushNotificationConfig,
     TaskState,
 )
 from a2a.utils.errors import (
-    InternalError,
     InvalidParamsError,
     TaskNotCancelableError,
     TaskNotFoundError,
@@ -31,17 +29,16 @@ from a2a.utils.errors import (
 
 from parley.a2a.answers import answer
 from parley.a2a.contexts import send, sent_key
-from parley.a2a.model import A2AClient, Exposed, PushConfig, TaskFilter
+from parley.a2a.model import A2AClient, Exposed, TaskFilter
 from parley.a2a.params import (
     check_context_of,
-    check_push_fields,
     history_length,
     page_offset,
     push_id_of,
     task_number,
     text_of,
 )
-from parley.a2a.pushes import check_push_url
+from parley.a2a.push_configs import PushConfigs
 from parley.a2a.tasks import (
     RUN_STATES_OF,
     TERMINAL,
@@ -51,9 +48,10 @@ from parley.a2a.tasks import (
     task_id,
 )
 from parley.a2a.updates import final, going_on, working, written
+from parley.a2a.words import a2a_transaction, in_a2a_words
 from parley.context import Context
 from parley.conversations.lifetime import stop_root
-from parley.errors import Conflict, Invalid, ParleyError, Unavailable
+from parley.errors import Conflict
 from parley.hub.following import Following, following_read
 from parley.runs.model import Run
 from parley.store import Tx
@@ -69,6 +67,7 @@ class Call:
 
     def __init__(self, ctx: Context, client: A2AClient, agent: Exposed) -> None:
         self.ctx, self.client, self.agent = ctx, client, agent
+        self.push_configs = PushConfigs(ctx, client, self.find)
         # The task as events ended (its end, or its wait for input)
         self.ended: Now | None = None
         self._asked: Now | None = None  # the task asking, as a run's events ended
@@ -94,20 +93,20 @@ class Call:
         push = params.configuration.task_push_notification_config
         asks_push = params.configuration.HasField("task_push_notification_config")
         if asks_push:
-            await self._check_push(push)
+            await self.push_configs.check(push)
         task = await self._queued(params)
         if asks_push:
             push.task_id = task_id(task)
             # Named after the message: sent again, it is set again, not added a second time.
             push.id = push.id or push_id_of(params.message.message_id)
-            await self.set_push(push)
+            await self.push_configs.set(push)
         return task
 
     async def _queued(self, params: SendMessageRequest) -> TaskRow:
         """The task the message is: a new one, or the earlier one its ``taskId`` names."""
         message = params.message
         text = text_of(message)
-        with _in_a2a_words():
+        with in_a2a_words():
             sent_as = sent_key(self.client, self.agent, message.message_id)
             try:
                 return await self._queued_as(message, text, sent_as)
@@ -140,7 +139,7 @@ class Call:
         the client that sends one again, not knowing whether it arrived (its connection cut,
         Parley restarted), gets that task, and the agent does not do the work twice. The
         same messageId for another text, context or task is refused: it is another message."""
-        async with self._transaction() as tx:
+        async with a2a_transaction(self.ctx.store) as tx:
             before = await tx.a2a.sent_as(sent_as)
             assert before is not None  # texts are never deleted
             task = await self._found(tx, str(before.task_message_id))
@@ -181,7 +180,7 @@ class Call:
 
     async def find(self, given: str) -> TaskRow:
         """The client's task ``given``; another client's, or none, is not found alike."""
-        async with self._transaction() as tx:
+        async with a2a_transaction(self.ctx.store) as tx:
             return await self._found(tx, given)
 
     async def _found(self, tx: Tx, given: str) -> TaskRow:
@@ -197,7 +196,7 @@ class Call:
 
     async def read(self, given: str, history_length: int | None = None) -> Task:
         """The client's task ``given`` as it stands now, found and read in one transaction."""
-        async with self._transaction() as tx:
+        async with a2a_transaction(self.ctx.store) as tx:
             return as_task(await now_of(tx, await self._found(tx, given)), history_length)
 
     async def task(self, task: TaskRow, history_length: int | None = None) -> Task:
@@ -225,7 +224,7 @@ class Call:
             ),
         )
         length = history_length(params)
-        async with self._transaction() as tx:
+        async with a2a_transaction(self.ctx.store) as tx:
             rows = await tx.a2a.tasks_of_client(
                 self.client.id, self.agent.agent_id, given, offset, size + 1
             )
@@ -245,7 +244,7 @@ class Call:
             raise TaskNotCancelableError(
                 message=f"task {task_id(task)} is over ({TaskState.Name(state)}): nothing to cancel"
             )
-        async with self._transaction() as tx:
+        async with a2a_transaction(self.ctx.store) as tx:
             topic = await tx.topics.by_id(task.topic_id)
             assert topic is not None
             await stop_root(
@@ -311,51 +310,6 @@ class Call:
                 # a tool call, an approval decided, the turn started
                 yield working(task, event.kind, event.text)
 
-    async def set_push(self, given: TaskPushNotificationConfig) -> TaskPushNotificationConfig:
-        """Checked (the URL's host, the config id), kept, and queued from the task's state now."""
-        task = await self.find(given.task_id)
-        config_id = given.id or uuid.uuid4().hex
-        await self._check_push(given)
-        auth = given.authentication
-        async with self._transaction() as tx:
-            kept = await tx.a2a.set_push(
-                self.client.id,
-                task.message_id,
-                config_id,
-                self.ctx.clock.now(),
-                url=given.url,
-                token=given.token or None,
-                auth_scheme=auth.scheme or None,
-                auth_credentials=auth.credentials or None,
-            )
-            tx.effects.pushes = True
-        return _push_out(kept, task_id(task))
-
-    async def _check_push(self, given: TaskPushNotificationConfig) -> None:
-        check_push_fields(given)
-        try:
-            await check_push_url(given.url, self.ctx.settings.push_allowed_hosts)
-        except Invalid as refused:
-            raise InvalidParamsError(message=refused.message) from None
-
-    async def pushes(
-        self, given_task: str, config_id: str | None, one: bool = False
-    ) -> list[TaskPushNotificationConfig]:
-        task = await self.find(given_task)
-        async with self._transaction() as tx:
-            found = await tx.a2a.pushes(self.client.id, task.message_id, config_id)
-        if one and not found:
-            raise InvalidParamsError(
-                message=f"task {given_task} has no push config {config_id or ''!r}".strip()
-            )
-        return [_push_out(push, task_id(task)) for push in found]
-
-    async def delete_push(self, given_task: str, config_id: str) -> None:
-        """Idempotent: deleting one that is not there changes nothing."""
-        task = await self.find(given_task)
-        async with self._transaction() as tx:
-            await tx.a2a.delete_push(self.client.id, task.message_id, config_id)
-
     @asynccontextmanager
     async def _following(self, task: TaskRow, run_id: int) -> AsyncIterator[Following[Followed]]:
         """Run ``run_id`` of ``task`` followed, the task read with it each time (the first
@@ -364,7 +318,7 @@ class Call:
         if first is not None and first.run.id == run_id:
             yield first
             return
-        with _in_a2a_words():
+        with in_a2a_words():
             async with following_read(
                 self.ctx.store,
                 self.ctx.runtime.watch,
@@ -391,23 +345,8 @@ class Call:
         return Following(self.ctx.store, queue, read, _followed_run, seen)
 
     async def _now(self, task: TaskRow) -> Now:
-        async with self._transaction() as tx:
+        async with a2a_transaction(self.ctx.store) as tx:
             return await now_of(tx, task)
-
-    @asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[Tx]:
-        with _in_a2a_words():
-            async with self.ctx.store.transaction() as tx:
-                yield tx
-
-
-@contextmanager
-def _in_a2a_words() -> Iterator[None]:
-    """Parley's errors raised inside, as the A2A errors ``_a2a_error`` makes of them."""
-    try:
-        yield
-    except ParleyError as error:
-        raise _a2a_error(error) from error
 
 
 @dataclass(frozen=True)
@@ -436,18 +375,5 @@ def _reader(task: TaskRow, run_id: int) -> Callable[[Tx], Awaitable[Followed]]:
     return read
 
 
-def _push_out(push: PushConfig, task: str) -> TaskPushNotificationConfig:
-    """A config as the client set it, its secrets never read back."""
-    return TaskPushNotificationConfig(id=push.config_id, task_id=task, url=push.url)
-
-
 async def _as_task_in(tx: Tx, task: TaskRow, history_length: int | None) -> Task:
     return as_task(await now_of(tx, task), history_length)
-
-
-def _a2a_error(error: ParleyError) -> Exception:
-    """Parley's error tree at the A2A edge: the store away (or a deadlock given up) is the
-    server's failure; anything else is what the call asked for (invalid, unknown, closed)."""
-    if isinstance(error, Unavailable):
-        return InternalError(message=error.message)
-    return InvalidParamsError(message=error.message)

@@ -86,25 +86,25 @@ class ParleyHandler(RequestHandler):
     async def on_create_task_push_notification_config(
         self, params: TaskPushNotificationConfig, context: ServerCallContext
     ) -> TaskPushNotificationConfig:
-        return await _call(context).set_push(params)
+        return await _call(context).push_configs.set(params)
 
     async def on_get_task_push_notification_config(
         self, params: GetTaskPushNotificationConfigRequest, context: ServerCallContext
     ) -> TaskPushNotificationConfig:
         call = _call(context)
-        [found] = await call.pushes(params.task_id, params.id or None, one=True)
+        [found] = await call.push_configs.listed(params.task_id, params.id or None, one=True)
         return found
 
     async def on_list_task_push_notification_configs(
         self, params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext
     ) -> ListTaskPushNotificationConfigsResponse:
-        found = await _call(context).pushes(params.task_id, None)
+        found = await _call(context).push_configs.listed(params.task_id, None)
         return ListTaskPushNotificationConfigsResponse(configs=found)
 
     async def on_delete_task_push_notification_config(
         self, params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext
     ) -> None:
-        await _call(context).delete_push(params.task_id, params.id)
+        await _call(context).push_configs.delete(params.task_id, params.id)
 
     async def on_get_extended_agent_card(
         self, params: GetExtendedAgentCardRequest, context: ServerCallContext
