@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, create_engine, text
 
 from parley.agents.model import Agent
 from parley.conversations.model import TopicKind
@@ -32,6 +33,72 @@ async def test_migrated_schema_matches_the_declared_tables(database_url: str) ->
     finally:
         await store.close()
     assert differences == []
+
+
+def _conditions(connection: Connection, schema: str = "public") -> dict[str, str]:
+    """Each partial index's condition as the database keeps it, by the index's name (SQLite
+    keeps the text it was given, PostgreSQL its own rendering of the expression)."""
+    if connection.dialect.name == "sqlite":
+        rows = connection.execute(
+            text(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql LIKE '% WHERE %'"
+            )
+        )
+        return {name: " ".join(sql.split(" WHERE ", 1)[1].split()) for name, sql in rows}
+    rows = connection.execute(
+        text(
+            "SELECT c.relname, pg_get_expr(i.indpred, i.indrelid) FROM pg_index i"
+            " JOIN pg_class c ON c.oid = i.indexrelid"
+            " JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE i.indpred IS NOT NULL AND n.nspname = :schema"
+        ),
+        {"schema": schema},
+    )
+    return {name: condition for name, condition in rows}
+
+
+def _declared_conditions(connection: Connection) -> dict[str, str]:
+    """The partial indexes' conditions of the tables as declared, created afresh beside the
+    migrated ones (PostgreSQL: in a schema of their own, dropped after)."""
+    if connection.dialect.name == "sqlite":
+        with create_engine("sqlite://").begin() as fresh:
+            metadata.create_all(fresh)
+            return _conditions(fresh)
+    schema = f"declared_{uuid.uuid4().hex}"
+    connection.execute(text(f"CREATE SCHEMA {schema}"))
+    try:
+        connection.execute(text(f"SET LOCAL search_path TO {schema}"))
+        metadata.create_all(connection)
+        return _conditions(connection, schema)
+    finally:
+        connection.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+        connection.execute(text("SET LOCAL search_path TO public"))
+
+
+async def test_partial_indexes_keep_the_declared_conditions(database_url: str) -> None:
+    """``compare_metadata`` does not compare an index's condition: an index declared partial
+    for one dialect only, or migrated with another condition, indexes other rows than the
+    queries planned against it expect."""
+    store = await Store.open(database_url)
+    try:
+        migrated = await store.run_sync(_conditions)
+        declared = await store.run_sync(_declared_conditions)
+    finally:
+        await store.close()
+    on_each = {dialect: _declared_partial(dialect) for dialect in ("sqlite", "postgresql")}
+    assert on_each["sqlite"] == on_each["postgresql"]  # one condition, given to both
+    assert set(declared) == set(on_each["sqlite"])
+    assert migrated == declared
+
+
+def _declared_partial(dialect: str) -> dict[str, str]:
+    """The declared tables' partial indexes on ``dialect``: their conditions by name."""
+    return {
+        str(index.name): str(where)
+        for table in metadata.tables.values()
+        for index in table.indexes
+        if (where := index.dialect_options[dialect]["where"]) is not None
+    }
 
 
 async def test_opening_twice_migrates_once(database_url: str) -> None:

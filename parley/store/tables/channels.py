@@ -12,10 +12,9 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
-    text,
 )
 
-from parley.store.tables.base import metadata
+from parley.store.tables.base import metadata, partial_index
 from parley.store.types import UTCDateTime
 
 # A channel conversation bound to a session (``topic:ID``): what is said there goes to that
@@ -42,20 +41,18 @@ channel_bindings = Table(
     Column("metadata_json", Text, nullable=False, server_default="{}"),
     CheckConstraint("status IN ('active', 'ending', 'ended')", name="binding_status"),
     CheckConstraint("target_kind IN ('subagent', 'session')", name="binding_target_kind"),
-    Index(
+    partial_index(
         "uq_channel_bindings_live_conversation",
         "channel",
         "account_id",
         "conversation_id",
         unique=True,
-        sqlite_where=text("status <> 'ended'"),
-        postgresql_where=text("status <> 'ended'"),
+        where="status <> 'ended'",
     ),
-    Index(
+    partial_index(
         "ix_channel_bindings_live_session",
         "target_session_key",
-        sqlite_where=text("status <> 'ended'"),
-        postgresql_where=text("status <> 'ended'"),
+        where="status <> 'ended'",
     ),
     Index("ix_channel_bindings_status", "status", "id"),
 )

@@ -10,10 +10,9 @@ from sqlalchemy import (
     String,
     Table,
     Text,
-    text,
 )
 
-from parley.store.tables.base import metadata
+from parley.store.tables.base import metadata, partial_index
 from parley.store.types import UTCDateTime
 
 # What must be delivered, written in the transaction that decided it: a subtask's completion,
@@ -49,20 +48,18 @@ outbox = Table(
     Column("route_reason", String(64), nullable=True),
     Column("route_destination", Text, nullable=True),
     CheckConstraint("state IN ('pending', 'delivered', 'failed')", name="outbox_state"),
-    Index(
+    partial_index(
         "ix_outbox_due",
         "next_attempt_at",
         "id",
-        sqlite_where=text("state = 'pending'"),
-        postgresql_where=text("state = 'pending'"),
+        where="state = 'pending'",
     ),
-    Index(
+    partial_index(
         "ix_outbox_frames",
         "connection",
         "thread_topic_id",
         "seq",
-        sqlite_where=text("state = 'pending' AND connection IS NOT NULL"),
-        postgresql_where=text("state = 'pending' AND connection IS NOT NULL"),
+        where="state = 'pending' AND connection IS NOT NULL",
     ),
     Index("ix_outbox_state", "state", "id"),
 )

@@ -7,7 +7,6 @@ from sqlalchemy import (
     CheckConstraint,
     Column,
     ForeignKey,
-    Index,
     Integer,
     String,
     Table,
@@ -16,7 +15,7 @@ from sqlalchemy import (
     text,
 )
 
-from parley.store.tables.base import metadata
+from parley.store.tables.base import metadata, partial_index
 from parley.store.types import UTCDateTime
 
 # A link to a peer installation. ``issued_token_hash``: the token this side gave the peer (only
@@ -99,11 +98,10 @@ a2a_remote_tasks = Table(
     Column("deadline", UTCDateTime, nullable=False),
     Column("settled_at", UTCDateTime, nullable=True),
     UniqueConstraint("connection_id", "remote_task_id", name="uq_a2a_remote_task"),
-    Index(
+    partial_index(
         "ix_a2a_remote_tasks_open",
         "id",
-        sqlite_where=text("settled_at IS NULL"),
-        postgresql_where=text("settled_at IS NULL"),
+        where="settled_at IS NULL",
     ),
 )
 

@@ -17,7 +17,7 @@ from sqlalchemy import (
     text,
 )
 
-from parley.store.tables.base import metadata
+from parley.store.tables.base import metadata, partial_index
 from parley.store.types import UTCDateTime
 
 people = Table(
@@ -80,12 +80,11 @@ node_credentials = Table(
     Column("public_key", String(64), nullable=False, unique=True),
     Column("issued_at", UTCDateTime, nullable=False),
     Column("revoked_at", UTCDateTime, nullable=True),
-    Index(
+    partial_index(
         "ux_node_credentials_live",
         "node",
         unique=True,
-        sqlite_where=text("revoked_at IS NULL"),
-        postgresql_where=text("revoked_at IS NULL"),
+        where="revoked_at IS NULL",
     ),
 )
 
@@ -128,12 +127,11 @@ agents = Table(
     CheckConstraint("modality IN ('ai', 'human')", name="modality"),
     CheckConstraint("modality = 'ai' OR human_person_id IS NOT NULL", name="human_has_person"),
     CheckConstraint("is_template OR surge_threshold IS NULL", name="surge_only_templates"),
-    Index(
+    partial_index(
         "uq_agents_one_session_per_node",
         "node_id",
         unique=True,
-        sqlite_where=text("kind = 'node'"),
-        postgresql_where=text("kind = 'node'"),
+        where="kind = 'node'",
     ),
     Index("ix_agents_lifecycle", "lifecycle"),
 )

@@ -17,7 +17,7 @@ from sqlalchemy import (
     text,
 )
 
-from parley.store.tables.base import metadata
+from parley.store.tables.base import metadata, partial_index
 from parley.store.types import UTCDateTime
 
 # An agent conversation's key and parties: both roles here (connection 'local'), or one here and
@@ -88,69 +88,62 @@ topics = Table(
     CheckConstraint(AGENT_CONVERSATION_KEY, name="agent_conversation_key"),
     UniqueConstraint("connection", "thread_id", name="uq_topics_thread"),
     # At most one open conversation per person and agent (an A2A client's are per context).
-    Index(
+    partial_index(
         "uq_topics_one_conversation",
         "person_id",
         "addressed_agent_id",
         unique=True,
-        sqlite_where=text(ONE_CONVERSATION),
-        postgresql_where=text(ONE_CONVERSATION),
+        where=ONE_CONVERSATION,
     ),
-    Index(
+    partial_index(
         "uq_topics_a2a_context",
         "a2a_client_id",
         "addressed_agent_id",
         "a2a_context",
         unique=True,
-        sqlite_where=text("a2a_client_id IS NOT NULL"),
-        postgresql_where=text("a2a_client_id IS NOT NULL"),
+        where="a2a_client_id IS NOT NULL",
     ),
     # At most one open agent conversation per (connection, root, pair of roles).
-    Index(
+    partial_index(
         "uq_topics_one_agent_conversation",
         "connection",
         "root_topic_id",
         "pair_key",
         unique=True,
-        sqlite_where=text("kind = 'agent_conversation' AND closed_at IS NULL"),
-        postgresql_where=text("kind = 'agent_conversation' AND closed_at IS NULL"),
+        where="kind = 'agent_conversation' AND closed_at IS NULL",
     ),
-    Index(
+    partial_index(
         "uq_topics_one_per_node",
         "agent_id",
         unique=True,
-        sqlite_where=text("kind = 'node'"),
-        postgresql_where=text("kind = 'node'"),
+        where="kind = 'node'",
     ),
     # The pages of the lists (keyset, newest first): each is one range of one of these.
     # Partial: most topics have no root and no parent, and counting them under NULL made an
     # equality on these columns look unselective to the planner (see migration 0009).
-    Index(
+    partial_index(
         "ix_topics_root",
         "root_topic_id",
         "id",
-        sqlite_where=text("root_topic_id IS NOT NULL"),
-        postgresql_where=text("root_topic_id IS NOT NULL"),
+        where="root_topic_id IS NOT NULL",
     ),
     Index("ix_topics_kind", "kind", "id"),
     Index("ix_topics_kind_status", "kind", "status", "id"),
     Index("ix_topics_person_kind", "person_id", "kind", "id"),
     # A topic's subtasks, for a stop that reaches everything set off under a root (and their
     # page, newest first).
-    Index(
+    partial_index(
         "ix_topics_reply",
         "reply_topic_id",
         "id",
-        sqlite_where=text("reply_topic_id IS NOT NULL"),
-        postgresql_where=text("reply_topic_id IS NOT NULL"),
+        where="reply_topic_id IS NOT NULL",
     ),
     Index("ix_topics_pair", "pair_key", "id"),
     # The subtasks one run spawned (the run inspector's "runs it set off"; migration 0030).
-    Index(
+    partial_index(
         "ix_topics_spawned_by",
         "spawned_by_run_id",
-        sqlite_where=text("spawned_by_run_id IS NOT NULL"),
-        postgresql_where=text("spawned_by_run_id IS NOT NULL"),
+        where="spawned_by_run_id IS NOT NULL",
     ),
 )
 
@@ -199,19 +192,17 @@ runs = Table(
     CheckConstraint(
         "state IN ('queued', 'running', 'finished', 'stopped', 'failed')", name="state"
     ),
-    Index(
+    partial_index(
         "ix_runs_open_by_agent",
         "agent_id",
-        sqlite_where=text("state IN ('queued', 'running')"),
-        postgresql_where=text("state IN ('queued', 'running')"),
+        where="state IN ('queued', 'running')",
     ),
     # A session runs one turn at a time: the store refuses a second running run.
-    Index(
+    partial_index(
         "uq_runs_one_running_per_session",
         "session_id",
         unique=True,
-        sqlite_where=text("state = 'running'"),
-        postgresql_where=text("state = 'running'"),
+        where="state = 'running'",
     ),
     # The lists' pages (newest first) of a topic's, an agent's, a state's runs.
     Index("ix_runs_topic", "topic_id", "id"),
@@ -219,11 +210,10 @@ runs = Table(
     Index("ix_runs_state", "state", "id"),
     # The scheduler's and the queue's lookups: by state (then agent), and a session's waiting run.
     Index("ix_runs_state_agent", "state", "agent_id"),
-    Index(
+    partial_index(
         "ix_runs_waiting_in_session",
         "session_id",
-        sqlite_where=text("state = 'queued'"),
-        postgresql_where=text("state = 'queued'"),
+        where="state = 'queued'",
     ),
 )
 
@@ -264,34 +254,30 @@ messages = Table(
     CheckConstraint("kind IN ('text', 'reply', 'report', 'notice', 'result')", name="message_kind"),
     Index("ix_messages_topic", "topic_id", "id"),
     # Messages a run took, by run (migration 0028 says why the others are left out).
-    Index(
+    partial_index(
         "ix_messages_run",
         "run_id",
-        sqlite_where=text("run_id IS NOT NULL"),
-        postgresql_where=text("run_id IS NOT NULL"),
+        where="run_id IS NOT NULL",
     ),
     # Notices for an agent that no turn has had yet (``MessagesRepo.claim_notices``).
-    Index(
+    partial_index(
         "ix_messages_unclaimed",
         "topic_id",
         "recipient_agent_id",
-        sqlite_where=text(_UNCLAIMED),
-        postgresql_where=text(_UNCLAIMED),
+        where=_UNCLAIMED,
     ),
     # The texts that continue an A2A task, by task (migration 0031).
-    Index(
+    partial_index(
         "ix_messages_a2a_task",
         "a2a_task_id",
-        sqlite_where=text("a2a_task_id IS NOT NULL"),
-        postgresql_where=text("a2a_task_id IS NOT NULL"),
+        where="a2a_task_id IS NOT NULL",
     ),
     # One text per A2A client's messageId with an agent (migration 0032).
-    Index(
+    partial_index(
         "ux_messages_a2a_sent_as",
         "a2a_sent_as",
         unique=True,
-        sqlite_where=text("a2a_sent_as IS NOT NULL"),
-        postgresql_where=text("a2a_sent_as IS NOT NULL"),
+        where="a2a_sent_as IS NOT NULL",
     ),
 )
 
@@ -339,10 +325,9 @@ approvals = Table(
     CheckConstraint("state IN ('waiting', 'approved', 'denied')", name="state"),
     CheckConstraint("(state = 'waiting') = (decided_at IS NULL)", name="decided_when_not_waiting"),
     Index("ix_approvals_run", "run_id"),
-    Index(
+    partial_index(
         "ix_approvals_waiting",
         "id",
-        sqlite_where=text("state = 'waiting'"),
-        postgresql_where=text("state = 'waiting'"),
+        where="state = 'waiting'",
     ),
 )
