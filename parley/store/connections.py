@@ -47,6 +47,12 @@ _ENDPOINT = once(
         connections.c.card,
     ).where(connections.c.name == bindparam("name"))
 )
+# Written at the settling of every batch a peer answered.
+_CONTACTED = once(
+    update(connections)
+    .where(connections.c.id == bindparam("connection_id"))
+    .values(last_contact_at=bindparam("now"), failures=0, retry_at=None, last_error=None)
+)
 
 
 class ConnectionsRepo:
@@ -138,11 +144,7 @@ class ConnectionsRepo:
 
     async def contacted(self, connection_id: int, now: datetime) -> None:
         """The peer answered: no backoff any more."""
-        await self._c.execute(
-            update(connections)
-            .where(connections.c.id == connection_id)
-            .values(last_contact_at=now, failures=0, retry_at=None, last_error=None)
-        )
+        await self._c.execute(_CONTACTED, {"connection_id": connection_id, "now": now})
 
     async def unreachable(self, connection_id: int, retry_at: datetime, error: str) -> None:
         await self._c.execute(
