@@ -56,12 +56,13 @@ class Shape:
             built = lists_as_arrays(statement)
         compiled = built.compile(dialect=dialect, column_keys=list(keys))
         assert isinstance(compiled, SQLCompiler)
-        self.compiled = compiled
+        self.compiled, self.keys = compiled, keys
         # Values made in Python at execution (column defaults) are SQLAlchemy's to fill in.
         self.plain = not (compiled.insert_prefetch or compiled.update_prefetch)
         self.expanding = bool(compiled.post_compile_params or compiled.literal_execute_params)
         self.positions = tuple(compiled.positiontup or ())
         self.binders: Mapping[str, Any] = compiled._bind_processors
+        self._plan = None if self.expanding else _plan_of(compiled, keys, self.binders)
         columns = compiled._result_columns
         self.returns_rows = bool(columns)
         readers = [column.type._cached_result_processor(dialect, None) for column in columns]
@@ -74,6 +75,12 @@ class Shape:
     def bound(self, parameters: dict[str, Any] | None) -> tuple[str, list[Any]]:
         """The SQL and its positional values for ``parameters`` (None: none)."""
         parameters = parameters or {}
+        if self._plan is not None:
+            return self.compiled.string, [
+                fixed if key is None else parameters[key] if binder is None
+                else binder(parameters[key])
+                for key, binder, fixed in self._plan
+            ]  # fmt: skip
         binders: Mapping[str, Any]
         if self.expanding:
             expanded = self.compiled.construct_expanded_state(parameters)
@@ -108,6 +115,40 @@ class Shape:
         for index, reader in self.readers:
             row[index] = reader(row[index])
         return tuple(row)
+
+
+# Each positional value of a statement: the parameter it is taken from (its key) and its bind
+# processor, or (key None) the statement's own value, bound once.
+Plan = tuple[tuple[str | None, Any, Any], ...]
+
+
+def _plan_of(
+    compiled: SQLCompiler, keys: tuple[str, ...], binders: Mapping[str, Any]
+) -> Plan | None:
+    """Where ``construct_params`` takes each value from for parameters of ``keys``, worked out
+    once: for a statement of several rows it cost more than binding them (a tenth of a
+    receiving installation's CPU, bench/federation.py). None, and ``construct_params`` at each
+    run, where that takes more than a look: a value made at execution, one the compiler
+    collected, a parameter left out."""
+    if compiled._collected_params or compiled._render_postcompile or not compiled.positiontup:
+        return None
+    escaped = compiled.escaped_bind_names
+    sources: dict[str, tuple[str | None, Any]] = {}
+    for bind, name in compiled.bind_names.items():
+        if bind.key in keys or name in keys:
+            sources[escaped.get(name, name)] = (bind.key if bind.key in keys else name, None)
+        elif bind.required or bind.callable is not None:
+            return None
+        else:
+            sources[escaped.get(name, name)] = (None, bind.value)
+    plan = []
+    for name in compiled.positiontup:
+        key, fixed = sources[name]
+        binder = binders.get(name)
+        if key is None and binder is not None:
+            fixed = binder(fixed)
+        plan.append((key, binder, fixed))
+    return tuple(plan)
 
 
 def returned_beside(value: Any, *where: Any) -> Any:
