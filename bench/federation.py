@@ -25,12 +25,17 @@ Rows = list[tuple[str, Figures]]
 
 
 PARLEY, REFERENCE = "Parley federation", "a2a-sdk reference"
+WARMUP = 50
 Side = Callable[[int, int, int], Awaitable[Figures]]
 SIDES: dict[str, Side] = {PARLEY: measure_parley, REFERENCE: measure_reference}
 
 
-async def measure(names: list[str], messages: int, concurrencies: list[int], warmup: int) -> Rows:
-    """Each side at each concurrency, the sides in turn so that the machine's other load falls
+async def measure(
+    names: list[str], messages: int, concurrencies: list[int], warmup: int | None
+) -> Rows:
+    """Each side at each concurrency (after ``warmup`` unmeasured messages; None: one per lane,
+    at least ``WARMUP``, so that no lane's first message — a thread opened, a context made —
+    falls in what is measured), the sides in turn so that the machine's other load falls
     on both alike; a side that is not written yet is left out with a note, and a line that
     fails (the reference's client gives up at high concurrency here) is left out with its
     error, the other lines still measured."""
@@ -39,7 +44,8 @@ async def measure(names: list[str], messages: int, concurrencies: list[int], war
         for name in names:
             _progress(f"{name}: {messages} messages at concurrency {concurrency}…")
             try:
-                rows.append((name, await SIDES[name](messages, concurrency, warmup)))
+                warm = max(WARMUP, concurrency) if warmup is None else warmup
+                rows.append((name, await SIDES[name](messages, concurrency, warm)))
             except NotImplementedError as exc:
                 _progress(f"{name}: left out, {exc}")
                 names = [other for other in names if other != name]
@@ -102,7 +108,11 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument(
         "--concurrency", default="1,8,32,128,512", help="senders at once, one line each"
     )
-    parser.add_argument("--warmup", type=int, default=50, help="unmeasured messages first")
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        help=f"unmeasured messages first (default: one per lane, {WARMUP} at least)",
+    )
     return parser.parse_args()
 
 
