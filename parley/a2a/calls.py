@@ -95,11 +95,11 @@ class Call:
         if asks_push:
             await self.push_configs.check(push)
         task = await self._queued(params)
-        if asks_push:
+        if asks_push:  # checked above, for the task just found or made
             push.task_id = task_id(task)
             # Named after the message: sent again, it is set again, not added a second time.
             push.id = push.id or push_id_of(params.message.message_id)
-            await self.push_configs.set(push)
+            await self.push_configs.keep(task, push)
         return task
 
     async def _queued(self, params: SendMessageRequest) -> TaskRow:

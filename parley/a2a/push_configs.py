@@ -32,8 +32,15 @@ class PushConfigs:
     async def set(self, given: TaskPushNotificationConfig) -> TaskPushNotificationConfig:
         """Checked (the URL's host, the config id), kept, and queued from the task's state now."""
         task = await self._find(given.task_id)
-        config_id = given.id or uuid.uuid4().hex
         await self.check(given)
+        return await self.keep(task, given)
+
+    async def keep(
+        self, task: TaskRow, given: TaskPushNotificationConfig
+    ) -> TaskPushNotificationConfig:
+        """``given``, checked already, kept for ``task`` (the client's) and queued from the
+        task's state now."""
+        config_id = given.id or uuid.uuid4().hex
         auth = given.authentication
         async with a2a_transaction(self.ctx.store) as tx:
             kept = await tx.a2a.set_push(
