@@ -56,7 +56,7 @@ class Shape:
             built = lists_as_arrays(statement)
         compiled = built.compile(dialect=dialect, column_keys=list(keys))
         assert isinstance(compiled, SQLCompiler)
-        self.compiled, self.keys = compiled, keys
+        self.compiled = compiled
         # Values made in Python at execution (column defaults) are SQLAlchemy's to fill in.
         self.plain = not (compiled.insert_prefetch or compiled.update_prefetch)
         self.expanding = bool(compiled.post_compile_params or compiled.literal_execute_params)
@@ -130,7 +130,7 @@ def _plan_of(
     receiving installation's CPU, bench/federation.py). None, and ``construct_params`` at each
     run, where that takes more than a look: a value made at execution, one the compiler
     collected, a parameter left out."""
-    if compiled._collected_params or compiled._render_postcompile or not compiled.positiontup:
+    if compiled._collected_params or compiled._render_postcompile or compiled.positiontup is None:
         return None
     escaped = compiled.escaped_bind_names
     sources: dict[str, tuple[str | None, Any]] = {}
